@@ -1,0 +1,150 @@
+# tracemount - mount a trace archive as its merged result.
+#
+#   make deps    install missing Debian packages (apt-get, as root)
+#   make         build ./tracemount
+#   make check   build, then run every test, also under ASan + UBSan
+#   make demo    mount the bundled demo archive, show it, unmount
+#   make fuzz    build the libFuzzer targets (clang) and run each briefly
+#   make bench   benchmarks (not tests): throughput and peak RSS
+#   make install PREFIX=/usr/local
+
+PREFIX ?= /usr/local
+VERSION := 0.1.0
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+# Debian packages: build, run, and what the tests use.
+DEB_PKGS := build-essential pkg-config libfuse3-dev fuse3 libarchive-dev \
+	zlib1g-dev libcjson-dev libprotobuf-c-dev protobuf-c-compiler \
+	protobuf-compiler jq graphviz zip unzip zstd xz-utils bzip2 gzip \
+	tar psmisc
+FUZZ_PKGS := clang libclang-rt-dev
+
+ifeq ($(SAN),1)
+BUILD := build/san
+XFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+else
+BUILD := build/rel
+XFLAGS := -O2
+endif
+
+PKGS_CORE := libarchive zlib libcjson libprotobuf-c
+CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DTM_VERSION='"$(VERSION)"' \
+	-Icore -Ibuild/gen
+CFLAGS += -std=c11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
+	-Wstrict-prototypes -MMD -MP $(XFLAGS) \
+	$(shell $(PKG_CONFIG) --cflags fuse3 $(PKGS_CORE) 2>/dev/null)
+CORE_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS_CORE) 2>/dev/null) -lpthread -lm
+FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
+LDFLAGS += $(XFLAGS)
+
+PROTOS := $(wildcard protos/*.proto)
+GEN_C := $(patsubst protos/%.proto,build/gen/%.pb-c.c,$(PROTOS))
+GEN_H := $(GEN_C:.c=.h)
+CORE_SRC := $(wildcard core/*.c)
+FS_SRC := $(wildcard fs/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+
+CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC)) \
+	$(patsubst build/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_C))
+FS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(FS_SRC))
+CORE_LIB := $(BUILD)/libtmcore.a
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+FUZZREG_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%-regress,$(FUZZ_SRC))
+TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
+
+.PHONY: all deps fuzz-deps bins check demo fuzz bench install clean
+.DEFAULT_GOAL := all
+
+all: tracemount
+
+tracemount: $(BUILD)/tracemount
+	ln -sf $(BUILD)/tracemount tracemount
+
+bins: $(BUILD)/tracemount $(UNIT_BIN) $(FUZZREG_BIN) $(TOOL_BIN)
+
+$(BUILD)/tracemount: $(FS_OBJ) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(CORE_LIB) $(FUSE_LIBS) $(CORE_LIBS)
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/gen/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-shadow -Wno-strict-prototypes -c -o $@ $<
+
+build/gen/%.pb-c.c build/gen/%.pb-c.h: protos/%.proto
+	@mkdir -p build/gen
+	protoc-c --proto_path=protos --c_out=build/gen $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(CORE_LIBS)
+
+# Fuzz targets built with a plain driver: `make check` replays the kept
+# crashers and seed corpus through them under the sanitizers.
+$(BUILD)/tests/%-regress: tests/fuzz/%.c tests/fuzz/driver.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c $(CORE_LIB) $(CORE_LIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CORE_LIB) $(CORE_LIBS)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' \
+			|| missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_PKGS)"
+
+check: deps
+	$(MAKE) --no-print-directory bins tracemount
+	$(MAKE) --no-print-directory SAN=1 bins
+	tests/run.sh build/rel build/san
+
+demo: deps
+	$(MAKE) --no-print-directory tracemount
+	tests/demo.sh ./tracemount testdata/demo/demo.zip
+
+FUZZ_SECONDS ?= 30
+fuzz: deps fuzz-deps
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); \
+		echo "== $$n"; \
+		clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+			$$(pkg-config --cflags $(PKGS_CORE)) -o build/fuzz/$$n $$f $(CORE_SRC) $(GEN_C) \
+			$(CORE_LIBS) || exit 1; \
+		mkdir -p build/fuzz/corpus-$$n; \
+		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
+			tests/fuzz/corpus/$$n tests/fuzz/regress/$$n || exit 1; \
+	done
+
+bench: deps
+	$(MAKE) --no-print-directory tracemount
+	tests/bench/run.sh
+
+install: tracemount
+	install -D -m 0755 $(BUILD)/tracemount $(DESTDIR)$(PREFIX)/bin/tracemount
+	install -D -m 0644 man/tracemount.1 $(DESTDIR)$(PREFIX)/share/man/man1/tracemount.1
+
+clean:
+	rm -rf build tracemount
+
+-include $(shell find build -name '*.d' 2>/dev/null)

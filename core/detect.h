@@ -1,0 +1,75 @@
+/* core/detect.h - trace type from the first bytes (spec/formats.md §1).
+ *
+ * Sniffers run in the reference's priority order; the first match wins.
+ * tracemount merges proto, Chrome JSON and systrace, walks zip, tar, gzip,
+ * zstd and ctrace containers, and reads a perfetto_manifest. Every other
+ * type the reference recognises is still recognised (so that priorities
+ * resolve exactly as there) and reported as unsupported.
+ */
+#ifndef TM_DETECT_H
+#define TM_DETECT_H
+
+#include <stddef.h>
+
+typedef enum tm_type {
+	TM_TYPE_UNKNOWN = 0,
+	TM_TYPE_TAR,
+	TM_TYPE_ARROW,
+	TM_TYPE_FUCHSIA,
+	TM_TYPE_PERF,
+	TM_TYPE_SIMPLEPERF_PROTO,
+	TM_TYPE_ZIP,
+	TM_TYPE_GZIP,
+	TM_TYPE_ZSTD,
+	TM_TYPE_ART_METHOD_V2,
+	TM_TYPE_ART_METHOD,
+	TM_TYPE_ART_HPROF,
+	TM_TYPE_MANIFEST,
+	TM_TYPE_GECKO,
+	TM_TYPE_JSON,
+	TM_TYPE_INSTRUMENTS_XML,
+	TM_TYPE_CTRACE,
+	TM_TYPE_NINJA_LOG,
+	TM_TYPE_ANDROID_LOGCAT,
+	TM_TYPE_COLLAPSED_STACK,
+	TM_TYPE_PERF_TEXT,
+	TM_TYPE_STRACE,
+	TM_TYPE_SYSTRACE,
+	TM_TYPE_SYMBOLS,
+	TM_TYPE_PROTO,
+	TM_TYPE_PRIMES,
+	TM_TYPE_ANDROID_DUMPSTATE,
+	/* tracemount extensions (the reference does not open these): */
+	TM_TYPE_BZIP2,
+	TM_TYPE_XZ,
+	TM_TYPE_COUNT
+} tm_type;
+
+/* How many leading bytes the sniffers may look at; callers pass at most
+ * this many (fewer when the input is shorter). */
+#define TM_SNIFF_BYTES 4096
+
+/* Classify a member from its first `n` bytes (n = min(size, TM_SNIFF_BYTES);
+ * for a TAR member the reference looks at min(512, size), and this function
+ * only needs that much for every rule except logcat's 4096-byte window). */
+tm_type tm_detect(const unsigned char *buf, size_t n);
+
+/* The name metadata.json uses for a type: "proto", "json", "systrace",
+ * "perfetto_manifest", "gzip", "zip", "tar" for the types tracemount
+ * handles, "unknown" otherwise. */
+const char *tm_type_name(tm_type t);
+
+/* The reference's own name for any type ("gecko", "zstd", "ctrace", ...). */
+const char *tm_type_format_name(tm_type t);
+
+/* Archive sort priority (formats.md §1.3, §2.4): manifest -1, proto 0,
+ * containers 1, ctrace and everything else 2, symbols 3. */
+int tm_type_archive_priority(tm_type t);
+
+/* Containers whose content is more trace files. */
+int tm_type_is_container(tm_type t);
+
+/* Types tracemount can merge (proto, json, systrace) or walk. */
+int tm_type_is_supported(tm_type t);
+
+#endif

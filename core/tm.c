@@ -1,0 +1,126 @@
+/* core/tm.c - error carrier and allocation helpers. */
+#include "tm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tm_err(tm_error *err, tm_code code, const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	err->code = code;
+	return -1;
+}
+
+void tm_err_clear(tm_error *err)
+{
+	if (!err)
+		return;
+	err->code = TM_OK;
+	err->msg[0] = '\0';
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "tracemount: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *tm_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *tm_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *tm_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *tm_xstrdup(const char *s)
+{
+	return tm_xstrndup(s, strlen(s));
+}
+
+char *tm_xstrndup(const char *s, size_t n)
+{
+	char *p = tm_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void tm_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return;
+	size_t c = *cap ? *cap : 8;
+	while (c < need)
+		c *= 2;
+	*arr = tm_xrealloc(*arr, c * elem);
+	*cap = c;
+}
+
+void tm_buf_put(tm_buf *b, const void *p, size_t n)
+{
+	tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void tm_buf_puts(tm_buf *b, const char *s)
+{
+	tm_buf_put(b, s, strlen(s));
+}
+
+void tm_buf_printf(tm_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	tm_grow((void **)&b->data, &b->cap, b->len + (size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void tm_buf_free(tm_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+char *tm_buf_detach(tm_buf *b, size_t *len)
+{
+	char *p = b->data ? b->data : tm_xstrdup("");
+	if (len)
+		*len = b->data ? b->len : 0;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return p;
+}

@@ -1,0 +1,65 @@
+/* core/tm.h - things every core module shares: the error carrier and
+ * allocation helpers.
+ *
+ * One error type inside the core (STYLE.md, after squashfuse): a code plus
+ * the exact user-facing message. Front ends turn the code into an errno or
+ * an exit status and print the message as is.
+ */
+#ifndef TM_TM_H
+#define TM_TM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum tm_code {
+	TM_OK = 0,
+	TM_EINPUT,   /* bad input: manifest, archive or trace data; the message is the contract */
+	TM_EIO,      /* the operating system failed us (open, read) */
+	TM_ENOENT,   /* no such path in the virtual tree */
+	TM_ENOTDIR,
+	TM_EISDIR,
+	TM_ENOMEM,
+	TM_EUNSUP,   /* recognised but not supported by tracemount */
+} tm_code;
+
+#define TM_ERR_MAX 4096
+
+typedef struct tm_error {
+	tm_code code;
+	char msg[TM_ERR_MAX];
+} tm_error;
+
+/* Record an error. printf-style; the message is truncated to TM_ERR_MAX-1
+ * bytes. Returns -1 so callers can write `return tm_err(err, ...)`.
+ * `err` may be NULL (the error is then dropped). */
+int tm_err(tm_error *err, tm_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Clear an error to TM_OK / "". */
+void tm_err_clear(tm_error *err);
+
+/* Allocation that never returns NULL: on exhaustion it prints one line and
+ * aborts (a daemon that cannot allocate a few bytes cannot serve anyway). */
+void *tm_xmalloc(size_t n);
+void *tm_xcalloc(size_t n, size_t size);
+void *tm_xrealloc(void *p, size_t n);
+char *tm_xstrdup(const char *s);
+char *tm_xstrndup(const char *s, size_t n);
+/* Grow-array helper: ensure *cap >= need, reallocating *arr of elements of
+ * size `elem`. */
+void tm_grow(void **arr, size_t *cap, size_t need, size_t elem);
+#define TM_GROW(arr, cap, need) tm_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* A growable byte buffer (owned memory, always NUL-terminated). */
+typedef struct tm_buf {
+	char *data;
+	size_t len, cap;
+} tm_buf;
+void tm_buf_put(tm_buf *b, const void *p, size_t n);
+void tm_buf_puts(tm_buf *b, const char *s);
+void tm_buf_printf(tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tm_buf_free(tm_buf *b);
+/* Give up ownership of the bytes (caller frees); the buffer is reset. */
+char *tm_buf_detach(tm_buf *b, size_t *len);
+
+#endif

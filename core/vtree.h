@@ -1,0 +1,71 @@
+/* core/vtree.h - the virtual tree of DESIGN.md: path -> node, node -> bytes.
+ *
+ * The only interface the front ends (fs/: the FUSE daemon and the no-FUSE
+ * `tracemount ls|cat|check`) use, so both serve byte-identical content.
+ * All functions are safe to call from several threads at once. Work is done
+ * the first time a path needs it (DESIGN.md "cost tiers") and shared by all
+ * readers.
+ */
+#ifndef TM_VTREE_H
+#define TM_VTREE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tm.h"
+
+typedef struct tm_vtree tm_vtree;
+typedef uint64_t vt_ino; /* stable node number; the root is VT_ROOT */
+#define VT_ROOT ((vt_ino)1)
+
+typedef enum vt_kind { VT_DIR, VT_REG, VT_LNK } vt_kind;
+
+typedef struct vt_stat {
+	vt_kind kind;
+	uint64_t size;  /* exact size in bytes (for VT_LNK: length of the target) */
+	uint32_t nlink;
+	int64_t mtime;  /* seconds; the archive's mtime unless a member says otherwise */
+	vt_ino ino;
+} vt_stat;
+
+/* Mount tier: open ARCHIVE, list and sniff its members, read and validate
+ * the manifest. NULL with err set (TM_EINPUT and the exact message, or
+ * TM_EIO naming the file) when the archive cannot be merged: the caller
+ * refuses to mount and exits 1. */
+tm_vtree *vtree_open(const char *archive_path, tm_error *err);
+void vtree_free(tm_vtree *t);
+
+/* Resolve a path: "" or "/" is the root; components separated by '/'.
+ * TM_ENOENT / TM_ENOTDIR as appropriate. Never runs a costly tier for the
+ * root or files/; may run the scan for paths under machines/. */
+int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err);
+
+/* Attributes, exact st_size included; may run the scan for generated
+ * files. A failure found by the scan is not an error here: the file keeps
+ * a size and its reads fail with TM_EIO. */
+int vtree_stat(tm_vtree *t, vt_ino ino, vt_stat *st, tm_error *err);
+
+/* List a directory in a stable order. `st` is NULL for entries whose
+ * attributes would cost a tier that has not run yet (so `ls` stays
+ * instant); callers then stat lazily. Returning non-zero from the callback
+ * stops the listing. */
+typedef int (*vt_dirent_cb)(void *ctx, const char *name, vt_ino ino, const vt_stat *st);
+int vtree_readdir(tm_vtree *t, vt_ino dir, vt_dirent_cb cb, void *ctx, tm_error *err);
+
+/* The target of a VT_LNK node, NUL-terminated, truncated to size-1. */
+int vtree_readlink(tm_vtree *t, vt_ino ino, char *buf, size_t size, tm_error *err);
+
+/* Open files. Reads are positional and thread-safe; each handle keeps its
+ * own decoder state, so sequential reads never rescan. A failure found
+ * after mount reads as TM_EIO with the reason (also in metadata.json). */
+typedef struct vt_file vt_file;
+vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err);
+ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error *err);
+void vtree_file_close(vt_file *f);
+
+/* `tracemount check`: run every tier that can fail (the scan, once it
+ * exists) and write a short human summary into `summary`. Returns 0 when
+ * the archive merges, -1 with the exact error otherwise. */
+int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err);
+
+#endif

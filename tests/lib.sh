@@ -1,0 +1,81 @@
+# tests/lib.sh - helpers for the shell tests (sourced). Each check prints
+# one line: "PASS name", "FAIL name: why" or "SKIP name: why".
+#
+# Environment: TRACEMOUNT (the binary under test), BUILD (its build dir).
+set -u
+TRACEMOUNT=${TRACEMOUNT:-./tracemount}
+BUILD=${BUILD:-build/rel}
+TESTDATA=${TESTDATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testdata}
+T_FAILED=0
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: ${2:-}"; T_FAILED=1; }
+skip() { echo "SKIP $1: ${2:-}"; }
+
+# ok NAME COMMAND... : passes when COMMAND exits 0.
+ok() {
+	local name=$1; shift
+	local out
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "\`$*\` failed: $(printf '%s' "$out" | head -c 400)"; fi
+}
+
+# eq NAME ACTUAL EXPECTED
+eq() {
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got [$2], expected [$3]"; fi
+}
+
+# contains NAME HAYSTACK NEEDLE
+contains() {
+	case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "[$2] does not contain [$3]" ;; esac
+}
+
+# A scratch directory removed at exit.
+T_TMP=$(mktemp -d /tmp/tmtest.XXXXXX)
+T_MOUNTS=()
+T_PIDS=()
+
+t_cleanup() {
+	local m
+	for m in "${T_MOUNTS[@]}"; do
+		if grep -qs " $m fuse" /proc/mounts; then fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; fi
+	done
+	local p
+	for p in "${T_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT INT TERM
+
+have_fuse() {
+	[ -e /dev/fuse ] && command -v fusermount3 >/dev/null 2>&1
+}
+
+# tm_mount ARCHIVE MOUNTPOINT [OPTIONS...]: mount in the foreground
+# (-f, in the background of this shell) so the daemon's stderr, including
+# sanitizer reports, lands in MOUNTPOINT.log. Returns when the mount is up.
+tm_mount() {
+	local a=$1 m=$2; shift 2
+	mkdir -p "$m"
+	"$TRACEMOUNT" "$a" "$m" -f "$@" 2>"$m.log" &
+	local pid=$!
+	T_PIDS+=("$pid"); T_MOUNTS+=("$m")
+	local i
+	for i in $(seq 1 200); do
+		if grep -qs " $m fuse" /proc/mounts; then return 0; fi
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# tm_umount MOUNTPOINT: unmount and wait for the daemon; fails if the
+# daemon exited non-zero or its log has a sanitizer report.
+tm_umount() {
+	local m=$1 i
+	fusermount3 -u "$m" 2>/dev/null || return 1
+	for i in "${!T_MOUNTS[@]}"; do [ "${T_MOUNTS[$i]}" == "$m" ] && unset 'T_MOUNTS[i]'; done
+	local p rc=0
+	for p in "${T_PIDS[@]}"; do wait "$p" 2>/dev/null || rc=$?; done
+	T_PIDS=()
+	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$m.log"; then cat "$m.log" >&2; return 1; fi
+	return $rc
+}

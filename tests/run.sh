@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# tests/run.sh BUILD_DIR... - run every test against each build variant
+# (build/rel, build/san): the unit binaries, the fuzz-regression replays and
+# the shell tests (tests/t_*.sh). Every test prints PASS/FAIL/SKIP lines;
+# this script counts them and ends with "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- build/rel
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+run() { # variant label command...
+	local v=$1 label=$2; shift 2
+	local out rc
+	out=$("$@" 2>&1); rc=$?
+	printf '%s\n' "$out" | sed -n "s/^\(PASS\|FAIL\|SKIP\) /[$v] \1 /p" | tee -a "$log"
+	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL '; then
+		echo "[$v] FAIL $label: exited $rc" | tee -a "$log"
+		printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'
+	elif printf '%s\n' "$out" | grep -q '^FAIL '; then
+		printf '%s\n' "$out" | grep -v '^\(PASS\|SKIP\) ' | tail -n 40 | sed 's/^/    /'
+	fi
+}
+
+for b in "$@"; do
+	v=$(basename "$b")
+	for t in "$b"/tests/test_*; do
+		[ -x "$t" ] && run "$v" "$(basename "$t")" "$t"
+	done
+	for t in "$b"/tests/fuzz_*-regress; do
+		[ -x "$t" ] || continue
+		n=$(basename "$t" -regress)
+		dirs=()
+		for d in tests/fuzz/regress/$n tests/fuzz/corpus/$n; do [ -d "$d" ] && dirs+=("$d"); done
+		[ ${#dirs[@]} -gt 0 ] && run "$v" "$n" "$t" "${dirs[@]}"
+	done
+	for t in tests/t_*.sh; do
+		[ -f "$t" ] && run "$v" "$(basename "$t")" env BUILD="$b" TRACEMOUNT="$b/tracemount" bash "$t"
+	done
+done
+
+p=$(grep -c '\] PASS ' "$log"); f=$(grep -c '\] FAIL ' "$log"); s=$(grep -c '\] SKIP ' "$log")
+echo "$p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ] && [ "$p" -gt 0 ]

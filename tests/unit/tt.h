@@ -1,0 +1,70 @@
+/* tests/unit/tt.h - the unit-test harness: one binary per module, one line
+ * per case ("PASS name", "FAIL name: file:line: reason", "SKIP name: why"),
+ * exit status 1 if any case failed. tests/run.sh counts the lines. */
+#ifndef TT_H
+#define TT_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tt_failed, tt_case_failed, tt_case_skipped;
+static char tt_reason[1024];
+
+#define TT_FAIL_(...)                                                          \
+	do {                                                                   \
+		snprintf(tt_reason, sizeof tt_reason, __VA_ARGS__);            \
+		tt_case_failed = 1;                                            \
+		return;                                                        \
+	} while (0)
+
+#define CHECK(c)                                                               \
+	do {                                                                   \
+		if (!(c))                                                      \
+			TT_FAIL_("%s:%d: %s", __FILE__, __LINE__, #c);         \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                        \
+	do {                                                                   \
+		long long tt_a = (long long)(a), tt_b = (long long)(b);        \
+		if (tt_a != tt_b)                                              \
+			TT_FAIL_("%s:%d: %s == %lld, expected %lld", __FILE__,  \
+				 __LINE__, #a, tt_a, tt_b);                    \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                        \
+	do {                                                                   \
+		const char *tt_a = (a), *tt_b = (b);                           \
+		if (!tt_a || !tt_b || strcmp(tt_a, tt_b) != 0)                 \
+			TT_FAIL_("%s:%d: %s == \"%s\", expected \"%s\"",        \
+				 __FILE__, __LINE__, #a, tt_a ? tt_a : "(null)", \
+				 tt_b ? tt_b : "(null)");                      \
+	} while (0)
+
+#define SKIP(...)                                                              \
+	do {                                                                   \
+		snprintf(tt_reason, sizeof tt_reason, __VA_ARGS__);            \
+		tt_case_skipped = 1;                                           \
+		return;                                                        \
+	} while (0)
+
+static void tt_run(const char *name, void (*fn)(void))
+{
+	tt_case_failed = tt_case_skipped = 0;
+	tt_reason[0] = '\0';
+	fn();
+	if (tt_case_failed) {
+		tt_failed++;
+		printf("FAIL %s: %s\n", name, tt_reason);
+	} else if (tt_case_skipped) {
+		printf("SKIP %s: %s\n", name, tt_reason);
+	} else {
+		printf("PASS %s\n", name);
+	}
+	fflush(stdout);
+}
+
+#define TT_RUN(fn) tt_run(#fn, fn)
+#define TT_DONE() return tt_failed ? 1 : 0
+
+#endif
