@@ -1,0 +1,119 @@
+/* core/machine.c - the machine table (spec/machines.md). */
+#include "machine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm.h"
+
+uint32_t tm_machines_add(tm_machines *t, int64_t raw_id, const char *name)
+{
+	TM_GROW(t->rows, t->cap, t->n + 1);
+	tm_machine *r = &t->rows[t->n];
+	memset(r, 0, sizeof(*r));
+	r->raw_id = raw_id;
+	r->name = name ? tm_xstrdup(name) : NULL;
+	r->num_cpus = -1;
+	return (uint32_t)t->n++;
+}
+
+int64_t tm_machines_find(const tm_machines *t, int64_t raw)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].raw_id == raw)
+			return (int64_t)i;
+	return -1;
+}
+
+uint32_t tm_machines_get(tm_machines *t, int64_t raw)
+{
+	int64_t r = tm_machines_find(t, raw);
+	return r >= 0 ? (uint32_t)r : tm_machines_add(t, raw, NULL);
+}
+
+void tm_machines_set_text(char **field, const char *value)
+{
+	free(*field);
+	*field = value ? tm_xstrdup(value) : NULL;
+}
+
+void tm_machines_set_name(tm_machines *t, uint32_t row, const char *name)
+{
+	if (row < t->n)
+		tm_machines_set_text(&t->rows[row].name, name);
+}
+
+uint32_t tm_machines_label_index(const tm_machines *t, uint32_t row)
+{
+	if (row >= t->n || t->rows[row].raw_id == TM_RAW_HOST)
+		return 0;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i <= row; i++)
+		k += t->rows[i].raw_id != TM_RAW_HOST;
+	return k;
+}
+
+/* Machine folder names: a name is used as is when it is a valid, harmless
+ * path component; otherwise bytes outside [A-Za-z0-9._+-@,=] and a leading
+ * '.' or '%' become %XX (uppercase hex), which is reversible. */
+static char *escape_name(const char *s)
+{
+	tm_buf b = {0};
+	for (size_t i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			    strchr("._+-@,=", c) != NULL;
+		if (i == 0 && c == '.')
+			plain = 0;
+		if (plain)
+			tm_buf_put(&b, &s[i], 1);
+		else
+			tm_buf_printf(&b, "%%%02X", c);
+	}
+	if (!b.len)
+		tm_buf_puts(&b, "%");
+	return tm_buf_detach(&b, NULL);
+}
+
+static char *base_dir_name(const tm_machines *t, uint32_t row)
+{
+	const tm_machine *r = &t->rows[row];
+	if (r->name)
+		return escape_name(r->name);
+	tm_buf b = {0};
+	tm_buf_printf(&b, "machine%u", tm_machines_label_index(t, row));
+	return tm_buf_detach(&b, NULL);
+}
+
+char *tm_machines_dir_name(const tm_machines *t, uint32_t row)
+{
+	char *mine = base_dir_name(t, row);
+	for (uint32_t i = 0; i < row; i++) {
+		char *other = base_dir_name(t, i);
+		int clash = strcmp(mine, other) == 0;
+		free(other);
+		if (clash) {
+			tm_buf b = {0};
+			tm_buf_printf(&b, "%s~%u", mine, row);
+			free(mine);
+			return tm_buf_detach(&b, NULL);
+		}
+	}
+	return mine;
+}
+
+void tm_machines_free(tm_machines *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		tm_machine *r = &t->rows[i];
+		free(r->name);
+		free(r->sysname);
+		free(r->release);
+		free(r->version);
+		free(r->arch);
+	}
+	free(t->rows);
+	t->rows = NULL;
+	t->n = t->cap = 0;
+}

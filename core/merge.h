@@ -1,0 +1,69 @@
+/* core/merge.h - one import session: the trace-file table, processing
+ * order, the manifest, and the tiers of DESIGN.md (mount now; scan and
+ * export build on it).
+ *
+ * Mount tier (tm_merge_open): list every container depth-first in the
+ * reference's processing order (formats.md §2.4), sniff every member, read
+ * and validate the manifest where it is processed, and raise every error
+ * that needs no trace parsing, in the order the reference would meet them.
+ */
+#ifndef TM_MERGE_H
+#define TM_MERGE_H
+
+#include <stdint.h>
+
+#include "archive.h"
+#include "detect.h"
+#include "tm.h"
+
+struct tm_manifest;
+
+/* One row of the trace-file table (formats.md §2.6). */
+typedef struct tm_file {
+	uint32_t id;          /* 0 = the top-level input; members 1, 2, ... in listing order */
+	int64_t parent;       /* id of the container, -1 for the top level */
+	char *name;           /* NULL for the top level, "" for a decompressed stream,
+	                         else the member name as matched by the manifest */
+	tm_type type;
+	int64_t size;         /* size of the file's bytes, -1 while unknown (a stream) */
+	tm_blob *blob;        /* the file's bytes (decompressed for a stream) */
+	uint32_t order;       /* processing order (0 = top level) */
+	int processed;        /* reached by the walk (an error may stop it early) */
+	int32_t entry;        /* index of the first matching manifest files[] entry, or -1 */
+	int32_t view;         /* index into tm_merge.members when shown under files/, else -1 */
+} tm_file;
+
+/* An entry of the outermost archive, as files/ shows it (every member,
+ * including the ones the merge skips). */
+typedef struct tm_member_view {
+	tm_entry entry;       /* name, kind, size, blob, ... (owned) */
+	int64_t file_id;      /* its row in the file table, -1 if the merge skips it */
+	const char *skip_reason; /* static text when skipped, else NULL */
+} tm_member_view;
+
+typedef struct tm_merge {
+	char *path;               /* the archive as given */
+	int64_t mtime;            /* the archive's mtime */
+	tm_blob *top;
+	tm_file *files;           /* by id */
+	size_t n_files, cap_files;
+	uint32_t *order;          /* file ids in processing order */
+	size_t n_order, cap_order;
+	tm_member_view *members;  /* files/ view, listing order */
+	size_t n_members, cap_members;
+	int members_are_archive;  /* the input is an archive (else files/ shows the input itself) */
+	struct tm_manifest *manifest; /* the applied manifest, or NULL */
+	int64_t manifest_file;    /* its file id, or -1 */
+	void *plan;               /* tm_mf_plan * once applied */
+	int trace_started;        /* a non-container trace file has begun processing */
+} tm_merge;
+
+/* Mount tier. NULL with err set (TM_EINPUT + exact text) when the archive
+ * cannot be merged, TM_EIO when it cannot be read. */
+tm_merge *tm_merge_open(const char *path, tm_error *err);
+void tm_merge_free(tm_merge *m);
+
+/* The file row for an id, or NULL. */
+const tm_file *tm_merge_file(const tm_merge *m, uint32_t id);
+
+#endif

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# tests/t_conformance.sh - every scenario of spec/conformance.md, one
+# directory each under tests/conformance/. A scenario directory holds:
+#
+#   archive   one word: zip, tar, tgz, gz (a gzip of the single member,
+#             or of the members concatenated), or single (the member itself)
+#   members   one line per archive member, in listing order:
+#               NAME SOURCE[+SOURCE...]
+#             SOURCE is a file of the scenario directory; @FIXTURE is
+#             testdata/conformance/FIXTURE as is, or FIXTURE.textproto
+#             encoded with protoc; ^SUB is the archive built from the
+#             sub-scenario directory SUB; "empty" is an empty member.
+#             Several sources joined by + are concatenated. NAME ending in
+#             "/" (no SOURCE) is a ZIP directory entry. A trailing "gz" word
+#             gzips that member. SOURCE "->TARGET" is a TAR symbolic link.
+#   expect    one expectation per line:
+#               error TEXT     `tracemount check` exits 1 and prints TEXT
+#                              (the whole message) on stderr
+#               ok             `tracemount check` exits 0
+#               jq FILTER      FILTER on metadata.json prints true
+#               events FILTER  FILTER on the scan's events (tm_events
+#                              JSON lines, slurped) prints true
+#
+# The runner builds each archive in a scratch directory, then checks every
+# expectation; one PASS/FAIL line per expectation.
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$here/../testdata/conformance
+enc=$T_TMP/fixtures
+mkdir -p "$enc"
+if ls "$fixtures"/*.textproto >/dev/null 2>&1; then
+	bash "$here/tools/encode_fixtures.sh" "$enc" >/dev/null || fail encode_fixtures "protoc failed"
+fi
+
+build_member() { # scenario_dir sources out
+	local dir=$1 srcs=$2 out=$3 s
+	: >"$out"
+	IFS='+' read -ra parts <<<"$srcs"
+	for s in "${parts[@]}"; do
+		case "$s" in
+		empty) ;;
+		@*) if [ -f "$fixtures/${s#@}" ]; then cat "$fixtures/${s#@}" >>"$out"
+		    else cat "$enc/${s#@}.pb" >>"$out"; fi || return 1 ;;
+		^*) build_archive "$dir/${s#^}" "$out.sub" && cat "$out.sub" >>"$out" && rm -f "$out.sub" || return 1 ;;
+		*) cat "$dir/$s" >>"$out" || return 1 ;;
+		esac
+	done
+}
+
+build_archive() { # scenario_dir out_archive
+	local dir=$1 out=$2 kind name src flag work
+	kind=$(cat "$dir/archive")
+	work=$T_TMP/work.$$.$RANDOM
+	mkdir -p "$work"
+	local names=() zargs=() i=0 f
+	while read -r name src flag; do
+		[ -n "$name" ] || continue
+		case "$name" in \#*) continue ;; esac
+		[ "$name" == "-" ] && name=$src
+		case "$name" in */)
+			names+=("$name"); zargs+=("$name"); continue ;;
+		esac
+		case "$src" in '->'*) # a TAR symbolic link
+			mkdir -p "$work/t/$(dirname "$name")" && ln -s "${src#->}" "$work/t/$name"
+			names+=("$name"); continue ;;
+		esac
+		i=$((i + 1)); f=$work/m$i
+		build_member "$dir" "$src" "$f" || return 1
+		if [ "${flag:-}" == gz ]; then gzip -n -c "$f" >"$f.tmp" && mv "$f.tmp" "$f"; fi
+		case "$kind" in
+		tar|tgz) mkdir -p "$work/t/$(dirname "$name")" && cp "$f" "$work/t/$name" ;;
+		esac
+		names+=("$name"); zargs+=("$name=$f")
+	done <"$dir/members"
+	rm -f "$out"
+	case "$kind" in
+	zip) "$BUILD/tools/mkzip" "$out" "${zargs[@]}" ;;
+	tar) (cd "$work/t" && tar --format=$(cat "$dir/tarformat" 2>/dev/null || echo gnu) --no-recursion -cf "$out" "${names[@]}") ;;
+	tgz) (cd "$work/t" && tar --format=gnu --no-recursion -czf "$out" "${names[@]}") ;;
+	gz) (for j in $(seq 1 $i); do gzip -n -c "$work/m$j"; done >"$out") ;;
+	single) cp "$work/m1" "$out" ;;
+	esac
+}
+
+for dir in "$here"/conformance/*/; do
+	dir=${dir%/}
+	sc=$(basename "$dir")
+	[ -f "$dir/expect" ] || continue
+	a=$T_TMP/$sc.$(cat "$dir/archive")
+	if ! build_archive "$dir" "$a" 2>"$T_TMP/build.err"; then
+		fail "$sc: build" "$(cat "$T_TMP/build.err")"
+		continue
+	fi
+	"$TRACEMOUNT" check "$a" >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	meta=""
+	n=0
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		case "$line" in \#*) continue ;; esac
+		n=$((n + 1))
+		kind=${line%% *}
+		arg=${line#* }
+		case "$kind" in
+		error)
+			if [ $rc -eq 1 ] && [ "$(cat "$T_TMP/err")" == "$arg" ]; then pass "$sc: error"
+			else fail "$sc: error" "exit $rc, stderr [$(cat "$T_TMP/err")], expected [$arg]"; fi ;;
+		ok)
+			if [ $rc -eq 0 ]; then pass "$sc: ok"; else fail "$sc: ok" "exit $rc: $(cat "$T_TMP/err")"; fi ;;
+		jq)
+			[ -n "$meta" ] || meta=$("$TRACEMOUNT" cat "$a" metadata.json 2>&1)
+			got=$(printf '%s' "$meta" | jq -c "$arg" 2>&1)
+			if [ "$got" == true ]; then pass "$sc: jq $arg"
+			else fail "$sc: jq $arg" "got $got"; fi ;;
+		events)
+			if [ ! -x "$BUILD/tools/tm_events" ]; then skip "$sc: events $arg" "no tm_events tool"; continue; fi
+			got=$("$BUILD/tools/tm_events" "$a" 2>&1 | jq -s -c "$arg" 2>&1)
+			if [ "$got" == true ]; then pass "$sc: events $arg"
+			else fail "$sc: events $arg" "got $got"; fi ;;
+		*) fail "$sc" "bad expectation: $line" ;;
+		esac
+	done <"$dir/expect"
+	[ $n -gt 0 ] || fail "$sc" "no expectations"
+done
