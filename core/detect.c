@@ -128,65 +128,112 @@ static int is_logcat(const unsigned char *b, size_t n)
 	return 0;
 }
 
-/* collapsed_stack: up to 3 non-comment, non-empty lines of the form
- * "frame;frame;frame <count>". */
+/* collapsed_stack (flamegraph input): one line "frame;frame count" after
+ * trimming blanks: digits after the last space, and a ';' before it. */
+static int is_collapsed_line(const unsigned char *p, size_t len)
+{
+	size_t a = 0, e = len;
+	while (a < len && isspace(p[a]))
+		a++;
+	while (e > a && isspace(p[e - 1]))
+		e--;
+	if (a == e || p[a] == '#')
+		return 0;
+	size_t sp = e;
+	while (sp > a && p[sp - 1] != ' ')
+		sp--;
+	if (sp == a || sp == e) /* no space, or nothing after it */
+		return 0;
+	if (!all_digits(p + sp, e - sp) || sp - 1 == a)
+		return 0;
+	return memchr(p + a, ';', sp - 1 - a) != NULL;
+}
+
+/* Up to three non-blank, non-comment lines must all be collapsed stacks. */
 static int is_collapsed_stack(const unsigned char *b, size_t n)
 {
-	size_t lim = n < 4096 ? n : 4096, pos = 0;
+	size_t pos = 0;
 	int seen = 0;
-	while (pos < lim && seen < 3) {
-		size_t len = first_line(b, lim, pos);
-		if (pos + len >= lim && pos + len < n)
-			break; /* incomplete line at the window's edge */
+	while (pos < n && seen < 3) {
+		size_t len = first_line(b, n, pos);
 		const unsigned char *p = b + pos;
+		size_t a = 0;
+		while (a < len && isspace(p[a]))
+			a++;
+		if (a < len && p[a] != '#') {
+			if (!is_collapsed_line(p, len))
+				return 0;
+			seen++;
+		}
 		pos += len + 1;
-		if (len == 0 || p[0] == '#')
-			continue;
-		size_t sp = len;
-		while (sp > 0 && p[sp - 1] != ' ')
-			sp--;
-		if (sp < 2 || !all_digits(p + sp, len - sp))
-			return 0;
-		seen++;
 	}
 	return seen > 0;
 }
 
-/* perf_text: the first line is a `perf script` sample header:
- * "comm  pid[/tid] [cpu] secs.usecs: [period] event:". */
+/* A decimal uint32 spanning exactly p[0..n). */
+static int is_u32(const unsigned char *p, size_t n)
+{
+	if (n == 0 || n > 10 || !all_digits(p, n))
+		return 0;
+	unsigned long long v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (p[i] - '0');
+	return v <= 0xffffffffull;
+}
+
+/* perf_text: the first line (it must end in '\n') is a `perf script`
+ * sample header. For some ':' the text before it ends in " <digits>.<6
+ * digits>"; before that timestamp, the last blank-separated piece is an
+ * optional "[cpu]" (not alone) and then "tid" or "pid/tid"; whatever
+ * precedes is the command name, possibly empty. */
+static int perf_sample_before_colon(const unsigned char *l, size_t n)
+{
+	if (n < 8)
+		return 0;
+	if (!all_digits(l + n - 6, 6) || l[n - 7] != '.')
+		return 0;
+	size_t dot = n - 7, sp = dot;
+	while (sp > 0 && l[sp - 1] != ' ')
+		sp--;
+	if (sp == 0 || !all_digits(l + sp, dot - sp) || sp == dot)
+		return 0;
+	/* Pieces before the timestamp, tabs counting as blanks. */
+	size_t e = sp - 1;
+	while (e > 0 && (l[e - 1] == ' ' || l[e - 1] == '\t'))
+		e--;
+	if (e == 0)
+		return 0;
+	size_t b = e;
+	while (b > 0 && l[b - 1] != ' ' && l[b - 1] != '\t')
+		b--;
+	if (l[b] == '[' && l[e - 1] == ']') {
+		if (!is_u32(l + b + 1, e - b - 2))
+			return 0;
+		e = b;
+		while (e > 0 && (l[e - 1] == ' ' || l[e - 1] == '\t'))
+			e--;
+		if (e == 0)
+			return 0; /* a lone [cpu] */
+		b = e;
+		while (b > 0 && l[b - 1] != ' ' && l[b - 1] != '\t')
+			b--;
+	}
+	const unsigned char *slash = memchr(l + b, '/', e - b);
+	if (!slash)
+		return is_u32(l + b, e - b);
+	size_t pl = (size_t)(slash - (l + b));
+	return is_u32(l + b, pl) && is_u32(slash + 1, e - b - pl - 1);
+}
+
 static int is_perf_text(const unsigned char *b, size_t n)
 {
-	size_t len = first_line(b, n < 4096 ? n : 4096, 0);
-	/* find "<digits>.<digits>: " preceded by a space */
-	for (size_t i = 1; i + 2 < len; i++) {
-		if (b[i] != '.' || !isdigit(b[i - 1]))
-			continue;
-		size_t s = i;
-		while (s > 0 && isdigit(b[s - 1]))
-			s--;
-		size_t e = i + 1;
-		while (e < len && isdigit(b[e]))
-			e++;
-		if (e == i + 1 || e >= len || b[e] != ':' || s == 0 || b[s - 1] != ' ')
-			continue;
-		/* before the timestamp: "comm pid" with pid numeric (optionally /tid) */
-		size_t k = s - 1;
-		while (k > 0 && b[k - 1] == ' ')
-			k--;
-		if (k > 0 && b[k - 1] == ']') { /* [cpu] */
-			while (k > 0 && b[k - 1] != '[')
-				k--;
-			if (k == 0)
-				return 0;
-			k--;
-			while (k > 0 && b[k - 1] == ' ')
-				k--;
-		}
-		size_t pe = k;
-		while (k > 0 && (isdigit(b[k - 1]) || b[k - 1] == '/'))
-			k--;
-		return pe > k && k > 0 && b[k - 1] == ' ' && isdigit(b[k]);
-	}
+	const unsigned char *nl = memchr(b, '\n', n);
+	if (!nl)
+		return 0;
+	size_t len = (size_t)(nl - b);
+	for (size_t i = 0; i < len; i++)
+		if (b[i] == ':' && perf_sample_before_colon(b, i))
+			return 1;
 	return 0;
 }
 

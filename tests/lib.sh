@@ -3,8 +3,9 @@
 #
 # Environment: TRACEMOUNT (the binary under test), BUILD (its build dir).
 set -u
-TRACEMOUNT=${TRACEMOUNT:-./tracemount}
-BUILD=${BUILD:-build/rel}
+export LC_ALL=C
+TRACEMOUNT=$(realpath "${TRACEMOUNT:-./tracemount}")
+BUILD=$(realpath "${BUILD:-build/rel}")
 TESTDATA=${TESTDATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testdata}
 T_FAILED=0
 

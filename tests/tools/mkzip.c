@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		} else {
 			m->name = strdup(arg);
 		}
-		m->crc = (uint32_t)crc32(0, data, (uInt)len);
+		m->crc = data ? (uint32_t)crc32(0, data, (uInt)len) : 0;
 		m->usize = (uint32_t)len;
 		m->method = use_deflate && len ? 8 : 0;
 		if (m->method == 8) {
@@ -71,7 +71,8 @@ int main(int argc, char **argv)
 		put16(out, 0); put16(out, 0x21); put32(out, m->crc); put32(out, m->csize); put32(out, m->usize);
 		put16(out, (unsigned)strlen(m->name)); put16(out, 0);
 		fwrite(m->name, 1, strlen(m->name), out);
-		fwrite(m->method == 8 ? comp : data, 1, m->csize, out);
+		if (m->csize)
+			fwrite(m->method == 8 ? comp : data, 1, m->csize, out);
 		free(data);
 		free(comp);
 	}

@@ -98,7 +98,16 @@ static void test_line_formats(void)
 		  TM_TYPE_ANDROID_LOGCAT);
 	CHECK_INT(sniff_str("main;foo;bar 12\nmain;foo 3\n"), TM_TYPE_COLLAPSED_STACK);
 	CHECK_INT(sniff_str("1700000000.123456 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n"), TM_TYPE_STRACE);
-	CHECK_INT(sniff_str("            perf  1234 [001] 12345.678901: cycles:\n"), TM_TYPE_SYSTRACE);
+	/* The reference accepts an empty command name before the pid. */
+	CHECK_INT(sniff_str("            perf  1234 [001] 12345.678901: cycles:\n"), TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("trace_processor 3962131 303057.417513:          1 cpu_atom/cycles/Pu:\n"),
+		  TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("  [001] 12345.678901: x:\n"), TM_TYPE_SYSTRACE); /* a lone [cpu] */
+	/* No newline: not perf text (the rule needs a whole first line). */
+	CHECK_INT(sniff_str("perf 1234 12345.678901: x:"), TM_TYPE_UNKNOWN);
+	/* A strace line is not a collapsed stack (no ';'). */
+	CHECK_INT(sniff_str("a;b 12\n"), TM_TYPE_COLLAPSED_STACK);
+	CHECK_INT(sniff_str("ab 12\n"), TM_TYPE_UNKNOWN);
 	CHECK_INT(sniff_str("perf  1234 [001] 12345.678901: 1 cycles:\n"), TM_TYPE_PERF_TEXT);
 }
 

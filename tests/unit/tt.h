@@ -4,6 +4,7 @@
 #ifndef TT_H
 #define TT_H
 
+#pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

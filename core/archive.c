@@ -1,0 +1,303 @@
+/* core/archive.c - blobs and cursors: the common machinery, and the blob
+ * kinds that need no decoding (a file on disk, a memory copy, a byte range
+ * of another blob). Deflated members and streams: decompress.c. */
+#include "archive_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- common ------------------------------------------------------------ */
+
+tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t size, void *priv)
+{
+	tm_blob *b = tm_xcalloc(1, sizeof(*b));
+	atomic_init(&b->refs, 1);
+	atomic_init(&b->size, size);
+	b->ops = ops;
+	b->src = tm_blob_ref(src);
+	b->off = off;
+	b->priv = priv;
+	return b;
+}
+
+tm_blob *tm_blob_ref(tm_blob *b)
+{
+	if (b)
+		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+	return b;
+}
+
+void tm_blob_unref(tm_blob *b)
+{
+	while (b) {
+		if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+			return;
+		tm_blob *src = b->src;
+		if (b->ops->free)
+			b->ops->free(b);
+		free(b);
+		b = src; /* iterate rather than recurse: chains of ranges can be deep */
+	}
+}
+
+int64_t tm_blob_size(const tm_blob *b)
+{
+	return atomic_load_explicit(&((tm_blob *)b)->size, memory_order_acquire);
+}
+
+void tm_blob_set_size_(tm_blob *b, int64_t size)
+{
+	atomic_store_explicit(&b->size, size, memory_order_release);
+}
+
+tm_cursor *tm_cursor_open(tm_blob *b, tm_error *err)
+{
+	tm_cursor *c = tm_xcalloc(1, sizeof(*c));
+	c->blob = tm_blob_ref(b);
+	if (b->src && !(c->src = tm_cursor_open(b->src, err))) {
+		tm_cursor_close(c);
+		return NULL;
+	}
+	if (b->ops->open && b->ops->open(c, err) != 0) {
+		tm_cursor_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+void tm_cursor_close(tm_cursor *c)
+{
+	if (!c)
+		return;
+	if (c->blob->ops->close)
+		c->blob->ops->close(c);
+	tm_cursor_close(c->src);
+	tm_blob_unref(c->blob);
+	free(c);
+}
+
+ssize_t tm_cursor_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	if (n > SSIZE_MAX)
+		n = SSIZE_MAX;
+	int64_t size = tm_blob_size(c->blob);
+	if (size >= 0) {
+		if (off >= (uint64_t)size)
+			return 0;
+		if (n > (uint64_t)size - off)
+			n = (size_t)((uint64_t)size - off);
+	}
+	if (n == 0)
+		return 0;
+	ssize_t r = c->blob->ops->pread(c, buf, n, off, err);
+	if (r >= 0)
+		c->pos = off + (uint64_t)r;
+	return r;
+}
+
+ssize_t tm_cursor_read(tm_cursor *c, void *buf, size_t n, tm_error *err)
+{
+	return tm_cursor_pread(c, buf, n, c->pos, err);
+}
+
+ssize_t tm_read_full_(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = tm_cursor_pread(c, (char *)buf + got, n - got, off + got, err);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+ssize_t tm_blob_head(tm_blob *b, void *buf, size_t n, tm_error *err)
+{
+	tm_cursor *c = tm_cursor_open(b, err);
+	if (!c)
+		return -1;
+	ssize_t r = tm_read_full_(c, buf, n, 0, err);
+	tm_cursor_close(c);
+	return r;
+}
+
+int64_t tm_blob_measure(tm_blob *b, tm_error *err)
+{
+	int64_t size = tm_blob_size(b);
+	if (size >= 0)
+		return size;
+	tm_cursor *c = tm_cursor_open(b, err);
+	if (!c)
+		return -1;
+	uint64_t off = b->ops->resume_hint ? b->ops->resume_hint(b) : 0;
+	char *scratch = tm_xmalloc(TM_IO_CHUNK);
+	ssize_t r;
+	while ((r = tm_cursor_pread(c, scratch, TM_IO_CHUNK, off, err)) > 0)
+		off += (uint64_t)r;
+	free(scratch);
+	tm_cursor_close(c);
+	if (r < 0)
+		return -1;
+	size = tm_blob_size(b);
+	if (size < 0) /* a decoder that reached its end always records the size */
+		return tm_err(err, TM_EINPUT, "stream size unknown after reading %llu bytes",
+			      (unsigned long long)off);
+	return size;
+}
+
+/* ---- a file on disk: one fd, pread only ---------------------------------- */
+
+typedef struct file_blob {
+	int fd;
+	char *path;
+} file_blob;
+
+static ssize_t file_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	const file_blob *f = c->blob->priv;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(f->fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return tm_err(err, TM_EIO, "%s: %s", f->path, strerror(errno));
+		if (r == 0) /* the file shrank under us: the blob's size is a promise */
+			return tm_err(err, TM_EIO, "%s: file is shorter than when it was opened", f->path);
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static void file_free(tm_blob *b)
+{
+	file_blob *f = b->priv;
+	close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+static const blob_ops file_ops = {
+	.pread = file_pread,
+	.free = file_free,
+};
+
+tm_blob *tm_blob_open_path(const char *path, tm_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tm_err(err, TM_EIO, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+		tm_err(err, TM_EIO, "%s: %s", path, strerror(S_ISDIR(st.st_mode) ? EISDIR : errno));
+		close(fd);
+		return NULL;
+	}
+	file_blob *f = tm_xcalloc(1, sizeof(*f));
+	f->fd = fd;
+	f->path = tm_xstrdup(path);
+	return tm_blob_new_(&file_ops, NULL, 0, (int64_t)st.st_size, f);
+}
+
+/* ---- a private memory copy ----------------------------------------------- */
+
+static ssize_t mem_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	memcpy(buf, (const char *)c->blob->priv + off, n);
+	return (ssize_t)n;
+}
+
+static void mem_free(tm_blob *b)
+{
+	free(b->priv);
+}
+
+static const blob_ops mem_ops = {
+	.pread = mem_pread,
+	.free = mem_free,
+};
+
+tm_blob *tm_blob_open_memory(const void *data, size_t n)
+{
+	void *copy = tm_xmalloc(n ? n : 1);
+	if (n)
+		memcpy(copy, data, n);
+	return tm_blob_new_(&mem_ops, NULL, 0, (int64_t)n, copy);
+}
+
+/* ---- a byte range of another blob ---------------------------------------- */
+
+static ssize_t range_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	ssize_t r = tm_read_full_(c->src, buf, n, c->blob->off + off, err);
+	if (r >= 0 && (size_t)r < n) /* the container ended inside the member */
+		return tm_err(err, TM_EINPUT, "archive member extends past the end of its container");
+	return r;
+}
+
+static const blob_ops range_ops = {
+	.pread = range_pread,
+};
+
+tm_blob *tm_blob_range_(tm_blob *src, uint64_t off, uint64_t len)
+{
+	if (src->ops == &range_ops) {
+		off += src->off;
+		src = src->src;
+	}
+	if (len > INT64_MAX)
+		len = INT64_MAX;
+	return tm_blob_new_(&range_ops, src, off, (int64_t)len, NULL);
+}
+
+/* ---- listings ------------------------------------------------------------ */
+
+tm_entry *tm_listing_add_(tm_listing *l, size_t *cap)
+{
+	TM_GROW(l->entries, *cap, l->n + 1);
+	tm_entry *e = &l->entries[l->n++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+void tm_entry_clear(tm_entry *e)
+{
+	free(e->name);
+	free(e->pax_path);
+	free(e->link_target);
+	tm_blob_unref(e->blob);
+	memset(e, 0, sizeof(*e));
+}
+
+void tm_listing_free(tm_listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		tm_entry_clear(&l->entries[i]);
+	free(l->entries);
+	l->entries = NULL;
+	l->n = 0;
+}
+
+int tm_member_name_is_hidden(const char *name)
+{
+	for (const char *p = name;;) {
+		size_t len = strcspn(p, "/");
+		int dot = len == 1 && p[0] == '.';
+		int dotdot = len == 2 && p[0] == '.' && p[1] == '.';
+		if (len > 0 && p[0] == '.' && !dot && !dotdot)
+			return 1;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
