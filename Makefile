@@ -17,7 +17,7 @@ PKG_CONFIG ?= pkg-config
 DEB_PKGS := build-essential pkg-config libfuse3-dev fuse3 libarchive-dev \
 	zlib1g-dev libcjson-dev libprotobuf-c-dev protobuf-c-compiler \
 	protobuf-compiler jq graphviz zip unzip zstd xz-utils bzip2 gzip \
-	tar psmisc
+	tar psmisc groff-base
 FUZZ_PKGS := clang libclang-rt-dev
 
 ifeq ($(SAN),1)
@@ -89,6 +89,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(CORE_LIB) $(CORE_LIBS)
 
+# `make fuzz`: each target runs FUZZ_SECONDS; a crash stops with the input
+# saved as build/fuzz/<target>-crash-*; keep it in tests/fuzz/regress/<target>/
+# so `make check` replays it for ever.
 # Fuzz targets built with a plain driver: `make check` replays the kept
 # crashers and seed corpus through them under the sanitizers.
 $(BUILD)/tests/%-regress: tests/fuzz/%.c tests/fuzz/driver.c $(CORE_LIB)
@@ -122,7 +125,7 @@ demo: deps
 	tests/demo.sh ./tracemount testdata/demo/demo.zip
 
 FUZZ_SECONDS ?= 30
-fuzz: deps fuzz-deps
+fuzz: deps fuzz-deps $(GEN_C)
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
@@ -131,9 +134,9 @@ fuzz: deps fuzz-deps
 			$$(pkg-config --cflags $(PKGS_CORE)) -o build/fuzz/$$n $$f $(CORE_SRC) $(GEN_C) \
 			$(CORE_LIBS) || exit 1; \
 		mkdir -p build/fuzz/corpus-$$n; \
+		seeds=$$(for d in tests/fuzz/corpus/$$n tests/fuzz/regress/$$n; do [ -d $$d ] && echo $$d; done); \
 		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
-			tests/fuzz/corpus/$$n tests/fuzz/regress/$$n || exit 1; \
+			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n $$seeds || exit 1; \
 	done
 
 bench: deps

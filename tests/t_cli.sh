@@ -3,6 +3,7 @@
 # exit codes, and `tracemount ls|cat|check` on good and bad archives.
 . "$(dirname "$0")/lib.sh"
 tm=$TRACEMOUNT
+here=$(cd "$(dirname "$0")" && pwd)
 cd "$T_TMP"
 
 printf '{"traceEvents":[{"pid":10,"tid":10,"ts":2000,"dur":500,"ph":"X","name":"json_slice"}]}\n' >app.json
@@ -70,4 +71,14 @@ ok "tar.gz member bytes" cmp <("$tm" cat good.tgz files/sys.systrace) sys.systra
 for c in bzip2 xz zstd; do
 	tar -cf - app.json sys.systrace | $c -c >good.tar.$c
 	ok "tar.$c member bytes" cmp <("$tm" cat good.tar.$c files/app.json) app.json
+done
+
+# The man page renders cleanly and documents every option and command.
+man=$here/../man/tracemount.1
+eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
+page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
+for w in "ls ARCHIVE" "cat ARCHIVE PATH" "check ARCHIVE" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
+	metadata.json perfetto_manifest.json "files/MEMBER" processing_order files_path manifest_entry ignored \
+	"EXIT STATUS" "%2E%2E"; do
+	contains "man page documents '$w'" "$page" "$w"
 done
