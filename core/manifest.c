@@ -465,6 +465,44 @@ static uint32_t base_row(const tm_manifest *m, tm_mf_plan *p, size_t i)
 	return n ? name_row(m, p, n) : plan_row(p, 0, NULL);
 }
 
+/* The wording of §7's errors for the two places a file reference appears. */
+typedef struct ref_texts {
+	const char *unknown_file; /* %s: the file */
+	const char *multi;        /* %s: the file */
+	const char *undeclared;   /* %s: the machine, %s: the file */
+} ref_texts;
+
+static const ref_texts trace_time_texts = {
+	PFX "trace_time: file names unknown file '%s'. It must match the `path` of an entry in the `files` array.",
+	PFX "trace_time: file '%s' is a multi-machine trace; also name the machine with trace_time: machine.",
+	PFX "trace_time: machine '%s' is not a machine declared by file '%s'.",
+};
+
+static const ref_texts sync_to_texts = {
+	PFX "clocks: sync_to.file names unknown file '%s'. It must match the `path` of an entry in the `files` array.",
+	PFX "clocks: sync_to.file '%s' is a multi-machine trace; also name the machine with clocks: sync_to.machine.",
+	PFX "clocks: sync_to.machine '%s' is not a machine declared by file '%s'.",
+};
+
+/* manifest.md §7: the machine row a (file, machine) reference names. */
+static int resolve_reference(const tm_manifest *m, tm_mf_plan *out, const ref_texts *t, const char *file,
+			     const char *machine, uint32_t *row, tm_error *err)
+{
+	int32_t e = tm_manifest_find_entry(m, file);
+	if (e < 0)
+		return tm_err(err, TM_EINPUT, t->unknown_file, file);
+	if (!machine) {
+		if (tm_manifest_entry_is_multi(m, (size_t)e))
+			return tm_err(err, TM_EINPUT, t->multi, file);
+		*row = base_row(m, out, (size_t)e);
+		return 0;
+	}
+	if (!declares(&m->files[e], machine))
+		return tm_err(err, TM_EINPUT, t->undeclared, machine, file);
+	*row = name_row(m, out, machine);
+	return 0;
+}
+
 int tm_manifest_apply(const tm_manifest *m, int64_t (*member_file_id)(void *ctx, const char *path), void *ctx,
 		      tm_mf_plan *out, tm_error *err)
 {
@@ -481,34 +519,8 @@ int tm_manifest_apply(const tm_manifest *m, int64_t (*member_file_id)(void *ctx,
 			       m->tt_machine);
 			goto fail;
 		}
-		if (m->tt_file) {
-			int32_t e = tm_manifest_find_entry(m, m->tt_file);
-			if (e < 0) {
-				tm_err(err, TM_EINPUT,
-				       PFX "trace_time: file names unknown file '%s'. It must match the `path` of an "
-					   "entry in the `files` array.",
-				       m->tt_file);
-				goto fail;
-			}
-			if (!m->tt_machine) {
-				if (tm_manifest_entry_is_multi(m, (size_t)e)) {
-					tm_err(err, TM_EINPUT,
-					       PFX "trace_time: file '%s' is a multi-machine trace; also name the "
-						   "machine with trace_time: machine.",
-					       m->tt_file);
-					goto fail;
-				}
-				row = base_row(m, out, (size_t)e);
-			} else {
-				if (!declares(&m->files[e], m->tt_machine)) {
-					tm_err(err, TM_EINPUT,
-					       PFX "trace_time: machine '%s' is not a machine declared by file '%s'.",
-					       m->tt_machine, m->tt_file);
-					goto fail;
-				}
-				row = name_row(m, out, m->tt_machine);
-			}
-		}
+		if (m->tt_file && resolve_reference(m, out, &trace_time_texts, m->tt_file, m->tt_machine, &row, err) != 0)
+			goto fail;
 		out->has_trace_time = 1;
 		out->trace_time = (tm_clock_node){m->tt_clock, 0, 0, row};
 	}
@@ -537,33 +549,8 @@ int tm_manifest_apply(const tm_manifest *m, int64_t (*member_file_id)(void *ctx,
 			}
 			src_row = name_row(m, out, c->machine);
 		}
-		/* Reference. */
-		int32_t r = tm_manifest_find_entry(m, c->sync_file);
-		if (r < 0) {
-			tm_err(err, TM_EINPUT,
-			       PFX "clocks: sync_to.file names unknown file '%s'. It must match the `path` of an entry "
-				   "in the `files` array.",
-			       c->sync_file);
+		if (resolve_reference(m, out, &sync_to_texts, c->sync_file, c->sync_machine, &ref_row, err) != 0)
 			goto fail;
-		}
-		if (!c->sync_machine) {
-			if (tm_manifest_entry_is_multi(m, (size_t)r)) {
-				tm_err(err, TM_EINPUT,
-				       PFX "clocks: sync_to.file '%s' is a multi-machine trace; also name the machine "
-					   "with clocks: sync_to.machine.",
-				       c->sync_file);
-				goto fail;
-			}
-			ref_row = base_row(m, out, (size_t)r);
-		} else {
-			if (!declares(&m->files[r], c->sync_machine)) {
-				tm_err(err, TM_EINPUT,
-				       PFX "clocks: sync_to.machine '%s' is not a machine declared by file '%s'.",
-				       c->sync_machine, c->sync_file);
-				goto fail;
-			}
-			ref_row = name_row(m, out, c->sync_machine);
-		}
 		/* clocks.md §9.1: PIN and clock-less references use the files'
 		 * private clocks, which need real members. */
 		tm_clock_node src = {c->clock, 0, 0, src_row}, ref = {c->sync_clock, 0, 0, ref_row};
