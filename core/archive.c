@@ -249,6 +249,20 @@ static const blob_ops range_ops = {
 	.pread = range_pread,
 };
 
+int tm_blob_file_range(const tm_blob *b, int *fd, uint64_t *off)
+{
+	uint64_t base = 0;
+	if (b->ops == &range_ops) { /* ranges are flattened onto their source */
+		base = b->off;
+		b = b->src;
+	}
+	if (b->ops != &file_ops)
+		return -1;
+	*fd = ((const file_blob *)b->priv)->fd;
+	*off = base;
+	return 0;
+}
+
 tm_blob *tm_blob_range_(tm_blob *src, uint64_t off, uint64_t len)
 {
 	if (src->ops == &range_ops) {

@@ -51,6 +51,12 @@ tm_blob *tm_blob_open_path(const char *path, tm_error *err);
 /* A blob over a private copy of `n` bytes (tests, fuzzing). Never fails. */
 tm_blob *tm_blob_open_memory(const void *data, size_t n);
 
+/* Where the blob's bytes lie unchanged in a file (the input itself, a
+ * stored ZIP member, a member of a plain TAR): the open fd (owned by the
+ * blob) and the offset of byte 0. Lets a front end hand reads to the kernel
+ * without copying. -1 for anything decoded. */
+int tm_blob_file_range(const tm_blob *b, int *fd, uint64_t *off);
+
 /* Reference counting; a blob holds references to the blobs it reads from.
  * tm_blob_ref(NULL) and tm_blob_unref(NULL) are no-ops. */
 tm_blob *tm_blob_ref(tm_blob *b);

@@ -449,6 +449,14 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 	return 0;
 }
 
+int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
+{
+	if (f->node->src != SRC_BLOB || tm_blob_file_range(f->node->blob, fd, off) != 0)
+		return -1;
+	*size = f->node->size;
+	return 0;
+}
+
 void vtree_file_close(vt_file *f)
 {
 	if (!f)

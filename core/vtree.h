@@ -63,6 +63,11 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err);
 ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error *err);
 void vtree_file_close(vt_file *f);
 
+/* When the open file's bytes lie unchanged in a host file (a stored
+ * member), its fd (owned by the tree), the offset of byte 0 and the size:
+ * a front end may then read them directly. -1 otherwise. */
+int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size);
+
 /* `tracemount check`: run every tier that can fail (the scan, once it
  * exists) and write a short human summary into `summary`. Returns 0 when
  * the archive merges, -1 with the exact error otherwise. */

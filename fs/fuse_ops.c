@@ -114,6 +114,47 @@ static int tm_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? fail(&err) : (int)n;
 }
 
+/* Stored members are handed to libfuse as (fd, offset): the bytes go from
+ * the archive to the kernel without passing through our buffers (spliced
+ * where the kernel allows). Everything else is decoded into memory. */
+static int tm_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)path;
+	vt_file *f = (vt_file *)(uintptr_t)fi->fh;
+	struct fuse_bufvec *bv = malloc(sizeof(*bv));
+	if (!bv)
+		return -ENOMEM;
+	int fd;
+	uint64_t base, fsize;
+	if (vtree_file_fd(f, &fd, &base, &fsize) == 0) {
+		uint64_t o = (uint64_t)off;
+		size_t n = o >= fsize ? 0 : fsize - o < size ? (size_t)(fsize - o) : size;
+		*bv = FUSE_BUFVEC_INIT(n);
+		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv->buf[0].fd = fd;
+		bv->buf[0].pos = (off_t)(base + o);
+		*bufp = bv;
+		return 0;
+	}
+	*bv = FUSE_BUFVEC_INIT(size);
+	bv->buf[0].mem = malloc(size ? size : 1);
+	if (!bv->buf[0].mem) {
+		free(bv);
+		return -ENOMEM;
+	}
+	tm_error err = {0};
+	ssize_t n = vtree_file_read(f, bv->buf[0].mem, size, (uint64_t)off, &err);
+	if (n < 0) {
+		free(bv->buf[0].mem);
+		free(bv);
+		return fail(&err);
+	}
+	bv->buf[0].size = (size_t)n;
+	*bufp = bv;
+	return 0;
+}
+
 static int tm_release(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
@@ -142,7 +183,9 @@ static int tm_statfs(const char *path, struct statvfs *sv)
 
 static void *tm_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	(void)conn;
+	/* Replies that carry an fd are spliced into the FUSE device. */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 	cfg->use_ino = 1;
 	cfg->kernel_cache = 1;
 	cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 60;
@@ -173,6 +216,7 @@ static const struct fuse_operations ops = {
 	.readdir = tm_readdir,
 	.open = tm_open,
 	.read = tm_read,
+	.read_buf = tm_read_buf,
 	.release = tm_release,
 	.readlink = tm_readlink,
 	.statfs = tm_statfs,
