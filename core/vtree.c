@@ -165,6 +165,27 @@ static char *free_name(tm_vtree *t, vt_ino dir, const char *base)
 	}
 }
 
+/* A hard link's target as a path relative to the link's directory, both
+ * under files/ and escaped the same way (tracemount(1), "files/"). */
+static char *relative_target(const char *link_name, const char *target)
+{
+	tm_buf b = {0};
+	for (const char *p = link_name; (p = strchr(p, '/')); p++)
+		tm_buf_puts(&b, "../");
+	for (const char *p = target;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		char *c = escape_component(p, n);
+		tm_buf_puts(&b, c);
+		free(c);
+		if (!slash)
+			break;
+		tm_buf_puts(&b, "/");
+		p = slash + 1;
+	}
+	return tm_buf_detach(&b, NULL);
+}
+
 static void add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 {
 	const tm_entry *e = &v->entry;
@@ -191,7 +212,8 @@ static void add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 				node_of(t, existing)->mtime = e->mtime ? e->mtime : node_of(t, existing)->mtime;
 			} else {
 				char *nm = free_name(t, dir, comp);
-				vt_ino ino = add_node(t, dir, nm, e->kind == TM_ENTRY_SYMLINK ? VT_LNK : VT_REG);
+				int link = e->kind == TM_ENTRY_SYMLINK || (e->kind == TM_ENTRY_HARDLINK && e->link_target);
+				vt_ino ino = add_node(t, dir, nm, link ? VT_LNK : VT_REG);
 				free(nm);
 				vt_node *n = node_of(t, ino);
 				if (e->mtime)
@@ -199,11 +221,14 @@ static void add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 				if (e->kind == TM_ENTRY_SYMLINK) {
 					n->src = SRC_LINK;
 					n->link = tm_xstrdup(e->link_target ? e->link_target : "");
+				} else if (e->kind == TM_ENTRY_HARDLINK && e->link_target) {
+					n->src = SRC_LINK;
+					n->link = relative_target(e->name, e->link_target);
 				} else if (e->blob) {
 					n->src = SRC_BLOB;
 					n->blob = tm_blob_ref(e->blob);
 					n->size = e->size;
-				} /* hard links and special files: empty regular files */
+				} /* special files: empty regular files */
 			}
 			free(comp);
 			return;

@@ -57,6 +57,49 @@ int cli_ls(int argc, char **argv)
 	return rc;
 }
 
+/* Follow symbolic links the way the kernel would for `cat MOUNT/PATH`
+ * (relative targets, at most 40 hops). Returns the final node. */
+static int resolve(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
+{
+	char cur[8192];
+	snprintf(cur, sizeof cur, "%s", path);
+	for (int hops = 0; hops <= 40; hops++) {
+		vt_stat st;
+		if (vtree_lookup(t, cur, ino, err) != 0 || vtree_stat(t, *ino, &st, err) != 0)
+			return -1;
+		if (st.kind != VT_LNK)
+			return 0;
+		char target[4096], next[8192];
+		if (vtree_readlink(t, *ino, target, sizeof target, err) != 0)
+			return -1;
+		if (target[0] == '/')
+			return tm_err(err, TM_ENOENT, "%s: link leaves the tree", path);
+		char *slash = strrchr(cur, '/');
+		int dirlen = slash ? (int)(slash - cur) : 0;
+		snprintf(next, sizeof next, "%.*s/%s", dirlen, cur, target);
+		/* fold "dir/../" pairs so the tree sees plain paths */
+		char *out = cur, *p = next;
+		*out = '\0';
+		while (*p) {
+			while (*p == '/')
+				p++;
+			char *e = strchr(p, '/');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+			if (n == 2 && p[0] == '.' && p[1] == '.') {
+				char *up = strrchr(cur, '/');
+				if (!up)
+					return tm_err(err, TM_ENOENT, "%s: link leaves the tree", path);
+				*up = '\0';
+			} else if (n && !(n == 1 && p[0] == '.')) {
+				size_t l = strlen(cur);
+				snprintf(cur + l, sizeof cur - l, "/%.*s", (int)n, p);
+			}
+			p += n;
+		}
+	}
+	return tm_err(err, TM_ENOENT, "%s: too many levels of symbolic links", path);
+}
+
 int cli_cat(int argc, char **argv)
 {
 	if (argc != 3)
@@ -69,7 +112,7 @@ int cli_cat(int argc, char **argv)
 	vt_ino ino;
 	int rc = EXIT_OK;
 	vt_file *f = NULL;
-	if (vtree_lookup(t, path, &ino, &err) != 0 || !(f = vtree_file_open(t, ino, &err))) {
+	if (resolve(t, path, &ino, &err) != 0 || !(f = vtree_file_open(t, ino, &err))) {
 		fprintf(stderr, "tracemount: cat: %s: %s\n", path, strerror(front_errno(err.code)));
 		vtree_free(t);
 		return EXIT_MERGE;

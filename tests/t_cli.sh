@@ -82,3 +82,11 @@ for w in "ls ARCHIVE" "cat ARCHIVE PATH" "check ARCHIVE" "-f " "-d " "-s " "-o O
 	"EXIT STATUS" "%2E%2E"; do
 	contains "man page documents '$w'" "$page" "$w"
 done
+
+# TAR links: a symlink stays a symlink, a hard link points at its target.
+mkdir -p links/d && cp app.json links/d/app.json && ln -s d/app.json links/soft.json && ln links/d/app.json links/hard.json
+(cd links && tar -cf ../links.tar d/app.json soft.json hard.json)
+eq "tar symlink and hard link are skipped by the merge" "$("$tm" cat links.tar metadata.json | jq -c '[.ignored[] | .path]')" '["soft.json","hard.json"]'
+ok "cat through a tar symlink's target" cmp <("$tm" cat links.tar files/d/app.json) app.json
+ok "cat follows a tar symlink" cmp <("$tm" cat links.tar files/soft.json) app.json
+ok "cat follows a tar hard link" cmp <("$tm" cat links.tar files/hard.json) app.json
