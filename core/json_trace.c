@@ -1,0 +1,773 @@
+/* core/json_trace.c - Chrome JSON trace reader (spec/formats.md §3). */
+#include "json_trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char ERR_INCOMPLETE[] = "JSON trace file is incomplete (ERR:tp-corrupt)";
+
+/* Outcome of a step of the outer tokenizer. */
+enum { STEP_OK = 0, STEP_EOF = 1, STEP_ERR = -1 };
+
+/* ---- the byte source -------------------------------------------------- */
+
+typedef struct source {
+	tm_cursor *c;
+	char *buf;
+	size_t chunk, pos, len;
+	int eof, failed;
+	tm_error *err;
+} source;
+
+/* The next byte without consuming it: 0..255, -1 at the end, -2 on a
+ * cursor error (err is set). */
+static int src_peek(source *s)
+{
+	if (s->pos < s->len)
+		return (unsigned char)s->buf[s->pos];
+	if (s->eof)
+		return -1;
+	if (s->failed)
+		return -2;
+	ssize_t got = tm_cursor_read(s->c, s->buf, s->chunk, s->err);
+	if (got < 0) {
+		s->failed = 1;
+		return -2;
+	}
+	if (got == 0) {
+		s->eof = 1;
+		return -1;
+	}
+	s->pos = 0;
+	s->len = (size_t)got;
+	return (unsigned char)s->buf[0];
+}
+
+static int src_get(source *s)
+{
+	int ch = src_peek(s);
+	if (ch >= 0)
+		s->pos++;
+	return ch;
+}
+
+/* JSON whitespace (RFC 8259). */
+static int is_ws(int ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+
+static int src_skip_ws(source *s)
+{
+	int ch;
+	while ((ch = src_peek(s)) >= 0 && is_ws(ch))
+		s->pos++;
+	return ch;
+}
+
+/* ---- the reader -------------------------------------------------------- */
+
+typedef struct str_id {
+	char *s;
+	int64_t id;
+} str_id;
+
+typedef struct reader {
+	source src;
+	json_event_fn fn;
+	void *ctx;
+	json_trace_stats *st;
+	tm_error *err;
+	int object_form;
+	tm_buf ev;      /* the event object (or metadata value) being buffered */
+	tm_buf line;    /* the systemTraceEvents line being unescaped */
+	str_id *ids;    /* string pid/tid table (open addressing) */
+	size_t nids, capids;
+} reader;
+
+static int fail_step(reader *r, int ch)
+{
+	/* A cursor error already filled err. */
+	if (ch == -2)
+		return STEP_ERR;
+	return STEP_EOF;
+}
+
+/* Append one byte to a capture buffer, within the memory bound. */
+static int capture(reader *r, tm_buf *b, int ch)
+{
+	if (!b)
+		return 0;
+	if (b->len >= JSON_TRACE_EVENT_MAX)
+		return tm_err(r->err, TM_EINPUT,
+			      "Failure parsing JSON: event larger than %u bytes", JSON_TRACE_EVENT_MAX);
+	char c = (char)ch;
+	tm_buf_put(b, &c, 1);
+	return 0;
+}
+
+/* The rest of a string whose opening quote was consumed, raw (escapes
+ * kept), into b (may be NULL). */
+static int scan_string_rest(reader *r, tm_buf *b)
+{
+	int esc = 0;
+	for (;;) {
+		int ch = src_get(&r->src);
+		if (ch < 0)
+			return fail_step(r, ch);
+		if (capture(r, b, ch))
+			return STEP_ERR;
+		if (esc)
+			esc = 0;
+		else if (ch == '\\')
+			esc = 1;
+		else if (ch == '"')
+			return STEP_OK;
+	}
+}
+
+/* One JSON value starting at the next non-blank byte, copied raw into b
+ * (may be NULL to skip). Brackets are only counted, not matched: the
+ * parser of the captured text judges the structure. */
+static int scan_value(reader *r, tm_buf *b)
+{
+	int ch = src_skip_ws(&r->src);
+	if (ch < 0)
+		return fail_step(r, ch);
+	if (ch == '"') {
+		r->src.pos++;
+		if (capture(r, b, ch))
+			return STEP_ERR;
+		return scan_string_rest(r, b);
+	}
+	if (ch == '{' || ch == '[') {
+		size_t depth = 0;
+		for (;;) {
+			ch = src_get(&r->src);
+			if (ch < 0)
+				return fail_step(r, ch);
+			if (capture(r, b, ch))
+				return STEP_ERR;
+			if (ch == '"') {
+				int rc = scan_string_rest(r, b);
+				if (rc)
+					return rc;
+			} else if (ch == '{' || ch == '[') {
+				depth++;
+			} else if (ch == '}' || ch == ']') {
+				if (--depth == 0)
+					return STEP_OK;
+			}
+		}
+	}
+	/* A scalar: up to the next delimiter. */
+	while ((ch = src_peek(&r->src)) >= 0 && !is_ws(ch) && ch != ',' && ch != '}' && ch != ']') {
+		r->src.pos++;
+		if (capture(r, b, ch))
+			return STEP_ERR;
+	}
+	if (ch == -2)
+		return STEP_ERR;
+	return ch == -1 ? STEP_EOF : STEP_OK;
+}
+
+/* ---- §3.3 time values and §3.4 ids ------------------------------------ */
+
+/* The largest magnitude whose int64 conversion and ×1000 stay defined. */
+#define TS_LIMIT 9.2233720368547758e15
+
+static int double_to_ns(double v, int64_t *ns)
+{
+	if (!(fabs(v) < TS_LIMIT))
+		return 0;
+	if (v == trunc(v))
+		*ns = (int64_t)v * 1000;
+	else
+		*ns = (int64_t)llround(v * 1000.0);
+	return 1;
+}
+
+int json_trace_time_ns(const tj_value *v, int64_t *ns)
+{
+	if (!v)
+		return 0;
+	switch (v->type) {
+	case TJ_INT: {
+		long long out;
+		if (__builtin_mul_overflow((long long)v->i, 1000LL, &out))
+			return 0;
+		*ns = out;
+		return 1;
+	}
+	case TJ_DOUBLE:
+		return double_to_ns(v->d, ns);
+	case TJ_STRING: {
+		/* §3.3: a string holding a number is parsed as a JSON number. */
+		if (v->len == 0 || v->len > 64 || strspn(v->s, "0123456789+-.eE") != v->len)
+			return 0;
+		char wrapped[70];
+		snprintf(wrapped, sizeof wrapped, "[%s]", v->s);
+		tj_value *arr = NULL;
+		tm_error e;
+		if (tj_parse(wrapped, strlen(wrapped), &arr, &e) < 0)
+			return 0;
+		int ok = arr->len == 1 && tj_is_number(&arr->items[0]) &&
+			 json_trace_time_ns(&arr->items[0], ns);
+		tj_free(arr);
+		return ok;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* §3.4: outside [0, 4294967295] a pid or tid is 0. */
+static int64_t coerce_u32(int64_t v) { return v < 0 || v > 4294967295LL ? 0 : v; }
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* A stable id per distinct string pid/tid of this file (§3.4). */
+static int64_t string_id(reader *r, const char *s)
+{
+	if (r->nids * 2 >= r->capids) {
+		size_t ncap = r->capids ? r->capids * 2 : 64;
+		str_id *n = tm_xcalloc(ncap, sizeof *n);
+		for (size_t i = 0; i < r->capids; i++) {
+			if (!r->ids[i].s)
+				continue;
+			size_t j = hash_str(r->ids[i].s) & (ncap - 1);
+			while (n[j].s)
+				j = (j + 1) & (ncap - 1);
+			n[j] = r->ids[i];
+		}
+		free(r->ids);
+		r->ids = n;
+		r->capids = ncap;
+	}
+	size_t j = hash_str(s) & (r->capids - 1);
+	while (r->ids[j].s) {
+		if (strcmp(r->ids[j].s, s) == 0)
+			return r->ids[j].id;
+		j = (j + 1) & (r->capids - 1);
+	}
+	r->ids[j].s = tm_xstrdup(s);
+	r->ids[j].id = JSON_TRACE_STRING_ID_BASE + (int64_t)r->nids++;
+	return r->ids[j].id;
+}
+
+/* pid / tid (§3.4). Returns 1 when the field is present in a usable type. */
+static int read_id(reader *r, const tj_value *v, int64_t *id, int *is_string, const char **name)
+{
+	*is_string = 0;
+	*name = NULL;
+	if (!v)
+		return 0;
+	switch (v->type) {
+	case TJ_INT:
+		*id = coerce_u32(v->i);
+		return 1;
+	case TJ_DOUBLE:
+		*id = fabs(v->d) < 9.2e18 ? coerce_u32((int64_t)v->d) : 0;
+		return 1;
+	case TJ_STRING:
+		*id = string_id(r, v->s);
+		*is_string = 1;
+		*name = v->s;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *nonempty_string(const tj_value *v)
+{
+	return v && v->type == TJ_STRING && v->len > 0 ? v->s : NULL;
+}
+
+/* A compact rendering of an args value for the summary. */
+static void summarise_value(tm_buf *b, const tj_value *v)
+{
+	switch (v->type) {
+	case TJ_NULL:
+		tm_buf_puts(b, "null");
+		break;
+	case TJ_BOOL:
+		tm_buf_puts(b, v->b ? "true" : "false");
+		break;
+	case TJ_INT:
+		tm_buf_printf(b, "%lld", (long long)v->i);
+		break;
+	case TJ_DOUBLE:
+		tm_buf_printf(b, "%.17g", v->d);
+		break;
+	case TJ_STRING:
+		tm_buf_puts(b, v->s);
+		break;
+	case TJ_ARRAY:
+		tm_buf_puts(b, "[...]");
+		break;
+	case TJ_OBJECT:
+		tm_buf_puts(b, "{...}");
+		break;
+	}
+}
+
+static void summarise_args(const tj_value *args, char *out, size_t n)
+{
+	tm_buf b = {0};
+	for (size_t i = 0; args && args->type == TJ_OBJECT && i < args->len; i++) {
+		if (b.len > n)
+			break;
+		tm_buf_printf(&b, "%s%s=", i ? " " : "", args->keys[i]);
+		summarise_value(&b, &args->items[i]);
+	}
+	snprintf(out, n, "%s", b.data ? b.data : "");
+	tm_buf_free(&b);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static int deliver_trace_event(reader *r)
+{
+	tj_value *obj = NULL;
+	tm_error perr;
+	if (tj_parse(r->ev.data, r->ev.len, &obj, &perr) < 0)
+		return tm_err(r->err, TM_EINPUT, "Failure parsing JSON: %s", perr.msg);
+	int rc = STEP_OK;
+	if (obj->type != TJ_OBJECT)
+		goto out;
+	/* §3.1: `{}` is skipped silently. */
+	if (obj->len == 0)
+		goto out;
+
+	json_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.kind = JSON_EV_TRACE;
+	ev.object = obj;
+	ev.dur = ev.tts = ev.tdur = -1;
+	ev.pid = ev.tid = -1;
+
+	const tj_value *ph = tj_get(obj, "ph");
+	if (ph && ph->type == TJ_STRING && ph->len > 0)
+		ev.phase = ph->s[0];
+	/* §3.3: a bad dur/tts/tdur drops the event. */
+	static const char *const DURATIONS[] = {"dur", "tts", "tdur"};
+	int64_t *slots[] = {&ev.dur, &ev.tts, &ev.tdur};
+	for (size_t i = 0; i < 3; i++) {
+		const tj_value *v = tj_get(obj, DURATIONS[i]);
+		if (v && !json_trace_time_ns(v, slots[i])) {
+			r->st->json_tokenizer_failure++;
+			goto out;
+		}
+	}
+	if (!ev.phase) {
+		r->st->json_tokenizer_failure++;
+		goto out;
+	}
+	ev.has_ts = json_trace_time_ns(tj_get(obj, "ts"), &ev.ts);
+	if (!ev.has_ts) {
+		/* §3.2: ts is required except for M (then 0). */
+		if (ev.phase != 'M') {
+			r->st->json_tokenizer_failure++;
+			goto out;
+		}
+		ev.ts = 0;
+	}
+	if (ev.phase == 'X' && ev.dur < 0 && !tj_get(obj, "dur")) {
+		r->st->json_parser_failure++;
+		goto out;
+	}
+	ev.has_pid = read_id(r, tj_get(obj, "pid"), &ev.pid, &ev.pid_is_string, &ev.pid_name);
+	ev.has_tid = read_id(r, tj_get(obj, "tid"), &ev.tid, &ev.tid_is_string, &ev.tid_name);
+	/* §3.4: tid absent or 0 (and not a string) while pid != 0 -> pid. */
+	int64_t pid_val = ev.has_pid ? ev.pid : 0;
+	int64_t tid_val = ev.has_tid ? ev.tid : 0;
+	if (tid_val == 0 && pid_val != 0 && !ev.tid_is_string) {
+		ev.tid = ev.pid;
+		ev.has_tid = 1;
+	}
+	ev.name = nonempty_string(tj_get(obj, "name"));
+	ev.category = nonempty_string(tj_get(obj, "cat"));
+	const tj_value *args = tj_get(obj, "args");
+	if (args && args->type == TJ_OBJECT) {
+		ev.args = args;
+		summarise_args(args, ev.args_summary, sizeof ev.args_summary);
+		for (size_t i = 0; i < args->len; i++) {
+			if (tj_is_number(&args->items[i])) {
+				const tj_value *a = &args->items[i];
+				ev.counter_value = a->type == TJ_INT ? (double)a->i : a->d;
+				break;
+			}
+		}
+	}
+	if (r->fn(r->ctx, &ev, r->err))
+		rc = STEP_ERR;
+out:
+	tj_free(obj);
+	return rc;
+}
+
+/* traceEvents (or the bare array); the '[' is consumed. */
+static int read_events(reader *r)
+{
+	for (;;) {
+		int ch = src_skip_ws(&r->src);
+		if (ch < 0) {
+			/* §3.1: the bare array may end without ']'. */
+			if (ch == -1 && !r->object_form)
+				return STEP_OK;
+			return fail_step(r, ch);
+		}
+		if (ch == ',') {
+			r->src.pos++;
+			continue;
+		}
+		if (ch == ']') {
+			r->src.pos++;
+			return STEP_OK;
+		}
+		if (ch != '{')
+			return tm_err(r->err, TM_EINPUT,
+				      "Failure parsing JSON: unexpected character '%c' in traceEvents", ch);
+		r->ev.len = 0;
+		int rc = scan_value(r, &r->ev);
+		if (rc == STEP_EOF && !r->object_form)
+			return STEP_OK; /* an event cut short ends a bare array */
+		if (rc)
+			return rc;
+		if (deliver_trace_event(r))
+			return STEP_ERR;
+	}
+}
+
+/* One completed systemTraceEvents line (§3.1). */
+static int deliver_system_line(reader *r)
+{
+	tm_buf *l = &r->line;
+	if (!l->data) {
+		tm_buf_put(l, "", 1); /* parsing needs l->data[len] writable */
+		l->len = 0;
+		l->data[0] = '\0';
+	}
+	systrace_event sev;
+	/* systrace_parse_line leaves a line it cannot match intact. */
+	systrace_line_result res = systrace_parse_line(l->data, l->len, &sev);
+	int rc = STEP_OK;
+	switch (res) {
+	case SYSTRACE_LINE_NO_MATCH:
+		rc = tm_err(r->err, TM_EINPUT, "Not a known systrace event format (line: %s)",
+			    l->data);
+		break;
+	case SYSTRACE_LINE_BAD_PRINT:
+		r->st->systrace_parse_failure++;
+		break;
+	case SYSTRACE_LINE_SKIP:
+		break;
+	case SYSTRACE_LINE_EVENT: {
+		json_event ev;
+		memset(&ev, 0, sizeof ev);
+		sev.json_embedded = 1;
+		ev.kind = JSON_EV_SYSTRACE;
+		ev.systrace = &sev;
+		ev.phase = sev.print_phase;
+		ev.has_ts = 1;
+		ev.ts = sev.ts;
+		ev.dur = ev.tts = ev.tdur = -1;
+		ev.has_pid = sev.tgid >= 0;
+		ev.pid = sev.tgid;
+		ev.has_tid = 1;
+		ev.tid = sev.pid;
+		ev.name = sev.print_name[0] ? sev.print_name : sev.event_name;
+		ev.counter_value = (double)sev.print_value;
+		snprintf(ev.args_summary, sizeof ev.args_summary, "%s", sev.args_summary);
+		if (r->fn(r->ctx, &ev, r->err))
+			rc = STEP_ERR;
+		break;
+	}
+	}
+	l->len = 0;
+	return rc;
+}
+
+static int hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+static void put_utf8(tm_buf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xC0 | (cp >> 6));
+		u[1] = (char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else {
+		u[0] = (char)(0xE0 | (cp >> 12));
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		u[2] = (char)(0x80 | (cp & 0x3F));
+		n = 3;
+	}
+	tm_buf_put(b, u, n);
+}
+
+/* Unescape a raw JSON string body in place (keys). Returns 0, or -1 on
+ * a bad escape. */
+static int unescape_in_place(tm_buf *b)
+{
+	static const char FROM[] = "\"\\/bfnrt";
+	static const char TO[] = "\"\\/\b\f\n\r\t";
+	tm_buf out = {0};
+	for (size_t i = 0; i < b->len; i++) {
+		char ch = b->data[i];
+		if (ch != '\\') {
+			tm_buf_put(&out, &ch, 1);
+			continue;
+		}
+		if (++i >= b->len)
+			goto bad;
+		const char *p = b->data[i] ? strchr(FROM, b->data[i]) : NULL;
+		if (p) {
+			tm_buf_put(&out, &TO[p - FROM], 1);
+		} else if (b->data[i] == 'u') {
+			unsigned cp = 0;
+			for (int k = 1; k <= 4; k++) {
+				if (i + (size_t)k >= b->len || hexval((unsigned char)b->data[i + (size_t)k]) < 0)
+					goto bad;
+				cp = cp * 16 + (unsigned)hexval((unsigned char)b->data[i + (size_t)k]);
+			}
+			put_utf8(&out, cp);
+			i += 4;
+		} else {
+			goto bad;
+		}
+	}
+	b->len = 0;
+	if (out.len)
+		tm_buf_put(b, out.data, out.len);
+	else if (b->data)
+		b->data[0] = '\0';
+	tm_buf_free(&out);
+	return 0;
+bad:
+	tm_buf_free(&out);
+	return -1;
+}
+
+static const char ERR_SYSTEM_STRING[] =
+	"Failure parsing JSON: encountered fatal error while parsing event inside trace event string";
+
+/* systemTraceEvents: the opening quote is consumed. The string is
+ * unescaped as it streams; each `\n` escape ends a line. Text after the
+ * last `\n` is dropped, as in the reference. */
+static int read_system_events(reader *r)
+{
+	r->line.len = 0;
+	for (;;) {
+		int ch = src_get(&r->src);
+		if (ch < 0)
+			return fail_step(r, ch);
+		if (ch == '"')
+			return STEP_OK;
+		if (ch != '\\') {
+			if (r->line.len >= SYSTRACE_LINE_MAX)
+				return tm_err(r->err, TM_EINPUT, "%s", ERR_SYSTEM_STRING);
+			char c = (char)ch;
+			tm_buf_put(&r->line, &c, 1);
+			continue;
+		}
+		ch = src_get(&r->src);
+		if (ch < 0)
+			return fail_step(r, ch);
+		static const char SIMPLE_FROM[] = "\"\\/bfrt";
+		static const char SIMPLE_TO[] = "\"\\/\b\f\r\t";
+		const char *p = ch ? strchr(SIMPLE_FROM, ch) : NULL;
+		if (ch == 'n') {
+			if (deliver_system_line(r))
+				return STEP_ERR;
+		} else if (p) {
+			tm_buf_put(&r->line, &SIMPLE_TO[p - SIMPLE_FROM], 1);
+		} else if (ch == 'u') {
+			unsigned cp = 0;
+			for (int i = 0; i < 4; i++) {
+				int h = src_get(&r->src);
+				if (h < 0)
+					return fail_step(r, h);
+				if (hexval(h) < 0)
+					return tm_err(r->err, TM_EINPUT, "%s", ERR_SYSTEM_STRING);
+				cp = cp * 16 + (unsigned)hexval(h);
+			}
+			put_utf8(&r->line, cp);
+		} else {
+			return tm_err(r->err, TM_EINPUT, "%s", ERR_SYSTEM_STRING);
+		}
+	}
+}
+
+/* The outer `metadata` value (§3.1): each non-null entry of an object is
+ * reported; anything else is ignored. */
+static int read_metadata(reader *r)
+{
+	r->ev.len = 0;
+	int rc = scan_value(r, &r->ev);
+	if (rc)
+		return rc;
+	tj_value *obj = NULL;
+	tm_error perr;
+	if (r->ev.len == 0 || r->ev.data[0] != '{' || tj_parse(r->ev.data, r->ev.len, &obj, &perr) < 0)
+		return STEP_OK;
+	for (size_t i = 0; i < obj->len && rc == STEP_OK; i++) {
+		if (obj->items[i].type == TJ_NULL)
+			continue;
+		json_event ev;
+		memset(&ev, 0, sizeof ev);
+		ev.kind = JSON_EV_METADATA;
+		ev.dur = ev.tts = ev.tdur = ev.pid = ev.tid = -1;
+		ev.metadata_key = obj->keys[i];
+		ev.metadata_value = &obj->items[i];
+		if (r->fn(r->ctx, &ev, r->err))
+			rc = STEP_ERR;
+	}
+	tj_free(obj);
+	return rc;
+}
+
+/* The outer object's keys, after its '{' (§3.1). */
+static int read_outer_object(reader *r)
+{
+	tm_buf key = {0};
+	int rc;
+	for (;;) {
+		int ch = src_skip_ws(&r->src);
+		if (ch < 0) {
+			rc = fail_step(r, ch);
+			break;
+		}
+		r->src.pos++;
+		if (ch == ',')
+			continue;
+		if (ch == '}') {
+			rc = STEP_OK;
+			break;
+		}
+		if (ch != '"') {
+			rc = tm_err(r->err, TM_EINPUT,
+				    "Failure parsing JSON: encountered fatal error while parsing key");
+			break;
+		}
+		key.len = 0;
+		if ((rc = scan_string_rest(r, &key)) != STEP_OK)
+			break;
+		/* The raw key with its closing quote, unescaped as the
+		 * reference's key reader does. */
+		key.data[--key.len] = '\0';
+		if (unescape_in_place(&key) < 0) {
+			rc = tm_err(r->err, TM_EINPUT,
+				    "Failure parsing JSON: encountered fatal error while parsing key");
+			break;
+		}
+		if (!key.data)
+			tm_buf_puts(&key, "");
+		ch = src_skip_ws(&r->src);
+		if (ch < 0) {
+			rc = fail_step(r, ch);
+			break;
+		}
+		if (ch != ':') {
+			rc = tm_err(r->err, TM_EINPUT,
+				    "Failure parsing JSON: encountered fatal error while parsing key");
+			break;
+		}
+		r->src.pos++;
+		ch = src_skip_ws(&r->src);
+		if (ch < 0) {
+			rc = fail_step(r, ch);
+			break;
+		}
+		if (strcmp(key.data, "traceEvents") == 0) {
+			if (ch != '[') {
+				rc = tm_err(r->err, TM_EINPUT,
+					    "Failure parsing JSON: traceEvents is not an array.");
+				break;
+			}
+			r->src.pos++;
+			rc = read_events(r);
+		} else if (strcmp(key.data, "systemTraceEvents") == 0) {
+			if (ch != '"') {
+				rc = tm_err(r->err, TM_EINPUT,
+					    "Failure parsing JSON: systemTraceEvents is not an string.");
+				break;
+			}
+			r->src.pos++;
+			rc = read_system_events(r);
+		} else if (strcmp(key.data, "displayTimeUnit") == 0) {
+			/* §3.1: counted, units unchanged; it must be a string. */
+			if (ch != '"') {
+				rc = tm_err(r->err, TM_EINPUT, "Could not parse displayTimeUnit");
+				break;
+			}
+			r->st->json_display_time_unit++;
+			rc = scan_value(r, NULL);
+		} else if (strcmp(key.data, "metadata") == 0) {
+			rc = read_metadata(r);
+		} else {
+			rc = scan_value(r, NULL);
+		}
+		if (rc)
+			break;
+	}
+	tm_buf_free(&key);
+	return rc;
+}
+
+int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
+			    json_trace_stats *st, tm_error *err)
+{
+	reader r = {.fn = fn, .ctx = ctx, .st = st, .err = err};
+	if (!chunk)
+		chunk = 1;
+	r.src = (source){.c = c, .buf = tm_xmalloc(chunk), .chunk = chunk, .err = err};
+	int rc;
+	int ch = src_skip_ws(&r.src);
+	if (ch == -2)
+		rc = STEP_ERR;
+	else if (ch == -1)
+		rc = tm_err(err, TM_EINPUT, "Failure parsing JSON: first chunk has only whitespace");
+	else if (ch != '{' && ch != '[')
+		rc = tm_err(err, TM_EINPUT,
+			    "Failure parsing JSON: first non-whitespace character is not [ or {");
+	else {
+		r.src.pos++;
+		r.object_form = ch == '{';
+		rc = r.object_form ? read_outer_object(&r) : read_events(&r);
+	}
+	/* §3.1: only the object form may not be cut short. */
+	if (rc == STEP_EOF)
+		rc = tm_err(err, TM_EINPUT, "%s", ERR_INCOMPLETE);
+	for (size_t i = 0; i < r.capids; i++)
+		free(r.ids[i].s);
+	free(r.ids);
+	free(r.src.buf);
+	tm_buf_free(&r.ev);
+	tm_buf_free(&r.line);
+	return rc ? -1 : 0;
+}
+
+int json_trace_read(tm_cursor *c, json_event_fn fn, void *ctx, json_trace_stats *st, tm_error *err)
+{
+	return json_trace_read_chunked(c, JSON_TRACE_CHUNK, fn, ctx, st, err);
+}

@@ -1,0 +1,573 @@
+/* core/systrace.c - systrace text reader (spec/formats.md §4). */
+#include "systrace.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* formats.md §4.1: the TRACE: marker is looked for in the first 128 bytes. */
+#define TRACE_MARKER_WINDOW 128
+
+/* POSIX [[:space:]], as the reference's regex \s. */
+static int is_space(int ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
+}
+
+static int is_digit(int ch) { return ch >= '0' && ch <= '9'; }
+
+static int is_flag_head(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '.';
+}
+
+static int is_flag_tail(int ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || ch == '.'; }
+
+/* Where the §4.2 groups lie in the line (offsets; end exclusive). */
+typedef struct line_match {
+	size_t start, end;
+	size_t pid_b, pid_e, tgid_b, tgid_e, cpu_b, cpu_e, ts_b, ts_e, name_b, name_e;
+} line_match;
+
+static size_t skip_digits(const char *s, size_t i, size_t n)
+{
+	while (i < n && is_digit((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* The tail of the pattern from the timestamp on: (\d+\.\d+):\s+(\S+):
+ * Every step is forced except \S+, which backtracks to the last ':' of
+ * the non-space run (greedy and leftmost-longest agree there). */
+static int match_ts_tail(const char *s, size_t i, size_t n, line_match *m)
+{
+	size_t j = skip_digits(s, i, n);
+	if (j == i || j >= n || s[j] != '.')
+		return 0;
+	size_t k = skip_digits(s, j + 1, n);
+	if (k == j + 1 || k >= n || s[k] != ':')
+		return 0;
+	m->ts_b = i;
+	m->ts_e = k;
+	k++;
+	size_t w = k;
+	while (w < n && is_space((unsigned char)s[w]))
+		w++;
+	if (w == k)
+		return 0;
+	size_t run = w;
+	while (run < n && !is_space((unsigned char)s[run]))
+		run++;
+	for (size_t c = run; c > w + 1; c--) {
+		if (s[c - 1] == ':') {
+			m->name_b = w;
+			m->name_e = c - 1;
+			m->end = c;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The whole pattern anchored at s[i] == '-' (formats.md §4.2). */
+static int match_at(const char *s, size_t i, size_t n, line_match *m)
+{
+	size_t p = i + 1, q;
+	m->start = i;
+	q = skip_digits(s, p, n);
+	if (q == p)
+		return 0;
+	m->pid_b = p;
+	m->pid_e = q;
+	p = q;
+	while (q < n && is_space((unsigned char)s[q]))
+		q++;
+	if (q == p)
+		return 0;
+	if (q < n && s[q] == '(')
+		q++;
+	while (q < n && is_space((unsigned char)s[q]))
+		q++;
+	m->tgid_b = m->tgid_e = q;
+	if (q < n && is_digit((unsigned char)s[q])) {
+		m->tgid_e = q = skip_digits(s, q, n);
+	} else {
+		while (q < n && s[q] == '-')
+			q++;
+		m->tgid_e = q;
+	}
+	if (q < n && s[q] == ')')
+		q++;
+	if (q < n && is_space((unsigned char)s[q]))
+		q++;
+	if (q >= n || s[q] != '[')
+		return 0;
+	p = ++q;
+	q = skip_digits(s, p, n);
+	if (q == p || q >= n || s[q] != ']')
+		return 0;
+	m->cpu_b = p;
+	m->cpu_e = q;
+	q++;
+	while (q < n && is_space((unsigned char)s[q]))
+		q++;
+	/* Optional irq flags: three of [a-zA-Z.] then one or two of
+	 * [0-9a-f.]; a timestamp starts with a digit, so flags are tried
+	 * first and both tail lengths are tried (longest first). */
+	if (q + 3 < n && is_flag_head((unsigned char)s[q]) && is_flag_head((unsigned char)s[q + 1]) &&
+	    is_flag_head((unsigned char)s[q + 2]) && is_flag_tail((unsigned char)s[q + 3])) {
+		for (size_t tail = 2; tail >= 1; tail--) {
+			size_t f = q + 3;
+			if (tail == 2 && !(f + 1 < n && is_flag_tail((unsigned char)s[f + 1])))
+				continue;
+			f += tail;
+			while (f < n && is_space((unsigned char)s[f]))
+				f++;
+			if (match_ts_tail(s, f, n, m))
+				return 1;
+		}
+	}
+	return match_ts_tail(s, q, n, m);
+}
+
+/* Partial match, first occurrence (the regex search of the reference). */
+static int match_line(const char *s, size_t n, line_match *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '-' && match_at(s, i, n, m))
+			return 1;
+	return 0;
+}
+
+/* base::StringToUInt32: strtoul over the whole (non-empty) text, the
+ * result cast to 32 bits. */
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end)
+		return 0;
+	*out = (int64_t)v;
+	return 1;
+}
+
+static char *trim(char *b, char *e)
+{
+	while (b < e && is_space((unsigned char)*b))
+		b++;
+	while (e > b && is_space((unsigned char)e[-1]))
+		e--;
+	*e = '\0';
+	return b;
+}
+
+/* One '|'-separated field of a print payload: s[*off..] up to '|' or the
+ * end; the separator is consumed (the offset may pass len, as in the
+ * reference's field reader). The field is NUL-terminated in place. */
+static char *next_field(char *s, size_t len, size_t *off)
+{
+	size_t b = *off < len ? *off : len, e = b;
+	while (e < len && s[e] != '|')
+		e++;
+	*off = e + 1;
+	s[e] = '\0';
+	return s + b;
+}
+
+static const char EMPTY_SLICE_NAME[] = "[empty slice name]";
+
+/* formats.md §4.4. The payload string is modified in place. */
+static systrace_line_result parse_print(char *str, systrace_event *ev)
+{
+	size_t len = strlen(str), off = 0;
+	while (len > 0 && str[len - 1] == '\n')
+		len--;
+	str[len] = '\0';
+
+	char *phase = next_field(str, len, &off);
+	if (!*phase)
+		return SYSTRACE_LINE_BAD_PRINT;
+	/* The payload is gone once fields are cut; keep the clock-sync test
+	 * answerable first. */
+	int is_clock_sync = strncmp(str, "trace_event_clock_sync:", 23) == 0;
+	ev->print_phase = phase[0];
+	char *tgid = off <= len ? next_field(str, len, &off) : str + len;
+	ev->print_has_tgid = parse_u32(tgid, &ev->print_tgid);
+	if (!ev->print_has_tgid)
+		ev->print_tgid = 0;
+	int has_tgid = ev->print_has_tgid;
+	char *f2, *f3, *f4;
+#define FIELD() (off <= len ? next_field(str, len, &off) : str + len)
+	switch (ev->print_phase) {
+	case 'B':
+		if (!has_tgid)
+			return SYSTRACE_LINE_BAD_PRINT;
+		/* The name is the rest of the line and may contain '|'. */
+		ev->print_name = off < len ? str + off : EMPTY_SLICE_NAME;
+		return SYSTRACE_LINE_EVENT;
+	case 'E':
+		return SYSTRACE_LINE_EVENT;
+	case 'S':
+	case 'F':
+		f2 = FIELD();
+		f3 = FIELD();
+		if (!has_tgid || !*f2 || !parse_i64(f3, &ev->print_value))
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_name = f2;
+		return SYSTRACE_LINE_EVENT;
+	case 'I':
+		f2 = FIELD();
+		if (!has_tgid || !*f2)
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_name = f2;
+		return SYSTRACE_LINE_EVENT;
+	case 'N':
+		f2 = FIELD();
+		f3 = FIELD();
+		if (!has_tgid || !*f2 || !*f3)
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_track = f2;
+		ev->print_name = f3;
+		return SYSTRACE_LINE_EVENT;
+	case 'C':
+		f2 = FIELD();
+		f3 = FIELD();
+		if (!has_tgid || !*f2 || !parse_i64(f3, &ev->print_value))
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_name = f2;
+		return SYSTRACE_LINE_EVENT;
+	case 'G':
+		f2 = FIELD();
+		f3 = FIELD();
+		f4 = FIELD();
+		if (!has_tgid || !*f2 || !*f3 || !parse_i64(f4, &ev->print_value))
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_track = f2;
+		ev->print_name = f3;
+		return SYSTRACE_LINE_EVENT;
+	case 'H':
+		/* H|tgid|track|[name|]cookie: the cookie is the last of the two. */
+		f2 = FIELD();
+		f3 = FIELD();
+		f4 = FIELD();
+		if (!has_tgid || !*f2 || !parse_i64(*f4 ? f4 : f3, &ev->print_value))
+			return SYSTRACE_LINE_BAD_PRINT;
+		ev->print_track = f2;
+		return SYSTRACE_LINE_EVENT;
+	default:
+		ev->print_phase = 0;
+		return is_clock_sync ? SYSTRACE_LINE_SKIP : SYSTRACE_LINE_BAD_PRINT;
+	}
+#undef FIELD
+}
+
+/* formats.md §4.3: the events whose arguments are a print payload. */
+static const char *const PRINT_EVENTS[] = {"tracing_mark_write", "print", "0"};
+
+systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->task = ev->event_name = ev->args = ev->print_name = ev->print_track = "";
+	ev->tgid = -1;
+	if (len == 0 || line[0] == '#')
+		return SYSTRACE_LINE_SKIP;
+	/* The reference matches the line as a C string: it ends at a NUL. */
+	size_t n = strnlen(line, len);
+	line_match m;
+	if (!match_line(line, n, &m))
+		return SYSTRACE_LINE_NO_MATCH;
+
+	/* §4.2: (int64)(strtod(text) * 1e9), truncated toward zero. A value
+	 * beyond int64 cannot be a timestamp (and the cast would be UB). The
+	 * check comes before the line is cut up, so a NO_MATCH line is intact
+	 * (JSON quotes it in its error). strtod stops at the ':'. */
+	double ns = strtod(line + m.ts_b, NULL) * 1e9;
+	if (!(ns < 9.2233720368547758e18))
+		return SYSTRACE_LINE_NO_MATCH;
+	ev->ts = (int64_t)ns;
+
+	line[m.pid_e] = line[m.cpu_e] = line[m.ts_e] = line[m.name_e] = '\0';
+	/* Digit runs: strtoul cannot fail on them (it saturates, like the
+	 * reference's cast). */
+	uint32_t u = 0;
+	parse_u32(line + m.pid_b, &u);
+	ev->pid = u;
+	parse_u32(line + m.cpu_b, &ev->cpu);
+	if (m.tgid_e > m.tgid_b && is_digit((unsigned char)line[m.tgid_b])) {
+		char save = line[m.tgid_e];
+		line[m.tgid_e] = '\0';
+		if (parse_u32(line + m.tgid_b, &u))
+			ev->tgid = u;
+		line[m.tgid_e] = save;
+	}
+	ev->event_name = line + m.name_b;
+	ev->args = trim(line + m.end, line + n);
+	line[m.start] = '\0';
+	ev->task = trim(line, line + m.start);
+	snprintf(ev->args_summary, sizeof ev->args_summary, "%s", ev->args);
+
+	for (size_t i = 0; i < sizeof PRINT_EVENTS / sizeof PRINT_EVENTS[0]; i++) {
+		if (strcmp(ev->event_name, PRINT_EVENTS[i]) == 0) {
+			/* The summary keeps the payload before it is cut up. */
+			return parse_print((char *)ev->args, ev);
+		}
+	}
+	return SYSTRACE_LINE_EVENT;
+}
+
+int systrace_arg(const char *args, const char *key, char *out, size_t n)
+{
+	size_t klen = strlen(key);
+	const char *p = args;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, ' ');
+		if (!e)
+			e = p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(e - p));
+		const char *kb, *ke, *vb, *ve;
+		if (!eq) {
+			/* §4.3: a bare token is stored under "name". */
+			kb = "name";
+			ke = kb + 4;
+			vb = p;
+			ve = e;
+		} else {
+			/* The reference splits the token at every '=' and skips empty
+			 * pieces: the first piece is the key, the last the value. */
+			kb = p;
+			while (kb < e && *kb == '=')
+				kb++;
+			ke = memchr(kb, '=', (size_t)(e - kb));
+			if (!ke)
+				ke = e;
+			ve = e;
+			while (ve > ke && ve[-1] == '=')
+				ve--;
+			vb = ve;
+			while (vb > ke && vb[-1] != '=')
+				vb--;
+		}
+		if ((size_t)(ke - kb) == klen && memcmp(kb, key, klen) == 0) {
+			if (n) {
+				size_t vl = (size_t)(ve - vb);
+				if (vl >= n)
+					vl = n - 1;
+				memcpy(out, vb, vl);
+				out[vl] = '\0';
+			}
+			return 1;
+		}
+		p = e;
+	}
+	return 0;
+}
+
+/* ---- the streaming reader (§4.1) ------------------------------------- */
+
+typedef enum read_state {
+	ST_HTML_BEFORE,   /* HTML: waiting for a trace-data script section */
+	ST_DATA_SECTION,  /* inside a section, before its content is known */
+	ST_SYSTRACE,      /* systrace text lines */
+	ST_OTHER_SECTION, /* PROCESS DUMP / CGROUP DUMP: skipped to </script> */
+	ST_END,
+} read_state;
+
+typedef struct reader {
+	read_state state;
+	systrace_event_fn fn;
+	void *ctx;
+	systrace_stats *st;
+	int skipping_long_line;
+} reader;
+
+static const char TRACE_DATA_SECTION[] = "<script class=\"trace-data\" type=\"application/text\">";
+
+static int line_has(const char *line, size_t len, const char *needle)
+{
+	return memmem(line, len, needle, strlen(needle)) != NULL;
+}
+
+static int line_starts(const char *line, size_t len, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	return len >= pl && memcmp(line, prefix, pl) == 0;
+}
+
+static int handle_line(reader *r, char *line, size_t len, tm_error *err)
+{
+	switch (r->state) {
+	case ST_HTML_BEFORE:
+		if (line_has(line, len, TRACE_DATA_SECTION))
+			r->state = ST_DATA_SECTION;
+		return 0;
+	case ST_DATA_SECTION:
+		if (line_starts(line, len, "#") && line_has(line, len, "TASK-PID"))
+			r->state = ST_SYSTRACE;
+		else if (line_starts(line, len, "PROCESS DUMP") || line_starts(line, len, "CGROUP DUMP"))
+			r->state = ST_OTHER_SECTION;
+		else if (line_has(line, len, "</script>"))
+			r->state = ST_HTML_BEFORE;
+		return 0;
+	case ST_OTHER_SECTION:
+		if (line_has(line, len, "</script>"))
+			r->state = ST_HTML_BEFORE;
+		return 0;
+	case ST_END:
+		return 0;
+	case ST_SYSTRACE:
+		break;
+	}
+	/* §4.1: once systrace text has started, </script> ends the parse
+	 * (the reference applies this to plain text too). */
+	if (line_has(line, len, "</script>")) {
+		r->state = ST_END;
+		return 0;
+	}
+	systrace_event ev;
+	switch (systrace_parse_line(line, len, &ev)) {
+	case SYSTRACE_LINE_EVENT:
+		return r->fn(r->ctx, &ev, err) ? -1 : 0;
+	case SYSTRACE_LINE_SKIP:
+		return 0;
+	case SYSTRACE_LINE_NO_MATCH:
+	case SYSTRACE_LINE_BAD_PRINT:
+		r->st->systrace_parse_failure++;
+		return 0;
+	}
+	return 0;
+}
+
+/* Offset just past a TRACE: marker in the first 128 bytes, else 0. */
+static size_t trace_marker_end(const tm_buf *buf)
+{
+	size_t win = buf->len < TRACE_MARKER_WINDOW ? buf->len : TRACE_MARKER_WINDOW;
+	const char *mk = memmem(buf->data, win, "TRACE:\n", 7);
+	return mk ? (size_t)(mk - buf->data) + 7 : 0;
+}
+
+/* Enough data to pre-process: the marker window, the line after it and
+ * the byte after that line (the HTML test looks at it). */
+static int preprocess_ready(const tm_buf *buf)
+{
+	if (buf->len < TRACE_MARKER_WINDOW)
+		return 0;
+	size_t drop = trace_marker_end(buf);
+	const char *nl = memchr(buf->data + drop, '\n', buf->len - drop);
+	return nl && (size_t)(nl - buf->data) + 1 < buf->len;
+}
+
+/* §4.1 steps 1-3, applied once to the start of the data. Drops the
+ * prefix from buf and returns the initial state. */
+static read_state preprocess(tm_buf *buf)
+{
+	size_t drop = trace_marker_end(buf);
+	const char *nl = memchr(buf->data + drop, '\n', buf->len - drop);
+	if (nl && line_starts(buf->data + drop, (size_t)(nl - buf->data) - drop, "cpus=")) {
+		const char *p = buf->data + drop + 5;
+		while (p < nl && is_digit((unsigned char)*p))
+			p++;
+		if (p == nl)
+			drop = (size_t)(nl - buf->data) + 1;
+	}
+	memmove(buf->data, buf->data + drop, buf->len - drop);
+	buf->len -= drop;
+	buf->data[buf->len] = '\0';
+	return buf->len > 0 && buf->data[0] == '<' ? ST_HTML_BEFORE : ST_SYSTRACE;
+}
+
+int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void *ctx,
+			  systrace_stats *st, tm_error *err)
+{
+	reader r = {.state = ST_SYSTRACE, .fn = fn, .ctx = ctx, .st = st};
+	tm_buf buf = {0};
+	char *tmp = tm_xmalloc(chunk ? chunk : 1);
+	int started = 0, eof = 0, rc = 0;
+	size_t pos = 0; /* start of the unparsed part of buf */
+	if (!chunk)
+		chunk = 1;
+
+	while (!eof && r.state != ST_END) {
+		ssize_t got = tm_cursor_read(c, tmp, chunk, err);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			eof = 1;
+		else
+			tm_buf_put(&buf, tmp, (size_t)got);
+		if (!started) {
+			/* Pre-processing needs the first 128 bytes and the first
+			 * line, whatever the chunk size, but never more than one
+			 * full chunk (the memory bound; a first line that long
+			 * cannot be a `cpus=` header worth dropping). */
+			if (!eof && buf.len < SYSTRACE_CHUNK && !preprocess_ready(&buf))
+				continue;
+			if (buf.len == 0)
+				break;
+			r.state = preprocess(&buf);
+			started = 1;
+		}
+		while (pos < buf.len) {
+			char *nl = memchr(buf.data + pos, '\n', buf.len - pos);
+			if (!nl)
+				break;
+			size_t len = (size_t)(nl - (buf.data + pos));
+			*nl = '\0';
+			if (r.skipping_long_line)
+				r.skipping_long_line = 0;
+			else if (handle_line(&r, buf.data + pos, len, err) < 0) {
+				rc = -1;
+				break;
+			}
+			pos += len + 1;
+			if (r.state == ST_END)
+				break;
+		}
+		if (rc < 0)
+			break;
+		/* Keep only the incomplete last line. */
+		if (pos > 0) {
+			memmove(buf.data, buf.data + pos, buf.len - pos);
+			buf.len -= pos;
+			buf.data[buf.len] = '\0';
+			pos = 0;
+		}
+		if (buf.len > SYSTRACE_LINE_MAX) {
+			if (!r.skipping_long_line && r.state == ST_SYSTRACE)
+				st->systrace_parse_failure++;
+			r.skipping_long_line = 1;
+			buf.len = 0;
+		}
+	}
+	/* §4.1: a last line without '\n' is not parsed. */
+	free(tmp);
+	tm_buf_free(&buf);
+	return rc;
+}
+
+int systrace_read(tm_cursor *c, systrace_event_fn fn, void *ctx, systrace_stats *st, tm_error *err)
+{
+	return systrace_read_chunked(c, SYSTRACE_CHUNK, fn, ctx, st, err);
+}

@@ -1,0 +1,90 @@
+/* core/systrace.h - a streaming reader for systrace / ftrace text
+ * (spec/formats.md §4): plain atrace output, `trace-cmd report` text,
+ * `TRACE:`-prefixed adb dumps and HTML-wrapped systrace.
+ *
+ * The reader pulls bytes from a tm_cursor in chunks and hands one event per
+ * parsed line to a callback, in file order. It holds at most one chunk plus
+ * the current line (a line is capped at SYSTRACE_LINE_MAX bytes). Times are
+ * the file's own (formats.md §4.2: MONOTONIC for a systrace file, the JSON
+ * file's private clock for embedded text); clock conversion is the caller's
+ * business.
+ */
+#ifndef TM_SYSTRACE_H
+#define TM_SYSTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "archive.h"
+#include "tm.h"
+
+#define SYSTRACE_CHUNK (256u * 1024u)
+/* A longer line is not parsed: it counts as one systrace_parse_failure. */
+#define SYSTRACE_LINE_MAX (64u * 1024u * 1024u)
+#define SYSTRACE_ARGS_SUMMARY_MAX 200
+
+typedef struct systrace_stats {
+	int64_t systrace_parse_failure; /* line not matching §4.2, or a bad §4.4 print payload */
+} systrace_stats;
+
+/* One parsed line. Strings point into reader memory and are valid only
+ * during the callback; all are NUL-terminated and never NULL. */
+typedef struct systrace_event {
+	int64_t ts;             /* ns: (int64)(strtod(secs) * 1e9), truncated (§4.2) */
+	int64_t pid;            /* the thread id of the line */
+	int64_t tgid;           /* the optional tgid column; -1 when absent or "-----" */
+	uint32_t cpu;
+	const char *task;       /* text before the match, trimmed; "<...>" means unknown */
+	const char *event_name; /* e.g. "sched_switch", "tracing_mark_write" */
+	const char *args;       /* everything after "event_name:", trimmed */
+	char args_summary[SYSTRACE_ARGS_SUMMARY_MAX + 1]; /* args cut to 200 bytes */
+	int json_embedded;      /* from a JSON file's systemTraceEvents (§3.1) */
+
+	/* The print family (tracing_mark_write, print, 0; §4.4). print_phase is
+	 * 0 for every other event. */
+	char print_phase;       /* B E C S F I N G H */
+	int print_has_tgid;     /* E may lack it; every other phase has one */
+	uint32_t print_tgid;
+	const char *print_name;  /* B/C/S/F/I/N/G; "" for E and H */
+	const char *print_track; /* N/G/H track name, else "" */
+	int64_t print_value;     /* C: counter value; S/F/G/H: cookie; else 0 */
+} systrace_event;
+
+/* Return 0 to go on, non-zero to stop the read (systrace_read then returns
+ * -1 and keeps whatever the callback put in err). */
+typedef int (*systrace_event_fn)(void *ctx, const systrace_event *ev, tm_error *err);
+
+/* Read a whole systrace file from `c` (from its current position).
+ * Pre-processing, HTML sections and line skipping follow §4.1; lines that
+ * do not match §4.2 or carry a bad print payload add to
+ * st->systrace_parse_failure and are skipped; `trace_event_clock_sync:`
+ * print payloads are skipped silently. Returns 0, or -1 with err set by the
+ * cursor or the callback. */
+int systrace_read(tm_cursor *c, systrace_event_fn fn, void *ctx, systrace_stats *st,
+		  tm_error *err);
+
+/* As systrace_read, reading `chunk` bytes at a time (tests; results do
+ * not depend on the chunk size). */
+int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void *ctx,
+			  systrace_stats *st, tm_error *err);
+
+typedef enum systrace_line_result {
+	SYSTRACE_LINE_EVENT,    /* *ev is filled */
+	SYSTRACE_LINE_SKIP,     /* empty, '#' comment, or trace_event_clock_sync payload */
+	SYSTRACE_LINE_NO_MATCH, /* not the §4.2 grammar */
+	SYSTRACE_LINE_BAD_PRINT /* matched, but the §4.4 payload is malformed */
+} systrace_line_result;
+
+/* Parse one line (without its '\n'; line[len] must be writable). The line is modified in place (fields
+ * are NUL-terminated inside it) and ev's strings point into it. Counts
+ * nothing: the caller decides what a failure means (a stat here, fatal in
+ * JSON's systemTraceEvents). */
+systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event *ev);
+
+/* The value of `key` in a key=value argument string (§4.3: tokens split at
+ * spaces; a token without '=' is stored under "name"; the first occurrence
+ * wins). Copies it NUL-terminated into out[0..n) (truncating) and returns
+ * 1, or returns 0 when absent. */
+int systrace_arg(const char *args, const char *key, char *out, size_t n);
+
+#endif
