@@ -31,7 +31,7 @@ endif
 
 PKGS_CORE := libarchive zlib libcjson libprotobuf-c
 CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DTM_VERSION='"$(VERSION)"' \
-	-Icore -Ibuild/gen
+	-iquote core -Ibuild/gen
 CFLAGS += -std=c11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
 	-Wstrict-prototypes -MMD -MP $(XFLAGS) \
 	$(shell $(PKG_CONFIG) --cflags fuse3 $(PKGS_CORE) 2>/dev/null)

@@ -13,7 +13,7 @@
 
 /* libarchive's <archive.h> is shadowed by our core/archive.h on the
  * include path (-Icore); reach it from its own include directory. */
-#include <../include/archive.h>
+#include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
 #include <limits.h>
