@@ -96,7 +96,7 @@ static int process_manifest(tm_merge *m, tm_file *f, tm_error *err)
 		return -1;
 	tm_buf b = {0};
 	char chunk[1 << 16];
-	ssize_t n;
+	ssize_t n = 0;
 	while (b.len < MANIFEST_READ_MAX && (n = tm_cursor_read(c, chunk, sizeof(chunk), err)) > 0)
 		tm_buf_put(&b, chunk, (size_t)n);
 	tm_cursor_close(c);

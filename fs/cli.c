@@ -1,161 +1,297 @@
-/* fs/cli.c - `tracemount ls|cat|check`: the tree without FUSE, byte for
- * byte what a mount shows. */
-#include <stdio.h>
+/* fs/cli.c - `tracemount ls|cat|check`: the tree without FUSE. What `cat`
+ * prints is byte for byte what `cat MOUNT/PATH` prints, so the tests and
+ * users without /dev/fuse see the same files (DESIGN.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "front.h"
+
+#define CHUNK (1u << 20) /* cat reads the tree 1 MiB at a time */
+#define MAX_HOPS 40      /* symbolic links followed, as Linux allows */
+
+static const struct {
+	const char *cmd, *synopsis;
+} synopses[] = {
+	{"ls", "ls [-l] ARCHIVE [PATH]"},
+	{"cat", "cat ARCHIVE PATH"},
+	{"check", "check ARCHIVE"},
+};
+
+static int usage_error(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "tracemount: %s: %s\n", cmd, msg);
+	for (size_t i = 0; i < sizeof(synopses) / sizeof(synopses[0]); i++)
+		if (strcmp(cmd, synopses[i].cmd) == 0)
+			fprintf(stderr, "usage: tracemount %s\n", synopses[i].synopsis);
+	fputs("Try 'tracemount --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* Options of a command: -h/--help everywhere, -l for ls. Returns -1 to go
+ * on, else the exit status (help printed, or a usage error). */
+static int parse_options(int argc, char **argv, const char *accepted, int *long_format)
+{
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	char spec[8];
+	snprintf(spec, sizeof spec, ":h%s", accepted);
+	opterr = 0;
+	optind = 1;
+	for (int c; (c = getopt_long(argc, argv, spec, longopts, NULL)) != -1;) {
+		if (c == 'h') {
+			front_usage(stdout);
+			return EXIT_OK;
+		}
+		if (c == 'l') {
+			*long_format = 1;
+			continue;
+		}
+		char msg[64];
+		if (optopt)
+			snprintf(msg, sizeof msg, "unknown option '-%c'", optopt);
+		else
+			snprintf(msg, sizeof msg, "unknown option '%s'", argv[optind - 1]);
+		return usage_error(argv[0], msg);
+	}
+	return -1;
+}
 
 static tm_vtree *open_or_report(const char *archive)
 {
 	tm_error err = {0};
 	tm_vtree *t = vtree_open(archive, &err);
 	if (!t)
-		fprintf(stderr, "%s\n", err.msg); /* the exact message is the contract */
+		front_report(&err);
 	return t;
 }
 
-static int usage_error(const char *msg)
+/* Resolve PATH the way the kernel would under a mount: component by
+ * component, following symbolic links (relative ones; at most MAX_HOPS),
+ * ".." taken on the link-free path walked so far. `follow_last` is 0 for
+ * `ls -l`, which shows a link itself (a trailing '/' still follows it).
+ * On failure returns -1 with `why` set to the reason. */
+static int resolve(tm_vtree *t, const char *path, int follow_last, vt_ino *ino, const char **why)
 {
-	fprintf(stderr, "tracemount: %s\n", msg);
-	front_usage(stderr);
-	return EXIT_USAGE;
+	tm_buf done = {0}; /* the link-free path so far; "" is the root */
+	char *rest = tm_xstrdup(path);
+	size_t pos = 0;
+	int hops = 0, rc = -1;
+	tm_error err = {0};
+	tm_buf_puts(&done, "");
+	while (rest[pos]) {
+		if (rest[pos] == '/') {
+			pos++;
+			continue;
+		}
+		const char *comp = rest + pos;
+		size_t n = strcspn(comp, "/"), end = pos + n;
+		if (n == 1 && comp[0] == '.') {
+			pos = end;
+			continue;
+		}
+		if (n == 2 && comp[0] == '.' && comp[1] == '.') {
+			char *up = strrchr(done.data, '/');
+			if (!up) {
+				*why = "\"..\" leads out of the archive";
+				goto out;
+			}
+			done.len = (size_t)(up - done.data);
+			done.data[done.len] = '\0';
+			pos = end;
+			continue;
+		}
+		size_t keep = done.len;
+		tm_buf_printf(&done, "/%.*s", (int)n, comp);
+		vt_stat st;
+		if (vtree_lookup(t, done.data, ino, &err) != 0 || vtree_stat(t, *ino, &st, &err) != 0) {
+			*why = strerror(front_errno(err.code));
+			goto out;
+		}
+		pos = end;
+		if (st.kind != VT_LNK || (!rest[end] && !follow_last))
+			continue;
+		if (++hops > MAX_HOPS) {
+			*why = strerror(ELOOP);
+			goto out;
+		}
+		char *target = tm_xmalloc(st.size + 1);
+		if (vtree_readlink(t, *ino, target, st.size + 1, &err) != 0 || target[0] == '/') {
+			*why = err.code ? strerror(front_errno(err.code)) : "symbolic link leads out of the archive";
+			free(target);
+			goto out;
+		}
+		/* The link's target takes its place; the rest of the path follows. */
+		tm_buf next = {0};
+		tm_buf_printf(&next, "%s%s", target, rest + end);
+		free(target);
+		free(rest);
+		rest = tm_buf_detach(&next, NULL);
+		pos = 0;
+		done.len = keep;
+		done.data[keep] = '\0';
+	}
+	if (vtree_lookup(t, done.data, ino, &err) != 0) {
+		*why = strerror(front_errno(err.code));
+		goto out;
+	}
+	rc = 0;
+out:
+	tm_buf_free(&done);
+	free(rest);
+	return rc;
 }
 
-static int print_entry(void *ctx, const char *name, vt_ino ino, const vt_stat *st)
+struct ls_ctx {
+	tm_vtree *t;
+	int long_format;
+	int rc;
+};
+
+/* `ls -l` line: type (d, -, l), exact size, name, and a link's target. */
+static void print_long(tm_vtree *t, const char *name, vt_ino ino, const vt_stat *known)
 {
-	(void)ino;
-	(void)st;
-	(void)ctx;
-	printf("%s\n", name);
+	static const char type_char[] = {[VT_DIR] = 'd', [VT_REG] = '-', [VT_LNK] = 'l'};
+	tm_error err = {0};
+	vt_stat st;
+	if (!known && vtree_stat(t, ino, &st, &err) != 0) {
+		fprintf(stderr, "tracemount: ls: %s: %s\n", name, strerror(front_errno(err.code)));
+		return;
+	}
+	if (known)
+		st = *known;
+	printf("%c %12" PRIu64 " %s", type_char[st.kind], st.size, name);
+	if (st.kind == VT_LNK) {
+		char *target = tm_xmalloc(st.size + 1);
+		if (vtree_readlink(t, ino, target, st.size + 1, &err) == 0)
+			printf(" -> %s", target);
+		free(target);
+	}
+	putchar('\n');
+}
+
+static int print_entry(void *arg, const char *name, vt_ino ino, const vt_stat *st)
+{
+	struct ls_ctx *c = arg;
+	if (c->long_format)
+		print_long(c->t, name, ino, st);
+	else
+		printf("%s\n", name);
 	return 0;
 }
 
 int cli_ls(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3)
-		return usage_error("ls: expected ARCHIVE [PATH]");
-	const char *path = argc == 3 ? argv[2] : "/";
-	tm_vtree *t = open_or_report(argv[1]);
+	int long_format = 0;
+	int rc = parse_options(argc, argv, "l", &long_format);
+	if (rc >= 0)
+		return rc;
+	if (argc - optind < 1 || argc - optind > 2)
+		return usage_error("ls", "expected ARCHIVE [PATH]");
+	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
+	tm_vtree *t = open_or_report(argv[optind]);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
+	const char *why;
 	vt_ino ino;
 	vt_stat st;
-	int rc = EXIT_OK;
-	if (vtree_lookup(t, path, &ino, &err) != 0 || vtree_stat(t, ino, &st, &err) != 0) {
+	rc = EXIT_OK;
+	if (resolve(t, path, !long_format, &ino, &why) != 0) {
+		fprintf(stderr, "tracemount: ls: %s: %s\n", path, why);
+		rc = EXIT_MERGE;
+	} else if (vtree_stat(t, ino, &st, &err) != 0) {
 		fprintf(stderr, "tracemount: ls: %s: %s\n", path, strerror(front_errno(err.code)));
 		rc = EXIT_MERGE;
 	} else if (st.kind != VT_DIR) {
-		printf("%s\n", path);
-	} else if (vtree_readdir(t, ino, print_entry, NULL, &err) != 0) {
-		fprintf(stderr, "tracemount: ls: %s: %s\n", path, err.msg);
+		/* Like ls(1): a file operand is listed as given. */
+		print_entry(&(struct ls_ctx){t, long_format, 0}, path, ino, &st);
+	} else if (vtree_readdir(t, ino, print_entry, &(struct ls_ctx){t, long_format, 0}, &err) != 0) {
+		fprintf(stderr, "tracemount: ls: %s: %s\n", path, strerror(front_errno(err.code)));
+		rc = EXIT_MERGE;
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "tracemount: ls: write error: %s\n", strerror(errno));
 		rc = EXIT_MERGE;
 	}
 	vtree_free(t);
 	return rc;
 }
 
-/* Follow symbolic links the way the kernel would for `cat MOUNT/PATH`
- * (relative targets, at most 40 hops). Returns the final node. */
-static int resolve(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
+/* Copy an open file to stdout. Returns the exit status. */
+static int copy_out(vt_file *f, const char *path)
 {
-	char cur[8192];
-	snprintf(cur, sizeof cur, "%s", path);
-	for (int hops = 0; hops <= 40; hops++) {
-		vt_stat st;
-		if (vtree_lookup(t, cur, ino, err) != 0 || vtree_stat(t, *ino, &st, err) != 0)
-			return -1;
-		if (st.kind != VT_LNK)
-			return 0;
-		char target[4096], next[8192];
-		if (vtree_readlink(t, *ino, target, sizeof target, err) != 0)
-			return -1;
-		if (target[0] == '/')
-			return tm_err(err, TM_ENOENT, "%s: link leaves the tree", path);
-		char *slash = strrchr(cur, '/');
-		int dirlen = slash ? (int)(slash - cur) : 0;
-		snprintf(next, sizeof next, "%.*s/%s", dirlen, cur, target);
-		/* fold "dir/../" pairs so the tree sees plain paths */
-		char *out = cur, *p = next;
-		*out = '\0';
-		while (*p) {
-			while (*p == '/')
-				p++;
-			char *e = strchr(p, '/');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-			if (n == 2 && p[0] == '.' && p[1] == '.') {
-				char *up = strrchr(cur, '/');
-				if (!up)
-					return tm_err(err, TM_ENOENT, "%s: link leaves the tree", path);
-				*up = '\0';
-			} else if (n && !(n == 1 && p[0] == '.')) {
-				size_t l = strlen(cur);
-				snprintf(cur + l, sizeof cur - l, "/%.*s", (int)n, p);
-			}
-			p += n;
-		}
-	}
-	return tm_err(err, TM_ENOENT, "%s: too many levels of symbolic links", path);
-}
-
-int cli_cat(int argc, char **argv)
-{
-	if (argc != 3)
-		return usage_error("cat: expected ARCHIVE PATH");
-	const char *path = argv[2];
-	tm_vtree *t = open_or_report(argv[1]);
-	if (!t)
-		return EXIT_MERGE;
+	char *buf = tm_xmalloc(CHUNK);
 	tm_error err = {0};
-	vt_ino ino;
 	int rc = EXIT_OK;
-	vt_file *f = NULL;
-	if (resolve(t, path, &ino, &err) != 0 || !(f = vtree_file_open(t, ino, &err))) {
-		fprintf(stderr, "tracemount: cat: %s: %s\n", path, strerror(front_errno(err.code)));
-		vtree_free(t);
-		return EXIT_MERGE;
-	}
-	size_t cap = 1 << 20;
-	char *buf = malloc(cap);
-	uint64_t off = 0;
-	for (;;) {
-		ssize_t n = vtree_file_read(f, buf, cap, off, &err);
+	for (uint64_t off = 0;;) {
+		ssize_t n = vtree_file_read(f, buf, CHUNK, off, &err);
 		if (n < 0) {
+			/* The reason is the core's text (for a merge output,
+			 * the exact error metadata.json reports). */
 			fprintf(stderr, "tracemount: cat: %s: %s\n", path, err.msg);
 			rc = EXIT_MERGE;
 			break;
 		}
 		if (n == 0)
 			break;
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
-			perror("tracemount: cat: write");
-			rc = EXIT_MERGE;
-			break;
-		}
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			break; /* reported by the fflush below */
 		off += (uint64_t)n;
 	}
 	free(buf);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "tracemount: cat: write error: %s\n", strerror(errno));
+		rc = EXIT_MERGE;
+	}
+	return rc;
+}
+
+int cli_cat(int argc, char **argv)
+{
+	int rc = parse_options(argc, argv, "", NULL);
+	if (rc >= 0)
+		return rc;
+	if (argc - optind != 2)
+		return usage_error("cat", "expected ARCHIVE PATH");
+	const char *path = argv[optind + 1];
+	tm_vtree *t = open_or_report(argv[optind]);
+	if (!t)
+		return EXIT_MERGE;
+	tm_error err = {0};
+	const char *why;
+	vt_ino ino;
+	vt_file *f = NULL;
+	if (resolve(t, path, 1, &ino, &why) != 0) {
+		fprintf(stderr, "tracemount: cat: %s: %s\n", path, why);
+		rc = EXIT_MERGE;
+	} else if (!(f = vtree_file_open(t, ino, &err))) {
+		fprintf(stderr, "tracemount: cat: %s: %s\n", path, strerror(front_errno(err.code)));
+		rc = EXIT_MERGE;
+	} else {
+		rc = copy_out(f, path);
+	}
 	vtree_file_close(f);
 	vtree_free(t);
-	if (fflush(stdout) != 0)
-		rc = EXIT_MERGE;
 	return rc;
 }
 
 int cli_check(int argc, char **argv)
 {
-	if (argc != 2)
-		return usage_error("check: expected ARCHIVE");
-	tm_vtree *t = open_or_report(argv[1]);
+	int rc = parse_options(argc, argv, "", NULL);
+	if (rc >= 0)
+		return rc;
+	if (argc - optind != 1)
+		return usage_error("check", "expected ARCHIVE");
+	tm_vtree *t = open_or_report(argv[optind]);
 	if (!t)
 		return EXIT_MERGE;
 	tm_buf sum = {0};
 	tm_error err = {0};
-	int rc = EXIT_OK;
+	rc = EXIT_OK;
 	if (vtree_check(t, &sum, &err) != 0) {
-		fprintf(stderr, "%s\n", err.msg);
+		front_report(&err);
 		rc = EXIT_MERGE;
 	} else {
 		fputs(sum.data ? sum.data : "", stdout);

@@ -1,53 +1,99 @@
 /* fs/fuse_ops.c - the FUSE daemon: one operations table, each op a thin
  * call into core/vtree.h. Setup happens in order before daemonizing (parse
- * options, open and validate the archive) so every setup error reaches the
- * shell that ran the command. */
+ * options, check the mount point, open and validate the archive) so every
+ * setup error reaches the shell that ran the command; threads start only
+ * in the loop, after the fork (STYLE.md, after sshfs). */
 #define FUSE_USE_VERSION 314
 
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "front.h"
 
-static tm_vtree *tree(void)
+/* What the operations share: the tree (opened before the fork) and the
+ * owner every node is shown with. */
+struct mount_ctx {
+	tm_vtree *tree;
+	uid_t uid;
+	gid_t gid;
+};
+
+static struct mount_ctx *ctx(void)
 {
 	return fuse_get_context()->private_data;
 }
 
-/* A core failure found after mount: log the reason once per call site on
- * the daemon's stderr (DESIGN.md) and hand the kernel an errno. */
+static tm_vtree *tree(void)
+{
+	return ctx()->tree;
+}
+
+/* DESIGN.md: a failure found after mount is printed on the daemon's
+ * stderr. Readers retry, so each message is printed once (a small ring of
+ * the last distinct messages is enough: a merge has few of them). */
+static void log_once(const char *msg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[32];
+	static size_t next;
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	h |= 1; /* 0 marks an empty slot */
+	pthread_mutex_lock(&lock);
+	int fresh = 1;
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
+		fresh &= seen[i] != h;
+	if (fresh) {
+		seen[next] = h;
+		next = (next + 1) % (sizeof(seen) / sizeof(seen[0]));
+		fprintf(stderr, "tracemount: %s\n", msg);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* The FUSE boundary: the only place a core error becomes an errno. */
 static int fail(const tm_error *err)
 {
 	int e = front_errno(err->code);
 	if (e == EIO)
-		fprintf(stderr, "tracemount: %s\n", err->msg);
+		log_once(err->msg);
 	return -e;
 }
 
+/* Everything is read-only and immutable: directories 0555, files 0444,
+ * links 0777, all owned by whoever mounted the archive. */
 static void to_stat(const vt_stat *v, struct stat *st)
 {
+	static const mode_t mode[] = {
+		[VT_DIR] = S_IFDIR | 0555,
+		[VT_REG] = S_IFREG | 0444,
+		[VT_LNK] = S_IFLNK | 0777,
+	};
 	memset(st, 0, sizeof(*st));
 	st->st_ino = v->ino;
-	st->st_mode = v->kind == VT_DIR ? S_IFDIR | 0555 : v->kind == VT_LNK ? S_IFLNK | 0777 : S_IFREG | 0444;
+	st->st_mode = mode[v->kind];
 	st->st_nlink = v->nlink;
 	st->st_size = (off_t)v->size;
 	st->st_blksize = 4096;
 	st->st_blocks = (blkcnt_t)((v->size + 511) / 512);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = ctx()->uid;
+	st->st_gid = ctx()->gid;
 	st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = v->mtime;
 }
 
 static int tm_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-	(void)fi;
 	tm_error err = {0};
 	vt_ino ino;
 	vt_stat v;
@@ -62,24 +108,25 @@ struct fill_ctx {
 	fuse_fill_dir_t filler;
 };
 
-static int fill_entry(void *ctx, const char *name, vt_ino ino, const vt_stat *v)
+static int fill_entry(void *arg, const char *name, vt_ino ino, const vt_stat *v)
 {
-	(void)ino;
-	struct fill_ctx *fc = ctx;
+	struct fill_ctx *fc = arg;
 	struct stat st;
-	/* No attributes for entries that would cost a tier: `ls` stays instant
-	 * and the kernel asks getattr only when it needs them. */
 	if (v) {
 		to_stat(v, &st);
 		return fc->filler(fc->buf, name, &st, 0, FUSE_FILL_DIR_PLUS);
 	}
-	return fc->filler(fc->buf, name, NULL, 0, 0);
+	/* vtree.h: no attributes means they would cost a tier. Hand over the
+	 * inode number only; the kernel asks getattr if and when it needs
+	 * the rest, so `ls` stays instant. */
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	return fc->filler(fc->buf, name, &st, 0, 0);
 }
 
 static int tm_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off, struct fuse_file_info *fi,
 		      enum fuse_readdir_flags flags)
 {
-	(void)off, (void)fi, (void)flags;
 	tm_error err = {0};
 	vt_ino ino;
 	if (vtree_lookup(tree(), path, &ino, &err) != 0)
@@ -102,13 +149,12 @@ static int tm_open(const char *path, struct fuse_file_info *fi)
 	if (vtree_lookup(tree(), path, &ino, &err) != 0 || !(f = vtree_file_open(tree(), ino, &err)))
 		return fail(&err);
 	fi->fh = (uint64_t)(uintptr_t)f;
-	fi->keep_cache = 1; /* contents never change while mounted */
+	fi->keep_cache = 1; /* the bytes never change while mounted */
 	return 0;
 }
 
 static int tm_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)path;
 	tm_error err = {0};
 	ssize_t n = vtree_file_read((vt_file *)(uintptr_t)fi->fh, buf, size, (uint64_t)off, &err);
 	return n < 0 ? fail(&err) : (int)n;
@@ -120,15 +166,13 @@ static int tm_read(const char *path, char *buf, size_t size, off_t off, struct f
 static int tm_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	(void)path;
 	vt_file *f = (vt_file *)(uintptr_t)fi->fh;
 	struct fuse_bufvec *bv = malloc(sizeof(*bv));
 	if (!bv)
 		return -ENOMEM;
 	int fd;
-	uint64_t base, fsize;
+	uint64_t base, fsize, o = (uint64_t)off;
 	if (vtree_file_fd(f, &fd, &base, &fsize) == 0) {
-		uint64_t o = (uint64_t)off;
 		size_t n = o >= fsize ? 0 : fsize - o < size ? (size_t)(fsize - o) : size;
 		*bv = FUSE_BUFVEC_INIT(n);
 		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -144,7 +188,7 @@ static int tm_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 		return -ENOMEM;
 	}
 	tm_error err = {0};
-	ssize_t n = vtree_file_read(f, bv->buf[0].mem, size, (uint64_t)off, &err);
+	ssize_t n = vtree_file_read(f, bv->buf[0].mem, size, o, &err);
 	if (n < 0) {
 		free(bv->buf[0].mem);
 		free(bv);
@@ -157,7 +201,6 @@ static int tm_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 
 static int tm_release(const char *path, struct fuse_file_info *fi)
 {
-	(void)path;
 	vtree_file_close((vt_file *)(uintptr_t)fi->fh);
 	return 0;
 }
@@ -171,44 +214,44 @@ static int tm_readlink(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* No free space, nothing to allocate: a read-only file system. */
 static int tm_statfs(const char *path, struct statvfs *sv)
 {
-	(void)path;
 	memset(sv, 0, sizeof(*sv));
 	sv->f_bsize = sv->f_frsize = 4096;
 	sv->f_namemax = 255;
-	sv->f_flag = ST_RDONLY;
+	sv->f_flag = ST_RDONLY | ST_NOSUID | ST_NODEV;
 	return 0;
 }
 
 static void *tm_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	/* Replies that carry an fd are spliced into the FUSE device. */
+	/* Replies that carry an fd (tm_read_buf) are spliced into /dev/fuse. */
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
-	cfg->use_ino = 1;
-	cfg->kernel_cache = 1;
-	cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 60;
-	return tree();
+	cfg->use_ino = 1;     /* vt_ino is stable: hard-link-free, cache-friendly */
+	cfg->kernel_cache = 1; /* no content ever changes while mounted */
+	cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 3600;
+	return ctx();
 }
 
-/* Read-only everywhere: every mutating operation answers EROFS. */
-static int ro_path(const char *p) { (void)p; return -EROFS; }
-static int ro_path2(const char *a, const char *b) { (void)a, (void)b; return -EROFS; }
-static int ro_rename(const char *a, const char *b, unsigned f) { (void)a, (void)b, (void)f; return -EROFS; }
-static int ro_mkdir(const char *p, mode_t m) { (void)p, (void)m; return -EROFS; }
-static int ro_mknod(const char *p, mode_t m, dev_t d) { (void)p, (void)m, (void)d; return -EROFS; }
-static int ro_chmod(const char *p, mode_t m, struct fuse_file_info *fi) { (void)p, (void)m, (void)fi; return -EROFS; }
-static int ro_chown(const char *p, uid_t u, gid_t g, struct fuse_file_info *fi) { (void)p, (void)u, (void)g, (void)fi; return -EROFS; }
-static int ro_truncate(const char *p, off_t o, struct fuse_file_info *fi) { (void)p, (void)o, (void)fi; return -EROFS; }
-static int ro_write(const char *p, const char *b, size_t s, off_t o, struct fuse_file_info *fi)
-{ (void)p, (void)b, (void)s, (void)o, (void)fi; return -EROFS; }
-static int ro_create(const char *p, mode_t m, struct fuse_file_info *fi) { (void)p, (void)m, (void)fi; return -EROFS; }
-static int ro_utimens(const char *p, const struct timespec tv[2], struct fuse_file_info *fi)
-{ (void)p, (void)tv, (void)fi; return -EROFS; }
-static int ro_setxattr(const char *p, const char *n, const char *v, size_t s, int f)
-{ (void)p, (void)n, (void)v, (void)s, (void)f; return -EROFS; }
-static int ro_removexattr(const char *p, const char *n) { (void)p, (void)n; return -EROFS; }
+/* Read-only everywhere: every mutating operation answers EROFS (the mount
+ * is `ro` too; these cover callers that bypass the kernel's check, such as
+ * root on a mount made with `-o rw`). */
+static int ro_path(const char *p) { return -EROFS; }
+static int ro_path2(const char *a, const char *b) { return -EROFS; }
+static int ro_rename(const char *a, const char *b, unsigned f) { return -EROFS; }
+static int ro_mkdir(const char *p, mode_t m) { return -EROFS; }
+static int ro_mknod(const char *p, mode_t m, dev_t d) { return -EROFS; }
+static int ro_chmod(const char *p, mode_t m, struct fuse_file_info *fi) { return -EROFS; }
+static int ro_chown(const char *p, uid_t u, gid_t g, struct fuse_file_info *fi) { return -EROFS; }
+static int ro_truncate(const char *p, off_t o, struct fuse_file_info *fi) { return -EROFS; }
+static int ro_write(const char *p, const char *b, size_t s, off_t o, struct fuse_file_info *fi) { return -EROFS; }
+static int ro_create(const char *p, mode_t m, struct fuse_file_info *fi) { return -EROFS; }
+static int ro_utimens(const char *p, const struct timespec tv[2], struct fuse_file_info *fi) { return -EROFS; }
+static int ro_setxattr(const char *p, const char *n, const char *v, size_t s, int f) { return -EROFS; }
+static int ro_removexattr(const char *p, const char *n) { return -EROFS; }
+static int ro_fallocate(const char *p, int m, off_t o, off_t l, struct fuse_file_info *fi) { return -EROFS; }
 
 static const struct fuse_operations ops = {
 	.init = tm_init,
@@ -235,109 +278,181 @@ static const struct fuse_operations ops = {
 	.utimens = ro_utimens,
 	.setxattr = ro_setxattr,
 	.removexattr = ro_removexattr,
+	.fallocate = ro_fallocate,
 };
 
-struct cmdline {
+/* The two operands; options stay in the argument list for libfuse. */
+struct operands {
 	char *archive;
-	int nonopt;
+	char *mountpoint;
+	int extra;
 };
 
-/* The first non-option argument is the archive; the second (the mount
- * point) stays for fuse_parse_cmdline. */
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
-	(void)outargs;
-	struct cmdline *c = data;
-	if (key == FUSE_OPT_KEY_NONOPT && !c->archive) {
-		c->archive = strdup(arg);
-		return 0;
-	}
-	if (key == FUSE_OPT_KEY_NONOPT)
-		c->nonopt++;
-	return 1;
+	struct operands *o = data;
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (!o->archive)
+		o->archive = strdup(arg);
+	else if (!o->mountpoint)
+		o->mountpoint = strdup(arg);
+	else
+		o->extra++;
+	return 0;
 }
 
-static const char *base_name(const char *p)
+static int usage_error(const char *msg)
 {
-	const char *s = strrchr(p, '/');
-	return s && s[1] ? s + 1 : p;
+	if (msg)
+		fprintf(stderr, "tracemount: %s\n", msg);
+	fputs("usage: tracemount ARCHIVE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
+	      "Try 'tracemount --help' for more information.\n",
+	      stderr);
+	return EXIT_USAGE;
+}
+
+/* auto_unmount needs fusermount3 (libfuse runs it even for root); where
+ * it is missing, root still mounts with mount(2), without auto_unmount. */
+static int have_fusermount3(void)
+{
+	const char *path = getenv("PATH");
+	char dirs[4096];
+	snprintf(dirs, sizeof dirs, "/usr/bin:/bin:%s", path ? path : "");
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char p[PATH_MAX];
+		if (snprintf(p, sizeof p, "%s/fusermount3", d) < (int)sizeof p && access(p, X_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* fsname=tracemount:<archive basename>. A comma would end the option and
+ * a backslash would escape the next character (fuse_opt), so both become
+ * '_' in the shown name. */
+static void fsname_option(const char *archive, char *out, size_t cap)
+{
+	const char *s = strrchr(archive, '/');
+	const char *base = s && s[1] ? s + 1 : archive;
+	size_t n = (size_t)snprintf(out, cap, "-osubtype=tracemount,fsname=tracemount:");
+	for (; *base && n + 32 < cap; base++) /* room for ",auto_unmount" */
+		out[n++] = *base == ',' || *base == '\\' ? '_' : *base;
+	out[n] = '\0';
+	if (have_fusermount3())
+		strncat(out, ",auto_unmount", cap - strlen(out) - 1);
+}
+
+/* A mount point must be an existing directory; checked before the archive
+ * is opened so the error names the right culprit. Returns its absolute
+ * path (caller frees) or NULL after printing why. */
+static char *check_mountpoint(const char *mp)
+{
+	char *abs = realpath(mp, NULL);
+	struct stat st;
+	if (!abs || stat(abs, &st) != 0) {
+		fprintf(stderr, "tracemount: %s: %s\n", mp, strerror(errno));
+		free(abs);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "tracemount: %s: %s\n", mp, strerror(ENOTDIR));
+		free(abs);
+		return NULL;
+	}
+	return abs;
+}
+
+static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
+{
+	if (opts->singlethread)
+		return fuse_loop(fuse);
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -1;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)opts->clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, opts->max_threads);
+	fuse_loop_cfg_set_idle_threads(cfg, opts->max_idle_threads);
+	int rc = fuse_loop_mt(fuse, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
 }
 
 int fuse_front_main(int argc, char **argv)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct cmdline cl = {0};
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct operands o = {0};
 	struct fuse_cmdline_opts opts = {0};
-	int rc = EXIT_USAGE;
-	tm_vtree *t = NULL;
+	struct mount_ctx mc = {.uid = getuid(), .gid = getgid()};
 	struct fuse *fuse = NULL;
+	char *mountpoint = NULL;
+	int rc = EXIT_USAGE;
 
-	if (fuse_opt_parse(&args, &cl, NULL, opt_proc) != 0)
-		goto out;
-	if (!cl.archive || cl.nonopt != 1) {
-		fprintf(stderr, "tracemount: expected ARCHIVE and MOUNTPOINT\n");
-		front_usage(stderr);
+	/* Our defaults first, so a user's -o may override fsname or subtype;
+	 * `ro` and `default_permissions` last, so nothing turns them off. */
+	char defaults[PATH_MAX + 128];
+	fuse_opt_add_arg(&args, argv[0]);
+	for (int i = 1; i < argc; i++)
+		fuse_opt_add_arg(&args, argv[i]);
+	fuse_opt_add_arg(&args, "-oro,default_permissions");
+
+	if (fuse_opt_parse(&args, &o, NULL, opt_proc) != 0) {
+		rc = usage_error(NULL);
 		goto out;
 	}
-	/* Read-only always; auto_unmount so a killed daemon leaves no stale
-	 * mount. A user's -o options come after and may add more. */
-	char fsopt[4200];
-	snprintf(fsopt, sizeof fsopt, "-oro,default_permissions,auto_unmount,subtype=tracemount,fsname=tracemount:%s",
-		 base_name(cl.archive));
-	for (char *p = fsopt + 3; *p; p++)
-		if (*p == ',' && p > strstr(fsopt, "fsname="))
-			*p = '_'; /* a comma would end the option */
-	fuse_opt_insert_arg(&args, 1, fsopt);
-	if (fuse_parse_cmdline(&args, &opts) != 0)
+	if (fuse_parse_cmdline(&args, &opts) != 0) {
+		rc = usage_error(NULL);
 		goto out;
+	}
 	if (opts.show_help) {
 		front_usage(stdout);
 		rc = EXIT_OK;
 		goto out;
 	}
-	if (!opts.mountpoint) {
-		fprintf(stderr, "tracemount: expected ARCHIVE and MOUNTPOINT\n");
+	if (opts.show_version) {
+		printf("tracemount %s\n", TM_VERSION);
+		rc = EXIT_OK;
 		goto out;
 	}
+	if (!o.archive || !o.mountpoint || o.extra) {
+		rc = usage_error("expected ARCHIVE and MOUNTPOINT");
+		goto out;
+	}
+	fsname_option(o.archive, defaults, sizeof defaults);
+	fuse_opt_insert_arg(&args, 1, defaults);
 
-	tm_error err = {0};
-	t = vtree_open(cl.archive, &err);
-	if (!t) {
-		fprintf(stderr, "%s\n", err.msg); /* the exact text, as Perfetto prints it */
-		rc = EXIT_MERGE;
+	/* fuse_new checks every remaining option: a mistyped one is a usage
+	 * error, found before the archive is opened. */
+	fuse = fuse_new(&args, &ops, sizeof(ops), &mc);
+	if (!fuse) {
+		rc = usage_error(NULL);
 		goto out;
 	}
 	rc = EXIT_MERGE;
-	fuse = fuse_new(&args, &ops, sizeof(ops), t);
-	if (!fuse)
-		goto out;
-	if (fuse_mount(fuse, opts.mountpoint) != 0)
+	if (!(mountpoint = check_mountpoint(o.mountpoint)))
 		goto out_destroy;
-	if (fuse_daemonize(opts.foreground) != 0)
-		goto out_unmount;
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
-		goto out_unmount;
-	int lrc;
-	if (opts.singlethread) {
-		lrc = fuse_loop(fuse);
-	} else {
-		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-		fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
-		lrc = fuse_loop_mt(fuse, cfg);
-		fuse_loop_cfg_destroy(cfg);
+
+	tm_error err = {0};
+	mc.tree = vtree_open(o.archive, &err);
+	if (!mc.tree) {
+		front_report(&err);
+		goto out_destroy;
 	}
-	rc = lrc == 0 ? EXIT_OK : EXIT_MERGE;
+	if (fuse_mount(fuse, mountpoint) != 0)
+		goto out_destroy;
+	if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	rc = serve(fuse, &opts) == 0 ? EXIT_OK : EXIT_MERGE;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);
 out:
-	vtree_free(t);
+	vtree_free(mc.tree);
+	free(mountpoint);
 	free(opts.mountpoint);
-	free(cl.archive);
+	free(o.archive);
+	free(o.mountpoint);
 	fuse_opt_free_args(&args);
 	return rc;
 }

@@ -1,5 +1,6 @@
-/* fs/main.c - command-line dispatch: mount, or one of the no-FUSE
- * commands, or --help / --version. */
+/* fs/main.c - command-line dispatch: mount, one of the no-FUSE commands,
+ * or --help / --version; and the two things both front ends share, the
+ * errno mapping and the error printer. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 void front_usage(FILE *out)
 {
 	fputs("usage: tracemount ARCHIVE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
-	      "       tracemount ls ARCHIVE [PATH]\n"
+	      "       tracemount ls [-l] ARCHIVE [PATH]\n"
 	      "       tracemount cat ARCHIVE PATH\n"
 	      "       tracemount check ARCHIVE\n"
 	      "       tracemount --help | --version\n"
@@ -19,30 +20,48 @@ void front_usage(FILE *out)
 	      "\n"
 	      "Mount options:\n"
 	      "  -f            stay in the foreground\n"
-	      "  -d            debug output (implies -f)\n"
-	      "  -s            single-threaded\n"
-	      "  -o OPTIONS    FUSE mount options (always read-only; auto_unmount is the default)\n"
+	      "  -d            FUSE debug output (implies -f)\n"
+	      "  -s            serve requests on one thread\n"
+	      "  -o OPTIONS    FUSE mount options, comma separated (the mount is always\n"
+	      "                read-only; auto_unmount is the default)\n"
+	      "  -h, --help    print this help\n"
+	      "  -V, --version print the version\n"
 	      "\n"
 	      "Commands (the same tree without FUSE):\n"
-	      "  ls ARCHIVE [PATH]   list a directory of the tree, one name per line\n"
-	      "  cat ARCHIVE PATH    write a file of the tree to standard output\n"
-	      "  check ARCHIVE       exit 0 with a summary if the archive merges, 1 with the error\n"
+	      "  ls [-l] ARCHIVE [PATH]  list a directory of the tree, one name per line\n"
+	      "                          (-l: type, size and name; links with their target)\n"
+	      "  cat ARCHIVE PATH        write a file of the tree to standard output\n"
+	      "  check ARCHIVE           exit 0 with a summary if the archive merges,\n"
+	      "                          1 with the exact error if it does not\n"
 	      "\n"
 	      "Exit status: 0 success, 1 the archive cannot be merged or a path cannot be read,\n"
 	      "2 usage error. See tracemount(1).\n",
 	      out);
 }
 
-int front_errno(int code)
+int front_errno(tm_code code)
 {
-	switch (code) {
-	case TM_OK: return 0;
-	case TM_ENOENT: return ENOENT;
-	case TM_ENOTDIR: return ENOTDIR;
-	case TM_EISDIR: return EISDIR;
-	case TM_ENOMEM: return ENOMEM;
-	default: return EIO;
-	}
+	/* Input and system failures alike reach a reader as EIO; the reason
+	 * goes to the daemon's stderr (and, for the merge, metadata.json). */
+	static const int errno_of[] = {
+		[TM_OK] = 0,
+		[TM_EINPUT] = EIO,
+		[TM_EIO] = EIO,
+		[TM_ENOENT] = ENOENT,
+		[TM_ENOTDIR] = ENOTDIR,
+		[TM_EISDIR] = EISDIR,
+		[TM_ENOMEM] = ENOMEM,
+		[TM_EUNSUP] = EIO,
+	};
+	return (size_t)code < sizeof(errno_of) / sizeof(errno_of[0]) ? errno_of[code] : EIO;
+}
+
+void front_report(const tm_error *err)
+{
+	if (err->code == TM_EINPUT)
+		fprintf(stderr, "%s\n", err->msg); /* users compare it with Perfetto's */
+	else
+		fprintf(stderr, "tracemount: %s\n", err->msg);
 }
 
 static const struct {

@@ -17,11 +17,40 @@ zip -q -X bad.zip bad.json app.json
 out=$("$tm" --help); rc=$?
 eq "help exits 0" "$rc" 0
 contains "help names every command" "$out" "tracemount check ARCHIVE"
+contains "help documents ls -l" "$out" "tracemount ls [-l] ARCHIVE [PATH]"
 out=$("$tm" --version); eq "version" "$out" "tracemount 0.1.0"
 
+for c in ls cat check; do
+	out=$("$tm" $c --help); rc=$?
+	eq "$c --help exits 0" "$rc" 0
+	contains "$c --help prints the usage" "$out" "usage: tracemount"
+done
+
+# Usage errors: exit 2 and a usage line on stderr, nothing else done.
 "$tm" >/dev/null 2>&1; eq "no arguments is a usage error" $? 2
 "$tm" cat good.zip >/dev/null 2>&1; eq "cat without a path is a usage error" $? 2
 "$tm" check >/dev/null 2>&1; eq "check without an archive is a usage error" $? 2
+"$tm" check good.zip extra >/dev/null 2>&1; eq "check with two archives is a usage error" $? 2
+err=$("$tm" ls -x good.zip 2>&1); rc=$?
+eq "an unknown ls option exits 2" "$rc" 2
+eq "an unknown ls option is named, with the usage" "$err" "$(printf '%s\n' "tracemount: ls: unknown option '-x'" \
+	"usage: tracemount ls [-l] ARCHIVE [PATH]" "Try 'tracemount --help' for more information.")"
+mkdir -p mnt
+err=$("$tm" good.zip 2>&1); rc=$?
+eq "a mount without a mount point exits 2" "$rc" 2
+contains "a mount without a mount point says so" "$err" "tracemount: expected ARCHIVE and MOUNTPOINT"
+"$tm" good.zip mnt extra >/dev/null 2>&1; eq "a mount with three operands exits 2" $? 2
+"$tm" good.zip mnt -o no_such_option >/dev/null 2>&1; eq "an unknown mount option exits 2" $? 2
+"$tm" good.zip mnt --no-such-option >/dev/null 2>&1; eq "an unknown long option exits 2" $? 2
+out=$("$tm" good.zip mnt --version); rc=$?
+eq "--version after the operands prints the version" "$out/$rc" "tracemount 0.1.0/0"
+grep -qs " $T_TMP/mnt fuse" /proc/mounts && fail "usage errors mount nothing" || pass "usage errors mount nothing"
+err=$("$tm" good.zip no/such/dir 2>&1); rc=$?
+eq "a missing mount point exits 1" "$rc" 1
+eq "a missing mount point is named" "$err" "tracemount: no/such/dir: No such file or directory"
+err=$("$tm" good.zip app.json 2>&1); rc=$?
+eq "a file as mount point exits 1" "$rc" 1
+eq "a file as mount point is named" "$err" "tracemount: app.json: Not a directory"
 
 out=$("$tm" check good.zip); rc=$?
 eq "check ok exits 0" "$rc" 0
@@ -33,7 +62,7 @@ eq "check prints the exact manifest error" "$err" "perfetto_manifest: version mu
 
 err=$("$tm" check missing.zip 2>&1); rc=$?
 eq "check of a missing file exits 1" "$rc" 1
-contains "the error names the file" "$err" "missing.zip"
+eq "the error names the file and the reason" "$err" "tracemount: missing.zip: No such file or directory"
 
 # One stored member, no central directory, then garbage where the next
 # local header should be (formats.md §2.1).
@@ -48,10 +77,27 @@ eq "a corrupt zip gives the reference's one line" "$err" "Invalid signature foun
 eq "ls root" "$("$tm" ls good.zip)" "$(printf 'files\nmetadata.json\nperfetto_manifest.json')"
 eq "ls files" "$("$tm" ls good.zip files)" "$(printf 'meta.json\napp.json\nsys.systrace\nsub')"
 eq "ls nested" "$("$tm" ls good.zip /files/sub)" "nested.json"
-"$tm" ls good.zip files/nope >/dev/null 2>&1; eq "ls of a missing path exits 1" $? 1
+err=$("$tm" ls good.zip files/nope 2>&1); rc=$?
+eq "ls of a missing path exits 1" "$rc" 1
+eq "ls of a missing path says why" "$err" "tracemount: ls: files/nope: No such file or directory"
+eq "ls of a file lists the operand" "$("$tm" ls good.zip files/app.json)" "files/app.json"
+eq "ls -l: type, exact size, name" "$("$tm" ls -l good.zip files)" "$(printf -- '- %12d %s\n' \
+	$(stat -c %s meta.json) meta.json $(stat -c %s app.json) app.json $(stat -c %s sys.systrace) sys.systrace;
+	printf 'd %12d sub' 0)"
+eq "ls -l of the root gives generated files their exact size" \
+	"$("$tm" ls -l good.zip | awk '$3 == "metadata.json" { print $2 }')" "$("$tm" cat good.zip metadata.json | wc -c)"
 
 ok "cat is byte-identical to the member" cmp <("$tm" cat good.zip files/sub/nested.json) sub/nested.json
-"$tm" cat good.zip files >/dev/null 2>&1; eq "cat of a directory exits 1" $? 1
+err=$("$tm" cat good.zip files 2>&1); rc=$?
+eq "cat of a directory exits 1" "$rc" 1
+eq "cat of a directory says why" "$err" "tracemount: cat: files: Is a directory"
+err=$("$tm" cat good.zip files/x 2>&1); rc=$?
+eq "cat of a missing path exits 1" "$rc" 1
+eq "cat of a missing path names it" "$err" "tracemount: cat: files/x: No such file or directory"
+err=$("$tm" cat good.zip files/app.json/x 2>&1)
+eq "cat through a file says why" "$err" "tracemount: cat: files/app.json/x: Not a directory"
+err=$("$tm" cat bad.zip files/app.json 2>&1); rc=$?
+eq "cat refuses an archive that does not merge" "$rc/$err" "1/perfetto_manifest: version must be an integer"
 meta=$("$tm" cat good.zip metadata.json)
 eq "metadata status" "$(jq -r .status <<<"$meta")" ok
 eq "metadata types" "$(jq -c '[.files[].type]' <<<"$meta")" '["zip","perfetto_manifest","json","systrace","json"]'
@@ -77,9 +123,9 @@ done
 man=$here/../man/tracemount.1
 eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
 page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
-for w in "ls ARCHIVE" "cat ARCHIVE PATH" "check ARCHIVE" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
+for w in "ls [-l] ARCHIVE" "cat ARCHIVE PATH" "check ARCHIVE" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
 	metadata.json perfetto_manifest.json "files/MEMBER" processing_order files_path manifest_entry ignored \
-	"EXIT STATUS" "%2E%2E"; do
+	"EXIT STATUS" "SUBCOMMANDS" "DIVERGENCES FROM PERFETTO" "%2E%2E"; do
 	contains "man page documents '$w'" "$page" "$w"
 done
 
@@ -90,3 +136,23 @@ eq "tar symlink and hard link are skipped by the merge" "$("$tm" cat links.tar m
 ok "cat through a tar symlink's target" cmp <("$tm" cat links.tar files/d/app.json) app.json
 ok "cat follows a tar symlink" cmp <("$tm" cat links.tar files/soft.json) app.json
 ok "cat follows a tar hard link" cmp <("$tm" cat links.tar files/hard.json) app.json
+eq "ls -l shows a link and its target" "$("$tm" ls -l links.tar files/soft.json)" \
+	"$(printf 'l %12d files/soft.json -> d/app.json' 10)"
+eq "ls follows a link to a file" "$("$tm" ls links.tar files/soft.json)" "files/soft.json"
+# Links the kernel would follow through: a directory link in the middle of
+# a path, "..", a chain, a loop, and a target outside the archive.
+mkdir -p more && cd more
+mkdir -p real && cp ../app.json real/app.json
+ln -s real dirlink && ln -s dirlink chain && ln -s ../real/app.json real/up.json
+ln -s loop1 loop2 && ln -s loop2 loop1 && ln -s /etc/hostname abs
+tar -cf ../more.tar real/app.json real/up.json dirlink chain loop1 loop2 abs
+cd ..
+ok "cat through a directory link" cmp <("$tm" cat more.tar files/dirlink/app.json) app.json
+ok "cat through a chain of links" cmp <("$tm" cat more.tar files/chain/up.json) app.json
+eq "ls through a directory link" "$("$tm" ls more.tar files/chain)" "$(printf 'app.json\nup.json')"
+err=$("$tm" cat more.tar files/loop1 2>&1); rc=$?
+eq "a link loop ends" "$rc/$err" "1/tracemount: cat: files/loop1: Too many levels of symbolic links"
+err=$("$tm" cat more.tar files/abs 2>&1); rc=$?
+eq "a link out of the archive is refused" "$rc/$err" "1/tracemount: cat: files/abs: symbolic link leads out of the archive"
+err=$("$tm" cat more.tar files/../../x 2>&1); rc=$?
+eq "\"..\" cannot leave the tree" "$rc/$err" "1/tracemount: cat: files/../../x: \"..\" leads out of the archive"

@@ -1,86 +1,169 @@
 #!/usr/bin/env bash
-# tests/t_fuse.sh - real mounts: ZIP, TAR and tar.gz forms of one capture,
-# checked with ls, stat, cmp and jq; writes refused; a bad manifest refuses
-# the mount; every mount unmounted (trap in lib.sh). Without /dev/fuse the
-# same content checks run through `tracemount cat`.
+# tests/t_fuse.sh - one capture packed as ZIP, TAR and tar.gz, mounted and
+# looked at the way a user would: ls, find, stat, cmp against unzip/tar, jq
+# on metadata.json; writes refused; a corrupt member reads as EIO; a bad
+# manifest refuses the mount; every mount unmounted (the trap in lib.sh
+# covers failures). Without /dev/fuse or fusermount3 (or with
+# TM_NO_FUSE=1) the mount-only checks print SKIP and the same content
+# checks run through `tracemount ls -l` and `tracemount cat`.
 . "$(dirname "$0")/lib.sh"
-tm=$(realpath "$TRACEMOUNT")
+tm=$TRACEMOUNT
 cd "$T_TMP"
 
+if [ -z "${TM_NO_FUSE:-}" ] && have_fuse; then mode=fuse; else mode=cli; fi
+
+# The capture: a manifest, a JSON trace, systrace text, a nested member,
+# a member with a 200-character name, and a hidden member.
+long=deep/$(printf 'L%.0s' $(seq 200)).json
 mkdir -p src/deep/er && cd src
 printf '{"traceEvents":[{"pid":10,"tid":10,"ts":2000,"dur":500,"ph":"X","name":"json_slice"}]}\n' >app.json
 printf '# tracer: nop\n#\n  app-100 (  100) [001] ...1  1.000000: tracing_mark_write: B|100|sys_slice\n' >sys.systrace
-head -c 300000 /dev/urandom | base64 | sed 's/^/  x-1 [000] 1.000000: y: /' >deep/er/big.systrace
+awk 'BEGIN { for (i = 0; i < 20000; i++)
+	printf "  app-%d (%5d) [%03d] ...1 %d.%06d: tracing_mark_write: B|%d|slice_%d\n", i % 97, i % 997, i % 8, 1 + i / 1000000, i % 1000000, i % 997, i }' >deep/er/big.systrace
+cp app.json "$long"
 printf '{"perfetto_manifest": {"version": 1, "attributes": {"run": 7}}}\n' >perfetto_manifest.json
 printf 'junk' >.hidden
-members="perfetto_manifest.json app.json sys.systrace deep/er/big.systrace .hidden"
-zip -q -X ../cap.zip $members
-tar -cf ../cap.tar $members
-tar -czf ../cap.tgz $members
+members=(perfetto_manifest.json app.json sys.systrace deep/er/big.systrace "$long" .hidden)
+zip -q -X ../cap.zip "${members[@]}"
+tar -cf ../cap.tar "${members[@]}"
+tar -czf ../cap.tgz "${members[@]}"
+expected_walk=$(find . -mindepth 1 \( -type d -printf 'files/%P/\n' -o -printf 'files/%P\n' \) | sort)
 cd ..
 
-if ! have_fuse; then
-	skip "fuse mounts" "no /dev/fuse or fusermount3 here"
-	for a in cap.zip cap.tar cap.tgz; do
-		for f in $members; do
-			ok "$a: cat files/$f" cmp <("$tm" cat "$a" "files/$f") "src/$f"
-		done
+# walk_cli ARCHIVE DIR: every path under DIR, directories with a trailing
+# '/', read with `tracemount ls -l` (type, size, name).
+walk_cli() {
+	local type size name
+	"$tm" ls -l "$1" "$2" | while read -r type size name; do
+		if [ "$type" == d ]; then echo "$2/$name/"; walk_cli "$1" "$2/$name"; else echo "$2/$name"; fi
 	done
-	exit 0
-fi
+}
 
 for a in cap.zip cap.tar cap.tgz; do
 	m=$T_TMP/mnt.$a
-	if ! tm_mount "$a" "$m"; then
-		fail "$a: mount" "$(cat "$m.log")"
+	if [ $mode == fuse ]; then
+		if ! tm_mount "$a" "$m"; then
+			fail "$a: mount" "$(cat "$m.log")"
+			continue
+		fi
+		pass "$a: mount"
+		tree_cat() { cat "$m/$1"; }
+		tree_size() { stat -c %s "$m/$1"; }
+		tree_walk() { (cd "$m" && find files -mindepth 1 \( -type d -printf '%p/\n' -o -printf '%p\n' \)) | sort; }
+	else
+		tree_cat() { "$tm" cat "$a" "$1"; }
+		tree_size() { "$tm" ls -l "$a" "$1" | awk '{ print $2 }'; }
+		tree_walk() { walk_cli "$a" files | sort; }
+	fi
+	case $a in
+	cap.zip) extract() { unzip -p cap.zip "$1"; } ;;
+	*) extract() { tar -xOf "$a" "$1"; } ;;
+	esac
+
+	# The same content, whichever way it is read.
+	eq "$a: every member is under files/" "$(tree_walk)" "$expected_walk"
+	for f in "${members[@]}"; do
+		short=${f:0:40}
+		eq "$a: size of files/$short" "$(tree_size "files/$f")" "$(stat -c %s "src/$f")"
+		ok "$a: bytes of files/$short equal the archive's" cmp <(tree_cat "files/$f") <(extract "$f")
+	done
+	meta=$(tree_cat metadata.json)
+	eq "$a: metadata status" "$(jq -r .status <<<"$meta")" ok
+	eq "$a: metadata error" "$(jq -c .error <<<"$meta")" null
+	eq "$a: metadata attributes" "$(jq -c .attributes <<<"$meta")" '{"run":7}'
+	eq "$a: metadata ignores the hidden member" "$(jq -c '[.ignored[].path]' <<<"$meta")" '[".hidden"]'
+	eq "$a: metadata member types" "$(jq -c '[.files[] | select(.path != null and .path != "") | [.path, .type]] | sort' <<<"$meta")" \
+		"[[\"app.json\",\"json\"],[\"$long\",\"json\"],[\"deep/er/big.systrace\",\"systrace\"],[\"perfetto_manifest.json\",\"perfetto_manifest\"],[\"sys.systrace\",\"systrace\"]]"
+	case $a in
+	cap.zip) containers='["zip"]' inner= ;;
+	cap.tar) containers='["tar"]' inner= ;;
+	cap.tgz) containers='["gzip","tar"]' inner='"",' ;; # the gzip's inner stream is a file of its own
+	esac
+	eq "$a: metadata container types" "$(jq -c '[.files[] | select(.path == null or .path == "") | .type]' <<<"$meta")" "$containers"
+	eq "$a: processing order" "$(jq -c '[.files | sort_by(.processing_order)[] | .path]' <<<"$meta")" \
+		"[null,$inner\"perfetto_manifest.json\",\"app.json\",\"$long\",\"deep/er/big.systrace\",\"sys.systrace\"]"
+	eq "$a: metadata.json size equals its length" "$(tree_size metadata.json)" "$(tree_cat metadata.json | wc -c)"
+
+	if [ $mode != fuse ]; then
+		skip "$a: ls -R, tracemount cat vs the mount, read-only, concurrent readers, unmount" "no FUSE here"
 		continue
 	fi
-	pass "$a: mount"
+	# What only a mount can show.
 	eq "$a: ls root" "$(ls "$m")" "$(printf 'files\nmetadata.json\nperfetto_manifest.json')"
-	eq "$a: ls -R files" "$(cd "$m/files" && ls -RA | tr '\n' ' ')" \
-		".: .hidden app.json deep perfetto_manifest.json sys.systrace  ./deep: er  ./deep/er: big.systrace "
-	for f in $members; do
-		eq "$a: stat size of $f" "$(stat -c %s "$m/files/$f")" "$(stat -c %s "src/$f")"
+	eq "$a: ls -RA files" "$(cd "$m/files" && ls -RA | tr '\n' ' ')" \
+		".: .hidden app.json deep perfetto_manifest.json sys.systrace  ./deep: ${long#deep/} er  ./deep/er: big.systrace "
+	for f in metadata.json perfetto_manifest.json "${members[@]/#/files/}"; do
+		ok "$a: tracemount cat ${f:0:40} equals cat of the mount" cmp <("$tm" cat "$a" "$f") "$m/$f"
 	done
-	case $a in
-	cap.zip) x() { unzip -p cap.zip "$1"; } ;;
-	*) x() { tar -xOf "$a" "$1"; } ;;
-	esac
-	for f in $members; do
-		ok "$a: bytes of $f equal the archive's" cmp "$m/files/$f" <(x "$f")
-	done
-	ok "$a: tracemount cat equals cat of the mount" cmp <("$tm" cat "$a" metadata.json) "$m/metadata.json"
-	eq "$a: metadata status" "$(jq -r .status "$m/metadata.json")" ok
-	eq "$a: metadata attributes" "$(jq -c .attributes "$m/metadata.json")" '{"run":7}'
-	eq "$a: metadata ignores the hidden member" "$(jq -c '[.ignored[].path]' "$m/metadata.json")" '[".hidden"]'
-	eq "$a: metadata size equals stat" "$(stat -c %s "$m/metadata.json")" "$(wc -c <"$m/metadata.json")"
-	inner=; [ $a == cap.tgz ] && inner='"",'  # the gzip's inner stream is a file of its own
-	eq "$a: processing order" "$(jq -c '[.files | sort_by(.processing_order)[] | .path]' "$m/metadata.json")" \
-		"[null,$inner\"perfetto_manifest.json\",\"app.json\",\"deep/er/big.systrace\",\"sys.systrace\"]"
-	# Read-only everywhere.
+	eq "$a: /proc/mounts names the archive, read-only" \
+		"$(awk -v m="$m" '$2 == m { print $1, $3, substr($4, 1, 3) }' /proc/mounts)" "tracemount:$a fuse.tracemount ro,"
+	eq "$a: modes" "$(stat -c '%A' "$m/files" "$m/metadata.json" | tr '\n' ' ')" "dr-xr-xr-x -r--r--r-- "
 	out=$(touch "$m/files/new" 2>&1); contains "$a: touch is refused" "$out" "Read-only file system"
 	out=$( (echo x >"$m/files/app.json") 2>&1); contains "$a: writing is refused" "$out" "Read-only file system"
 	out=$(mkdir "$m/d" 2>&1); contains "$a: mkdir is refused" "$out" "Read-only file system"
 	out=$(rm "$m/files/app.json" 2>&1); contains "$a: rm is refused" "$out" "Read-only file system"
-	# Concurrent readers see the same bytes.
 	readers=()
 	for i in 1 2 3 4; do cat "$m/files/deep/er/big.systrace" >"big.$i" & readers+=($!); done
 	wait "${readers[@]}"
-	ok "$a: 4 concurrent readers" bash -c "cmp big.1 big.2 && cmp big.1 big.3 && cmp big.1 big.4 && cmp big.1 src/deep/er/big.systrace"
+	ok "$a: 4 concurrent readers get the same bytes" \
+		bash -c "cmp big.1 big.2 && cmp big.1 big.3 && cmp big.1 big.4 && cmp big.1 src/deep/er/big.systrace"
 	if tm_umount "$m"; then pass "$a: clean unmount"; else fail "$a: clean unmount" "$(cat "$m.log")"; fi
 	grep -qs " $m fuse" /proc/mounts && fail "$a: nothing left mounted" || pass "$a: nothing left mounted"
 done
 
-# A bad manifest refuses the mount: exact message, exit 1, nothing mounted.
+# A member whose deflate stream is damaged mid-way: the archive still
+# mounts (the mount tier reads only first bytes), and reading that member
+# fails with EIO and the reason, on the daemon's stderr once.
+cp src/deep/er/big.systrace dmg.systrace
+zip -q -X dmg.zip dmg.systrace
+printf '%064d' 0 | tr 0 '\377' | dd of=dmg.zip bs=1 seek=$(($(stat -c %s dmg.zip) / 2)) conv=notrunc status=none
+err=$("$tm" cat dmg.zip files/dmg.systrace 2>&1 >/dev/null); rc=$?
+eq "damaged member: tracemount cat exits 1" "$rc" 1
+contains "damaged member: tracemount cat names the file" "$err" "tracemount: cat: files/dmg.systrace: "
+reason=${err#tracemount: cat: files/dmg.systrace: }
+if [ $mode == fuse ]; then
+	m=$T_TMP/mnt.dmg
+	if tm_mount dmg.zip "$m"; then
+		out=$(cat "$m/files/dmg.systrace" 2>&1 >/dev/null)
+		contains "damaged member: cat of the mount fails with EIO" "$out" "Input/output error"
+		cat "$m/files/dmg.systrace" >/dev/null 2>&1
+		ok "damaged member: the other files still read" jq -e '.status == "ok"' "$m/metadata.json"
+		tm_umount "$m" || fail "damaged member: clean unmount" "$(cat "$m.log")"
+		eq "damaged member: the daemon logs the reason once" "$(grep -c -F -x "tracemount: $reason" "$m.log")" 1
+	else
+		fail "damaged member: mount" "$(cat "$m.log")"
+	fi
+else
+	skip "damaged member: EIO through the mount" "no FUSE here"
+fi
+
+# A bad manifest refuses the mount: the exact message, exit 1, nothing
+# mounted (checked before FUSE is touched, so this runs everywhere).
 printf '{"perfetto_manifest": {"version": 99}}\n' >bad.json
 zip -q -X bad.zip bad.json src/app.json
 mkdir -p mnt.bad
 err=$("$tm" bad.zip mnt.bad 2>&1); rc=$?
 eq "bad manifest: exit 1" "$rc" 1
-eq "bad manifest: exact message" "$err" 'perfetto_manifest: unsupported version: 99. Only version 1 is supported; set "version": 1.'
+eq "bad manifest: the exact message alone" "$err" 'perfetto_manifest: unsupported version: 99. Only version 1 is supported; set "version": 1.'
 grep -qs " $T_TMP/mnt.bad fuse" /proc/mounts && fail "bad manifest: nothing mounted" || pass "bad manifest: nothing mounted"
 
-# Daemon mode (no -f): mount, read, unmount.
+if [ $mode != fuse ]; then
+	skip "daemon mode, -o rw" "no FUSE here"
+	exit 0
+fi
+
+# `-o rw` cannot make the mount writable.
+m=$T_TMP/mnt.rw
+if tm_mount cap.zip "$m" -o rw; then
+	contains "-o rw: still mounted read-only" "$(awk -v m="$m" '$2 == m { print $4 }' /proc/mounts)" "ro,"
+	out=$(touch "$m/files/app.json" 2>&1); contains "-o rw: touch is refused" "$out" "Read-only file system"
+	tm_umount "$m" && pass "-o rw: clean unmount" || fail "-o rw: clean unmount" "$(cat "$m.log")"
+else
+	fail "-o rw: mount" "$(cat "$m.log")"
+fi
+
+# Daemon mode (no -f): the archive is opened before the fork, the shell
+# gets exit 0 once the mount is up.
 mkdir -p mnt.daemon
 if "$tm" cap.zip mnt.daemon; then
 	T_MOUNTS+=("$T_TMP/mnt.daemon")

@@ -13,7 +13,7 @@ mnt=$work/mnt
 pid=
 cleanup() {
 	grep -qs " $mnt fuse" /proc/mounts && fusermount3 -u "$mnt"
-	[ -n "$pid" ] && wait "$pid" 2>/dev/null
+	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
