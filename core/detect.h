@@ -39,6 +39,9 @@ typedef enum tm_type {
 	TM_TYPE_PROTO,
 	TM_TYPE_PRIMES,
 	TM_TYPE_ANDROID_DUMPSTATE,
+	/* Reference types the spec table omits (added after the rest so the
+	 * values above stay put; detection order is by priority, not value): */
+	TM_TYPE_PPROF,
 	/* tracemount extensions (the reference does not open these): */
 	TM_TYPE_BZIP2,
 	TM_TYPE_XZ,
@@ -49,9 +52,13 @@ typedef enum tm_type {
  * this many (fewer when the input is shorter). */
 #define TM_SNIFF_BYTES 4096
 
-/* Classify a member from its first `n` bytes (n = min(size, TM_SNIFF_BYTES);
- * for a TAR member the reference looks at min(512, size), and this function
- * only needs that much for every rule except logcat's 4096-byte window). */
+/* Classify an input from its first `n` bytes: the first type whose sniffer
+ * matches, in the reference's priority order, or TM_TYPE_UNKNOWN. Pass
+ * exactly the bytes the reference sniffs (formats.md §1.1): min(512, size)
+ * for a TAR member, otherwise min(size, TM_SNIFF_BYTES). Most rules read only
+ * the first 128 bytes and logcat the first 4096, but collapsed_stack,
+ * perf_text, strace and pprof read every byte given, so a longer prefix can
+ * change their answer. Never reads past buf[n-1]; buf may be NULL if n is 0. */
 tm_type tm_detect(const unsigned char *buf, size_t n);
 
 /* The name metadata.json uses for a type: "proto", "json", "systrace",

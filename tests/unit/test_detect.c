@@ -91,24 +91,192 @@ static void test_systrace_rules(void)
 	CHECK_INT(sniff_bytes("TRACE:\n\x78\x9c\x01\x02", 11), TM_TYPE_CTRACE);
 }
 
-static void test_line_formats(void)
+/* formats.md §1.2, priority 185: the first non-banner line within 4096
+ * bytes, checked only for its shape (fields split on ' '). */
+static void test_logcat(void)
 {
 	CHECK_INT(sniff_str("--------- beginning of main\n"
 			    "01-02 03:04:05.678  1234  1235 I Tag: hello\n"),
 		  TM_TYPE_ANDROID_LOGCAT);
+	/* Persistent-log shape: year, level in the fifth field. */
+	CHECK_INT(sniff_str("2024-01-02 03:04:05.678901 1000 1234 I Tag: hello\n"), TM_TYPE_ANDROID_LOGCAT);
+	/* Bugreport shape with a year and a uid column: level in the sixth. */
+	CHECK_INT(sniff_str("2024-01-02 03:04:05.678901  1000  1234  1235 W Tag: x\n"),
+		  TM_TYPE_ANDROID_LOGCAT);
+	/* Digits are never checked, only separators and lengths. */
+	CHECK_INT(sniff_str("ab-cd ef:gh:ij.k x y Z\n"), TM_TYPE_ANDROID_LOGCAT);
+	/* The line must end in '\n' within the 4096 bytes. */
+	CHECK_INT(sniff_str("01-02 03:04:05.678  1234  1235 I Tag: hello"), TM_TYPE_UNKNOWN);
+	/* Lowercase level, a tab as separator, a short time: not logcat. */
+	CHECK_INT(sniff_str("01-02 03:04:05.678  1234  1235 i tag: hello\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("01-02\t03:04:05.678 1234 1235 I Tag: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("01-02 03:04:05 1234 1235 I Tag: x\n"), TM_TYPE_UNKNOWN);
+	/* Only the first non-banner line counts. */
+	CHECK_INT(sniff_str("garbage\n01-02 03:04:05.678  1234  1235 I Tag: hello\n"), TM_TYPE_UNKNOWN);
+	/* Banners are skipped however many there are, up to byte 4096. */
+	char big[5000];
+	size_t k = 0;
+	while (k + 20 < 4000)
+		k += (size_t)sprintf(big + k, "--------- banner --\n");
+	strcpy(big + k, "01-02 03:04:05.678  1 2 I T: m\n");
+	CHECK_INT(sniff_str(big), TM_TYPE_ANDROID_LOGCAT);
+	memset(big, '-', 4090);
+	big[4090] = '\n';
+	strcpy(big + 4091, "01-02 03:04:05.678  1 2 I T: m\n");
+	CHECK_INT(sniff_bytes(big, 4096), TM_TYPE_UNKNOWN); /* line cut at 4096 */
+	CHECK_INT(sniff_bytes(big, strlen(big)), TM_TYPE_UNKNOWN); /* read past 4096: not */
+}
+
+/* Priority 190: up to three non-blank, non-comment lines "a;b count". */
+static void test_collapsed_stack(void)
+{
 	CHECK_INT(sniff_str("main;foo;bar 12\nmain;foo 3\n"), TM_TYPE_COLLAPSED_STACK);
+	CHECK_INT(sniff_str("# comment\n\n  a;b 1\r\n"), TM_TYPE_COLLAPSED_STACK);
+	CHECK_INT(sniff_str("a;b 12"), TM_TYPE_COLLAPSED_STACK); /* no '\n' needed */
+	CHECK_INT(sniff_str("a;b c 7\n"), TM_TYPE_COLLAPSED_STACK); /* last space only */
+	/* A fourth line is not looked at. */
+	CHECK_INT(sniff_str("a;b 1\na;c 2\na;d 3\nnot a stack\n"), TM_TYPE_COLLAPSED_STACK);
+	CHECK_INT(sniff_str("a;b 1\nnot a stack\na;d 3\n"), TM_TYPE_UNKNOWN);
+	/* Near misses: no ';', count not all digits, no space, tab before the
+	 * count. */
+	CHECK_INT(sniff_str("ab 12\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("a;b 12x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("a;b\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("a;b\t12\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("# only a comment\n"), TM_TYPE_UNKNOWN);
+	/* A ';' after the last space does not count. */
+	CHECK_INT(sniff_str("ab 1;2\n"), TM_TYPE_UNKNOWN);
+	/* A strace line has a count-like tail but no ';': strace, not this. */
 	CHECK_INT(sniff_str("1700000000.123456 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n"), TM_TYPE_STRACE);
-	/* The reference accepts an empty command name before the pid. */
-	CHECK_INT(sniff_str("            perf  1234 [001] 12345.678901: cycles:\n"), TM_TYPE_PERF_TEXT);
+	/* ...but with a ';' in it, collapsed_stack (190) wins over strace (197). */
+	CHECK_INT(sniff_str("1700000000.123456 write(1, \"a;b\", 3) = 3\n"), TM_TYPE_COLLAPSED_STACK);
+}
+
+/* Priority 195: the first line (it needs its '\n') holds a `perf script`
+ * sample header before some ':'. */
+static void test_perf_text(void)
+{
 	CHECK_INT(sniff_str("trace_processor 3962131 303057.417513:          1 cpu_atom/cycles/Pu:\n"),
 		  TM_TYPE_PERF_TEXT);
-	CHECK_INT(sniff_str("  [001] 12345.678901: x:\n"), TM_TYPE_SYSTRACE); /* a lone [cpu] */
-	/* No newline: not perf text (the rule needs a whole first line). */
-	CHECK_INT(sniff_str("perf 1234 12345.678901: x:"), TM_TYPE_UNKNOWN);
-	/* A strace line is not a collapsed stack (no ';'). */
-	CHECK_INT(sniff_str("a;b 12\n"), TM_TYPE_COLLAPSED_STACK);
-	CHECK_INT(sniff_str("ab 12\n"), TM_TYPE_UNKNOWN);
 	CHECK_INT(sniff_str("perf  1234 [001] 12345.678901: 1 cycles:\n"), TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("perf 10/11 [3] 1.000000: x\n"), TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("my comm\t1234 12345.678901: x\n"), TM_TYPE_PERF_TEXT); /* simpleperf tab */
+	/* An empty command name is accepted... */
+	CHECK_INT(sniff_str("1234 12345.678901: cycles:\n"), TM_TYPE_PERF_TEXT);
+	/* ...and so are no digits before the dot, and empty '/' pieces. */
+	CHECK_INT(sniff_str("c 1 .123456:\n"), TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("c /12/ 1.123456:\n"), TM_TYPE_PERF_TEXT);
+	/* strtoul's syntax: a sign is fine. */
+	CHECK_INT(sniff_str("c -5 1.123456:\n"), TM_TYPE_PERF_TEXT);
+	/* A later ':' may be the one that works. */
+	CHECK_INT(sniff_str("a:b c 12 1.123456: x\n"), TM_TYPE_PERF_TEXT);
+	/* Near misses. A lone [cpu] starting with a space is systrace. */
+	CHECK_INT(sniff_str("  [001] 12345.678901: x:\n"), TM_TYPE_SYSTRACE);
+	CHECK_INT(sniff_str("perf 1234 12345.678901: x:"), TM_TYPE_UNKNOWN); /* no '\n' */
+	CHECK_INT(sniff_str("perf 1234 12345.67890: x\n"), TM_TYPE_UNKNOWN);  /* 5 decimals */
+	CHECK_INT(sniff_str("perf 1234 1x2345.678901: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("perf 1234\t12345.678901: x\n"), TM_TYPE_UNKNOWN); /* needs a space */
+	CHECK_INT(sniff_str("perf 1/2/3 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("perf 12a 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("perf 12 [x] 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("perf // 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+	/* Only the first line is looked at. */
+	CHECK_INT(sniff_str("hello\nperf 1234 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+}
+
+/* Priority 197: the first line is an strace -ttt line. */
+static void test_strace(void)
+{
+	CHECK_INT(sniff_str("1700000000.123456 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n"), TM_TYPE_STRACE);
+	CHECK_INT(sniff_str("1234 1700000000.123456 read(3, \"x\", 1) = 1"), TM_TYPE_STRACE);
+	CHECK_INT(sniff_str("1234  1700000000 close(3)\n= 0"), TM_TYPE_UNKNOWN); /* '=' on line 2 */
+	CHECK_INT(sniff_str("1234 1700000000.5 read(3, <unfinished ...>\n"), TM_TYPE_STRACE);
+	CHECK_INT(sniff_str("1234 1700000000.000500 <... read resumed>) = 3\n"), TM_TYPE_STRACE);
+	CHECK_INT(sniff_str("\t1700000000. x(=\n"), TM_TYPE_STRACE); /* empty fraction */
+	CHECK_INT(sniff_str("5 -0 x(=\n"), TM_TYPE_STRACE);		/* "-0" is zero */
+	CHECK_INT(sniff_str("9223372036 x(=\n"), TM_TYPE_STRACE);	/* the largest second */
+	/* Near misses. */
+	CHECK_INT(sniff_str("9223372037 x(=\n"), TM_TYPE_UNKNOWN); /* overflows ns */
+	CHECK_INT(sniff_str("1700000000.1234567 x(=\n"), TM_TYPE_UNKNOWN); /* > 999999 us */
+	CHECK_INT(sniff_str("12:00:00.000000 read(3) = 1\n"), TM_TYPE_UNKNOWN); /* -tt */
+	CHECK_INT(sniff_str("1234 1700000000.1 read(3)\n"), TM_TYPE_UNKNOWN);  /* no '=' */
+	CHECK_INT(sniff_str("1700000000.1 read\n"), TM_TYPE_UNKNOWN);		/* no '(' */
+	CHECK_INT(sniff_str("1234 1700000000.1 <... read> = 1\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("--- SIGCHLD 1.0 x(=\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("+++ exited 1.0 x(=\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("1700000000.1\n"), TM_TYPE_UNKNOWN);
+	/* Ten digits are a timestamp, not a pid; the call name is then all
+	 * before '(', spaces included. */
+	CHECK_INT(sniff_str("1234567890 1700000000.1 x(=\n"), TM_TYPE_STRACE);
+	CHECK_INT(sniff_str("1234567890 1700000000.1 x()\n"), TM_TYPE_UNKNOWN);
+	/* A leading space would make it systrace, but strace (197) runs first. */
+	CHECK_INT(sniff_str(" 1700000000.1 x() = 0\n"), TM_TYPE_STRACE);
+	/* '\r' is not trimmed: "\r1234" is no pid and no timestamp. */
+	CHECK_INT(sniff_str("\r1234 1700000000.1 x() = 0\n"), TM_TYPE_UNKNOWN);
+}
+
+/* Priority 210 (symbols), 220 (pprof, not in the spec table), 230 (proto),
+ * 240 (primes). */
+static void test_protos(void)
+{
+	/* packet { module_symbols {...} } */
+	CHECK_INT(sniff_bytes("\x0a\x05\xea\x03\x02\x0a\x00", 7), TM_TYPE_SYMBOLS);
+	/* Over-long varints are still the same numbers. */
+	CHECK_INT(sniff_bytes("\x8a\x00\x85\x00\xea\x83\x00", 7), TM_TYPE_SYMBOLS);
+	/* A zero-length first packet, or another first field: plain proto. */
+	CHECK_INT(sniff_bytes("\x0a\x00\xea\x03\x00", 5), TM_TYPE_PROTO);
+	CHECK_INT(sniff_bytes("\x0a\x05\x08\x01\x00\x00\x00", 7), TM_TYPE_PROTO);
+	CHECK_INT(sniff_bytes("\x0a\x05\xea", 3), TM_TYPE_PROTO); /* truncated tag */
+	/* pprof: sample_type, sample, string_table... (>= 10 bytes, a core
+	 * field, every field a Profile field of the right wire type). */
+	static const unsigned char pprof[] = {0x0a, 0x02, 0x08, 0x01, 0x12, 0x02, 0x08, 0x01,
+					      0x32, 0x01, 'x', 0x48, 0x05};
+	CHECK_INT(sniff_bytes(pprof, sizeof pprof), TM_TYPE_PPROF);
+	CHECK_INT(sniff_bytes(pprof, 9), TM_TYPE_PROTO);		/* too short */
+	CHECK_INT(sniff_bytes(pprof + 4, sizeof pprof - 4), TM_TYPE_UNKNOWN); /* 9 bytes */
+	/* A truncated last field ends the walk without failing it. */
+	static const unsigned char cut[] = {0x12, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x01, 0x32, 0x09, 'x'};
+	CHECK_INT(sniff_bytes(cut, sizeof cut), TM_TYPE_PPROF);
+	/* Ids above 2^24 - 1 are skipped, not rejected. */
+	static const unsigned char big_id[] = {0x12, 0x00, 0x80, 0x80, 0x80, 0x40, 0x00, 0x0a, 0x00, 0x0a, 0x00};
+	CHECK_INT(sniff_bytes(big_id, sizeof big_id), TM_TYPE_PPROF);
+	/* A perfetto trace has packets only: sample_type-like, no core field. */
+	CHECK_INT(sniff_bytes("\x0a\x02\x08\x01\x0a\x02\x08\x01\x0a\x00", 10), TM_TYPE_PROTO);
+	/* sample as a varint, or a non-Profile field: not pprof. */
+	CHECK_INT(sniff_bytes("\x0a\x00\x10\x01\x0a\x02\x08\x01\x0a\x00", 10), TM_TYPE_PROTO);
+	CHECK_INT(sniff_bytes("\x0a\x00\x12\x00\x7a\x00\x0a\x00\x0a\x00", 10), TM_TYPE_PROTO);
+	/* drop_frames is a varint and a core field; comment may be packed. */
+	CHECK_INT(sniff_bytes("\x38\x01\x6a\x02\x01\x02\x68\x03\x48\x01", 10), TM_TYPE_PPROF);
+	CHECK_INT(sniff_bytes("\x09\x00\x00", 3), TM_TYPE_PRIMES);
+}
+
+static void test_other_rules(void)
+{
+	CHECK_INT(sniff_str("9,0,i,vers,36,214,PQ1A"), TM_TYPE_ANDROID_DUMPSTATE);
+	CHECK_INT(sniff_str("========================================================\n"
+			    "== dumpstate: 2024-01-01 00:00:00\n"),
+		  TM_TYPE_ANDROID_DUMPSTATE);
+	CHECK_INT(sniff_str("========================================================\n"
+			    "== dumpstate 2024\n"),
+		  TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_bytes("SLOW", 4), TM_TYPE_ART_METHOD);	 /* no version */
+	CHECK_INT(sniff_bytes("SLOW\xf4\x00", 6), TM_TYPE_ART_METHOD_V2);
+	CHECK_INT(sniff_bytes("SLOW\x04\x01", 6), TM_TYPE_ART_METHOD); /* 0x0104 */
+	CHECK_INT(sniff_str("*version"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("<?xml version=\"1.0\"?><trace-query-result>"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("# ninja lo"), TM_TYPE_UNKNOWN);
+	/* "TRACE:\n" must lie within the first 128 bytes. */
+	char s[300];
+	memset(s, 'x', 200);
+	strcpy(s + 121, "TRACE:\n");
+	CHECK_INT(sniff_str(s), TM_TYPE_SYSTRACE);
+	strcpy(s + 122, "TRACE:\n");
+	CHECK_INT(sniff_str(s), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("<HtMl>"), TM_TYPE_SYSTRACE);
+	CHECK_INT(sniff_str("<htm"), TM_TYPE_UNKNOWN);
+	/* JSON: a NUL is no blank. */
+	CHECK_INT(sniff_bytes("{\0\"a\":1}", 8), TM_TYPE_UNKNOWN);
+	CHECK_INT(tm_detect(NULL, 0), TM_TYPE_UNKNOWN);
 }
 
 static void test_priorities(void)
@@ -126,6 +294,10 @@ static void test_priorities(void)
 	CHECK_STR(tm_type_name(TM_TYPE_GECKO), "unknown");
 	CHECK_STR(tm_type_format_name(TM_TYPE_GECKO), "gecko");
 	CHECK_STR(tm_type_name(TM_TYPE_MANIFEST), "perfetto_manifest");
+	CHECK_STR(tm_type_format_name(TM_TYPE_PPROF), "pprof");
+	CHECK_STR(tm_type_name(TM_TYPE_PPROF), "unknown");
+	CHECK_INT(tm_type_archive_priority(TM_TYPE_PPROF), 2);
+	CHECK(!tm_type_is_supported(TM_TYPE_PPROF) && !tm_type_is_container(TM_TYPE_PPROF));
 }
 
 int main(void)
@@ -135,7 +307,12 @@ int main(void)
 	TT_RUN(test_manifest_whitespace);
 	TT_RUN(test_json_and_gecko);
 	TT_RUN(test_systrace_rules);
-	TT_RUN(test_line_formats);
+	TT_RUN(test_logcat);
+	TT_RUN(test_collapsed_stack);
+	TT_RUN(test_perf_text);
+	TT_RUN(test_strace);
+	TT_RUN(test_protos);
+	TT_RUN(test_other_rules);
 	TT_RUN(test_priorities);
 	TT_DONE();
 }
