@@ -1,334 +1,471 @@
-/* core/json.c - recursive-descent JSON parser with the reference's errors. */
+/* core/json.c - recursive-descent JSON parser that accepts what the
+ * reference's iterator accepts and fails with its texts (see json.h).
+ *
+ * The structure follows the reference's control flow on purpose, because
+ * the wrapper of an error message ("Failed to parse object/array") is the
+ * container whose element-reading step failed: reading one element of a
+ * container (next_element) covers its key, its value if primitive, and the
+ * ',' or bracket after it; closing a nested container also checks what
+ * follows it in the parent, inside the nested container's own step. */
 #include "json.h"
 
-#include <ctype.h>
-#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 512
+typedef enum step {
+	STEP_OK,         /* an element was read */
+	STEP_NESTED,     /* an element opens a nested container, not read yet */
+	STEP_END,        /* the container's closing bracket was consumed */
+	STEP_ERROR,      /* detail holds the reason */
+	STEP_INCOMPLETE, /* input ended early */
+} step;
 
 typedef struct parser {
 	const char *p, *end;
 	int depth;
-	tm_error *err;
-	int failed;
-	char detail[TM_ERR_MAX - 64];
-	int incomplete;
+	/* The most recently read key of the whole document: the reference keeps
+	 * a single one and names it in "after value for key" errors. */
+	const char *last_key;
+	size_t last_key_len;
+	/* The last integer literal that overflowed int64 (re-read as a double):
+	 * the reference reports it when the input later ends early. */
+	const char *overflow;
+	size_t overflow_len;
+	char detail[TM_ERR_MAX];
 } parser;
 
-enum { RC_OK = 0, RC_ERR = -1 };
-
-static int fail(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(parser *ps, const char *fmt, ...)
+static step fail(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static step fail(parser *ps, const char *fmt, ...)
 {
-	if (!ps->failed) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(ps->detail, sizeof(ps->detail), fmt, ap);
-		va_end(ap);
-		ps->failed = 1;
-	}
-	return RC_ERR;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ps->detail, sizeof(ps->detail), fmt, ap);
+	va_end(ap);
+	return STEP_ERROR;
 }
 
-/* Input ended early: the reference reports an empty detail. */
-static int incomplete(parser *ps)
+/* A precision for quoting n input bytes with %.*s: more than a message can
+ * hold is never shown, so vsnprintf need not scan further. */
+static int clip(size_t n)
 {
-	if (!ps->failed) {
-		ps->detail[0] = '\0';
-		ps->failed = 1;
-		ps->incomplete = 1;
-	}
-	return RC_ERR;
+	return n > TM_ERR_MAX ? TM_ERR_MAX : (int)n;
 }
 
+/* The reference quotes "the rest of the input" in number errors. */
+static int rest_len(const parser *ps, const char *from)
+{
+	return clip((size_t)(ps->end - from));
+}
+
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Skip JSON whitespace; nonzero when a byte remains. */
 static int skip_ws(parser *ps)
 {
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+	while (ps->p < ps->end && is_ws(*ps->p))
 		ps->p++;
 	return ps->p < ps->end;
 }
 
-static void put_utf8(tm_buf *b, uint32_t cp)
+static int is_digit(char c)
 {
-	char u[4];
-	size_t n;
-	if (cp <= 0x7f) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp <= 0x7ff) {
-		u[0] = (char)(0xc0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	}
-	tm_buf_put(b, u, n);
+	return c >= '0' && c <= '9';
 }
 
-static int parse_string(parser *ps, char **out, size_t *out_len)
+static int hex_value(char c)
 {
-	/* caller checked *p == '"' */
-	const char *q = ++ps->p;
-	tm_buf b = {0};
-	while (q < ps->end && *q != '"') {
-		if (*q != '\\') {
-			const char *r = q;
-			while (r < ps->end && *r != '"' && *r != '\\')
-				r++;
-			tm_buf_put(&b, q, (size_t)(r - q));
-			q = r;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* Decode the body of a string (between its quotes). `body` points into the
+ * input, which always holds the opening quote and the closing one, so the
+ * bytes quoted by the \u error (up to three before the bad digit) and the
+ * digit reads (which stop at the closing quote, never a hex digit) stay in
+ * bounds. */
+static step unescape(parser *ps, const char *body, const char *body_end, tm_buf *out)
+{
+	const char *run = body;
+	for (const char *it = body; it < body_end; it++) {
+		if (*it != '\\')
 			continue;
-		}
-		if (q + 1 >= ps->end) {
-			tm_buf_free(&b);
-			return incomplete(ps);
-		}
-		char e = q[1];
-		q += 2;
-		switch (e) {
-		case '"': tm_buf_put(&b, "\"", 1); break;
-		case '\\': tm_buf_put(&b, "\\", 1); break;
-		case '/': tm_buf_put(&b, "/", 1); break;
-		case 'b': tm_buf_put(&b, "\b", 1); break;
-		case 'f': tm_buf_put(&b, "\f", 1); break;
-		case 'n': tm_buf_put(&b, "\n", 1); break;
-		case 'r': tm_buf_put(&b, "\r", 1); break;
-		case 't': tm_buf_put(&b, "\t", 1); break;
-		case 'u': {
-			if (ps->end - q < 4) {
-				tm_buf_free(&b);
-				return incomplete(ps);
-			}
+		tm_buf_put(out, run, (size_t)(it - run));
+		char e = *++it;
+		static const char simple_from[] = "\"\\/bfnrt", simple_to[] = "\"\\/\b\f\n\r\t";
+		const char *k = e ? strchr(simple_from, e) : NULL;
+		if (k) {
+			tm_buf_put(out, &simple_to[k - simple_from], 1);
+		} else if (e == 'u') {
 			uint32_t cp = 0;
-			for (int k = 0; k < 4; k++) {
-				char h = q[k];
-				int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-					: h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-				if (v < 0) {
-					tm_buf_free(&b);
-					return fail(ps, "Invalid escape sequence: \\u%c%c%c%c", q[0], q[1], q[2], q[3]);
-				}
-				cp = cp * 16 + (uint32_t)v;
+			for (int j = 0; j < 4; j++) {
+				int h = hex_value(*++it);
+				if (h < 0)
+					return fail(ps, "Invalid escape sequence: \\u%c%c%c%c", it[-3], it[-2], it[-1], *it);
+				cp = cp << 4 | (uint32_t)h;
 			}
-			/* The reference does not combine surrogate pairs. */
-			if (cp >= 0xd800 && cp <= 0xdfff) {
-				tm_buf_free(&b);
-				return fail(ps, "Invalid escape sequence: \\u%c%c%c%c (code point %u is reserved for surrogate pairs)",
-					    q[0], q[1], q[2], q[3], cp);
+			if (cp >= 0xd800 && cp <= 0xdfff)
+				return fail(ps,
+					    "Invalid escape sequence: \\u%c%c%c%c (code point %u is reserved for "
+					    "surrogate pairs)",
+					    it[-3], it[-2], it[-1], *it, cp);
+			unsigned char u[3];
+			size_t n;
+			if (cp <= 0x7f) {
+				u[0] = (unsigned char)cp;
+				n = 1;
+			} else if (cp <= 0x7ff) {
+				u[0] = (unsigned char)(0xc0 | cp >> 6);
+				u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+				n = 2;
+			} else {
+				u[0] = (unsigned char)(0xe0 | cp >> 12);
+				u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+				u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+				n = 3;
 			}
-			put_utf8(&b, cp);
-			q += 4;
-			break;
+			tm_buf_put(out, u, n);
 		}
-		default:
-			break; /* unknown escapes are dropped, as in the reference */
-		}
+		/* Any other escaped byte is dropped with its backslash, as the
+		 * reference does. */
+		run = it + 1;
 	}
-	if (q >= ps->end) {
+	tm_buf_put(out, run, (size_t)(body_end - run));
+	return STEP_OK;
+}
+
+/* Read a string at ps->p (which is '"'). The closing quote is found first
+ * (a quote preceded by an odd run of backslashes is escaped); only then is
+ * the body decoded, so an unterminated string is "incomplete" whatever its
+ * escapes. */
+static step parse_string(parser *ps, char **out, size_t *out_len)
+{
+	const char *body = ps->p + 1, *q = body;
+	for (;;) {
+		q = memchr(q, '"', (size_t)(ps->end - q));
+		if (!q)
+			return STEP_INCOMPLETE;
+		size_t backslashes = 0;
+		for (const char *b = q; b > body && b[-1] == '\\'; b--)
+			backslashes++;
+		if (backslashes % 2 == 0)
+			break;
+		q++;
+	}
+	tm_buf b = {0};
+	step rc = unescape(ps, body, q, &b);
+	if (rc != STEP_OK) {
 		tm_buf_free(&b);
-		return incomplete(ps);
+		return rc;
 	}
 	ps->p = q + 1;
 	*out = tm_buf_detach(&b, out_len);
-	return RC_OK;
+	return STEP_OK;
 }
 
-static int parse_number(parser *ps, tj_value *v)
+/* ---- numbers ------------------------------------------------------------ */
+
+/* The reference's integer reading, overflow test included. Its one hole is
+ * reproduced too: a negative literal whose first 19 digits are
+ * 9223372036854775808 reaches INT64_MIN, which no later test catches, so
+ * further digits wrap ("-922337203685477580812" reads as -12). */
+static int to_int64(const char *s, const char *e, int64_t *out)
 {
-	const char *start = ps->p, *cur = ps->p;
-	int rest = (int)(ps->end - start > 200 ? 200 : ps->end - start);
+	const int64_t max_div10 = INT64_MAX / 10;
+	const int max_mod10 = (int)(INT64_MAX % 10);
+	int neg = *s == '-';
+	int64_t v = 0;
+	for (const char *c = s + neg; c < e; c++) {
+		int d = *c - '0';
+		if ((v > max_div10 || (v == max_div10 && d > max_mod10)) &&
+		    !(neg && v == max_div10 && d == max_mod10 + 1))
+			return -1;
+		v = (int64_t)((uint64_t)v * 10 + (uint64_t)d);
+	}
+	*out = neg ? (int64_t)(0 - (uint64_t)v) : v;
+	return 0;
+}
+
+/* The reference's double reading, reproduced so that values (and which
+ * literals fail) match: integer part, fraction digits and exponent are
+ * accumulated in 64-bit integers that wrap, the fraction is divided by a
+ * wrapping power of ten, and the exponent is applied with pow(). */
+static int to_double(const char *s, const char *e, double *out)
+{
+	const char *c = s;
+	int neg = *c == '-';
+	c += neg;
+	uint64_t int_part = 0;
+	for (; c < e && is_digit(*c); c++)
+		int_part = int_part * 10 + (uint64_t)(*c - '0');
+	double fraction = 0;
+	if (c < e && *c == '.') {
+		uint64_t digits = 0, divisor = 1;
+		for (c++; c < e && is_digit(*c); c++) {
+			digits = digits * 10 + (uint64_t)(*c - '0');
+			divisor *= 10;
+		}
+		/* 64 or more fraction digits wrap the divisor to 0: the
+		 * reference divides by zero and reports the inf/NaN. */
+		if (divisor == 0)
+			return -1;
+		fraction = (double)(int64_t)digits / (double)divisor;
+	}
+	uint64_t exponent = 0;
+	int exp_neg = 0;
+	if (c < e && (*c == 'e' || *c == 'E')) {
+		c++;
+		if (c < e && (*c == '+' || *c == '-'))
+			exp_neg = *c++ == '-';
+		for (; c < e && is_digit(*c); c++)
+			exponent = exponent * 10 + (uint64_t)(*c - '0');
+	}
+	double v = (double)(int64_t)int_part + fraction;
+	if (exp_neg)
+		v /= pow(10, (double)(int64_t)exponent);
+	else if ((int64_t)exponent > 0)
+		v *= pow(10, (double)(int64_t)exponent);
+	if (isinf(v) || isnan(v))
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+static step parse_number(parser *ps, tj_value *v)
+{
+	const char *start = ps->p, *cur = ps->p, *end = ps->end;
 	int int_like = 1;
 	cur += *cur == '-';
-	if (cur < ps->end && *cur == '0') {
+	if (cur < end && *cur == '0') {
 		cur++;
-		if (cur < ps->end && isdigit((unsigned char)*cur))
-			return fail(ps, "Invalid number: leading zero in '%.*s'", rest, start);
-	} else if (cur < ps->end && *cur >= '1' && *cur <= '9') {
-		while (cur < ps->end && isdigit((unsigned char)*cur))
+		if (cur < end && is_digit(*cur))
+			return fail(ps, "Invalid number: leading zero in '%.*s'", rest_len(ps, start), start);
+	} else if (cur < end && *cur >= '1' && *cur <= '9') {
+		while (cur < end && is_digit(*cur))
 			cur++;
-	} else if (cur < ps->end) {
-		return fail(ps, "Invalid number: expected digit in '%.*s'", rest, start);
+	} else if (cur < end) {
+		return fail(ps, "Invalid number: expected digit in '%.*s'", rest_len(ps, start), start);
 	}
-	if (cur < ps->end && *cur == '.') {
+	if (cur < end && *cur == '.') {
 		int_like = 0;
-		const char *f = ++cur;
-		while (cur < ps->end && isdigit((unsigned char)*cur))
+		const char *digits = ++cur;
+		while (cur < end && is_digit(*cur))
 			cur++;
-		if (cur < ps->end && cur == f)
-			return fail(ps, "Invalid number: expected digit after '.' in '%.*s'", rest, start);
+		if (cur < end && cur == digits)
+			return fail(ps, "Invalid number: expected digit after '.' in '%.*s'", rest_len(ps, start),
+				    start);
 	}
-	if (cur < ps->end && (*cur == 'e' || *cur == 'E')) {
+	if (cur < end && (*cur == 'e' || *cur == 'E')) {
 		int_like = 0;
 		cur++;
-		cur += cur < ps->end && (*cur == '+' || *cur == '-');
-		const char *f = cur;
-		while (cur < ps->end && isdigit((unsigned char)*cur))
+		cur += cur < end && (*cur == '+' || *cur == '-');
+		const char *digits = cur;
+		while (cur < end && is_digit(*cur))
 			cur++;
-		if (cur < ps->end && cur == f)
-			return fail(ps, "Invalid number: expected digit after 'e' in '%.*s'", rest, start);
+		if (cur < end && cur == digits)
+			return fail(ps, "Invalid number: expected digit after 'e' in '%.*s'", rest_len(ps, start),
+				    start);
 	}
-	if (cur >= ps->end)
-		return incomplete(ps);
-	char tmp[128];
-	size_t n = (size_t)(cur - start);
-	if (n >= sizeof(tmp))
-		n = sizeof(tmp) - 1;
-	memcpy(tmp, start, n);
-	tmp[n] = '\0';
-	ps->p = cur;
+	/* A number is only complete once a byte follows it. */
+	if (cur >= end)
+		return STEP_INCOMPLETE;
 	if (int_like) {
-		/* manifest.md §4: an integer literal that fits int64 is an integer;
-		 * a larger one is a double. */
-		errno = 0;
-		char *e;
-		long long x = strtoll(tmp, &e, 10);
-		if (errno == 0 && *e == '\0') {
+		if (to_int64(start, cur, &v->i) == 0) {
 			v->type = TJ_INT;
-			v->i = x;
-			return RC_OK;
+			ps->p = cur;
+			return STEP_OK;
 		}
+		/* manifest.md §4: an integer literal beyond int64 is a double. */
+		ps->overflow = start;
+		ps->overflow_len = (size_t)(cur - start);
 	}
-	double d = strtod(tmp, NULL);
-	if (isinf(d) || isnan(d))
-		return fail(ps, "Double overflow/underflow parsing '%.*s'", rest, start);
+	if (to_double(start, cur, &v->d) != 0)
+		return fail(ps, "Double overflow/underflow parsing '%.*s'", clip((size_t)(cur - start)), start);
 	v->type = TJ_DOUBLE;
-	v->d = d;
-	return RC_OK;
+	ps->p = cur;
+	return STEP_OK;
 }
 
-static int parse_token(parser *ps, const char *word, tj_value *v)
-{
-	size_t n = strlen(word);
-	if ((size_t)(ps->end - ps->p) < n)
-		return incomplete(ps);
-	if (memcmp(ps->p, word, n) != 0)
-		return fail(ps, "Invalid token: expected '%s' but got '%.*s'", word, (int)n, ps->p);
-	ps->p += n;
-	if (word[0] == 'n') {
-		v->type = TJ_NULL;
-	} else {
-		v->type = TJ_BOOL;
-		v->b = word[0] == 't';
-	}
-	return RC_OK;
-}
+/* ---- values ------------------------------------------------------------- */
 
-static int parse_container(parser *ps, tj_value *v, char open);
+static const struct literal {
+	const char *word;
+	tj_type type;
+	int b;
+} literals[] = {
+	{"true", TJ_BOOL, 1},
+	{"false", TJ_BOOL, 0},
+	{"null", TJ_NULL, 0},
+};
 
-static int parse_value(parser *ps, tj_value *v)
+static step parse_primitive(parser *ps, tj_value *v)
 {
-	switch (*ps->p) {
-	case '{':
-	case '[':
-		return parse_container(ps, v, *ps->p);
-	case '"':
+	if (*ps->p == '"') {
 		v->type = TJ_STRING;
 		return parse_string(ps, &v->s, &v->len);
-	case 't':
-		return parse_token(ps, "true", v);
-	case 'f':
-		return parse_token(ps, "false", v);
-	case 'n':
-		return parse_token(ps, "null", v);
-	default:
-		return parse_number(ps, v);
 	}
+	for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++) {
+		const struct literal *l = &literals[k];
+		size_t n = strlen(l->word);
+		if (*ps->p != l->word[0])
+			continue;
+		if ((size_t)(ps->end - ps->p) < n)
+			return STEP_INCOMPLETE;
+		if (memcmp(ps->p, l->word, n) != 0)
+			return fail(ps, "Invalid token: expected '%s' but got '%.*s'", l->word, (int)n, ps->p);
+		ps->p += n;
+		v->type = l->type;
+		v->b = l->b;
+		return STEP_OK;
+	}
+	return parse_number(ps, v);
 }
 
-/* The wrapper text names the innermost container whose reading failed. */
-static void wrap(parser *ps, char open)
+/* After an element of a container of type `in`: a ',' (then more input) or
+ * the container's own closing bracket, which is left for the next step. */
+static step after_value(parser *ps, tj_type in)
 {
-	if (ps->failed == 1) {
-		tm_err(ps->err, TM_EINPUT, "Failed to parse %s: %s", open == '{' ? "object" : "array", ps->detail);
-		ps->failed = 2;
-	}
-}
-
-static int parse_container(parser *ps, tj_value *v, char open)
-{
-	char close = open == '{' ? '}' : ']';
-	v->type = open == '{' ? TJ_OBJECT : TJ_ARRAY;
-	if (++ps->depth > MAX_DEPTH) {
-		fail(ps, "nesting deeper than %d levels", MAX_DEPTH);
-		wrap(ps, open);
-		return RC_ERR;
-	}
-	ps->p++;
-	size_t cap = 0;
+	char close = in == TJ_OBJECT ? '}' : ']';
 	if (!skip_ws(ps))
-		goto incomplete_input;
-	for (;;) {
-		if (*ps->p == '}' || *ps->p == ']') {
-			/* The reference ends the scope on either bracket, which also
-			 * accepts a trailing comma. */
-			ps->p++;
-			ps->depth--;
-			return RC_OK;
-		}
-		char *key = NULL;
-		if (v->type == TJ_OBJECT) {
-			if (*ps->p != '"') {
-				fail(ps, "Expected '\"' at the start of key. Got '%c'", *ps->p);
-				goto error;
-			}
-			size_t klen;
-			if (parse_string(ps, &key, &klen) != RC_OK)
-				goto error;
-			if (!skip_ws(ps)) {
-				free(key);
-				goto incomplete_input;
-			}
-			if (*ps->p != ':') {
-				fail(ps, "Expected ':' after key '%s'. Got '%c'", key, *ps->p);
-				free(key);
-				goto error;
-			}
-			ps->p++;
-		}
-		if (!skip_ws(ps)) {
-			free(key);
-			goto incomplete_input;
-		}
-		TM_GROW(v->items, cap, v->len + 1);
-		if (v->type == TJ_OBJECT)
-			v->keys = tm_xrealloc(v->keys, cap * sizeof(*v->keys));
-		tj_value *child = &v->items[v->len];
-		memset(child, 0, sizeof(*child));
-		if (v->type == TJ_OBJECT)
-			v->keys[v->len] = key;
-		v->len++;
-		if (parse_value(ps, child) != RC_OK) {
-			if (ps->failed == 2)
-				return RC_ERR; /* already wrapped by a nested container */
-			goto error;
-		}
-		if (!skip_ws(ps))
-			goto incomplete_input;
-		if (*ps->p == ',') {
-			ps->p++;
-			if (!skip_ws(ps))
-				goto incomplete_input;
-		} else if (*ps->p != close) {
-			if (v->type == TJ_OBJECT && key && key[0])
-				fail(ps, "Expected ',' or '%c' after value for key '%s'. Got '%c'", close, key, *ps->p);
-			else
-				fail(ps, "Expected ',' or '%c' after value. Got '%c'", close, *ps->p);
-			goto error;
+		return STEP_INCOMPLETE;
+	if (*ps->p == ',') {
+		ps->p++;
+		return skip_ws(ps) ? STEP_OK : STEP_INCOMPLETE;
+	}
+	if (*ps->p == close)
+		return STEP_OK;
+	if (in == TJ_OBJECT && ps->last_key_len > 0)
+		return fail(ps, "Expected ',' or '%c' after value for key '%.*s'. Got '%c'", close,
+			    clip(ps->last_key_len), ps->last_key, *ps->p);
+	return fail(ps, "Expected ',' or '%c' after value. Got '%c'", close, *ps->p);
+}
+
+/* Append an element slot (and its key) to a container. */
+static tj_value *append(tj_value *c, size_t *cap, char *key, size_t key_len)
+{
+	if (c->len == *cap) {
+		*cap = *cap ? *cap * 2 : 4;
+		c->items = tm_xrealloc(c->items, *cap * sizeof(*c->items));
+		if (c->type == TJ_OBJECT) {
+			c->keys = tm_xrealloc(c->keys, *cap * sizeof(*c->keys));
+			c->key_lens = tm_xrealloc(c->key_lens, *cap * sizeof(*c->key_lens));
 		}
 	}
-incomplete_input:
-	incomplete(ps);
-error:
-	wrap(ps, open);
-	return RC_ERR;
+	tj_value *v = &c->items[c->len];
+	memset(v, 0, sizeof(*v));
+	if (c->type == TJ_OBJECT) {
+		c->keys[c->len] = key;
+		c->key_lens[c->len] = key_len;
+	}
+	c->len++;
+	return v;
+}
+
+/* Read one element of container `c` (ps->p is at a non-space byte). */
+static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested)
+{
+	/* Either bracket ends either container here (hence trailing commas). */
+	if (*ps->p == '}' || *ps->p == ']') {
+		ps->p++;
+		return STEP_END;
+	}
+	tj_value *v;
+	if (c->type == TJ_OBJECT) {
+		if (*ps->p != '"')
+			return fail(ps, "Expected '\"' at the start of key. Got '%c'", *ps->p);
+		char *key;
+		size_t key_len;
+		step rc = parse_string(ps, &key, &key_len);
+		if (rc != STEP_OK)
+			return rc;
+		/* The slot owns the key from now on (a failure frees the whole
+		 * tree), so last_key stays valid until the error is reported. */
+		v = append(c, cap, key, key_len);
+		ps->last_key = key;
+		ps->last_key_len = key_len;
+		if (!skip_ws(ps))
+			return STEP_INCOMPLETE;
+		if (*ps->p != ':')
+			return fail(ps, "Expected ':' after key '%.*s'. Got '%c'", clip(key_len), key, *ps->p);
+		ps->p++;
+		if (!skip_ws(ps))
+			return STEP_INCOMPLETE;
+	} else {
+		v = append(c, cap, NULL, 0);
+	}
+	if (*ps->p == '{' || *ps->p == '[') {
+		if (ps->depth >= TJ_MAX_DEPTH)
+			return fail(ps, "Nesting deeper than %d levels", TJ_MAX_DEPTH);
+		v->type = *ps->p == '{' ? TJ_OBJECT : TJ_ARRAY;
+		ps->p++;
+		/* Input ending right after the bracket is the parent's failure. */
+		if (!skip_ws(ps))
+			return STEP_INCOMPLETE;
+		*nested = v;
+		return STEP_NESTED;
+	}
+	step rc = parse_primitive(ps, v);
+	if (rc != STEP_OK)
+		return rc;
+	return after_value(ps, c->type);
+}
+
+/* Record the failure of container `c`'s step as the final error. */
+static void report(parser *ps, const tj_value *c, step rc, tm_error *err)
+{
+	const char *what = c->type == TJ_OBJECT ? "object" : "array";
+	if (rc == STEP_ERROR)
+		tm_err(err, TM_EINPUT, "Failed to parse %s: %s", what, ps->detail);
+	else if (ps->overflow)
+		tm_err(err, TM_EINPUT, "Failed to parse %s: Integer overflow parsing '%.*s'", what,
+		       clip(ps->overflow_len), ps->overflow);
+	else
+		tm_err(err, TM_EINPUT, "Failed to parse %s: ", what);
+}
+
+/* Read the elements of `c` (its opening bracket consumed, ps->p at a
+ * non-space byte) up to and including its closing bracket; `parent` is
+ * the enclosing container's type, TJ_NULL for the root. */
+static int parse_container(parser *ps, tj_value *c, tj_type parent, tm_error *err)
+{
+	size_t cap = 0;
+	ps->depth++;
+	for (;;) {
+		tj_value *nested = NULL;
+		step rc = next_element(ps, c, &cap, &nested);
+		/* Closing a nested container also reads what follows it in the
+		 * parent; a failure there is still this container's. */
+		if (rc == STEP_END && parent != TJ_NULL) {
+			step after = after_value(ps, parent);
+			if (after != STEP_OK)
+				rc = after;
+		}
+		if (rc == STEP_END)
+			break;
+		if (rc == STEP_NESTED) {
+			if (parse_container(ps, nested, c->type, err) != 0)
+				return -1;
+			continue;
+		}
+		if (rc != STEP_OK) {
+			report(ps, c, rc, err);
+			return -1;
+		}
+	}
+	ps->depth--;
+	return 0;
 }
 
 int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err)
@@ -336,18 +473,34 @@ int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err)
 	*out = NULL;
 	if (len == 0)
 		return tm_err(err, TM_EINPUT, "Empty JSON input");
-	parser ps = {.p = buf, .end = buf + len, .err = err};
+	/* Field by field: the 4 KiB detail buffer needs no clearing, and a
+	 * Chrome JSON trace parses one document per event. */
+	parser ps;
+	ps.p = buf;
+	ps.end = buf + len;
+	ps.depth = 0;
+	ps.last_key = NULL;
+	ps.last_key_len = 0;
+	ps.overflow = NULL;
+	ps.overflow_len = 0;
 	if (!skip_ws(&ps))
 		return tm_err(err, TM_EINPUT,
 			      "Failed to start parsing: Expected '{' or '[' at the start. Input is empty or whitespace only.");
 	if (*ps.p != '{' && *ps.p != '[')
-		return tm_err(err, TM_EINPUT, "Failed to start parsing: Expected '{' or '[' at the start. Got '%c'", *ps.p);
-	tj_value *v = tm_xcalloc(1, sizeof(*v));
-	if (parse_container(&ps, v, *ps.p) != RC_OK) {
-		tj_free(v);
+		return tm_err(err, TM_EINPUT, "Failed to start parsing: Expected '{' or '[' at the start. Got '%c'",
+			      *ps.p);
+	tj_value *root = tm_xcalloc(1, sizeof(*root));
+	root->type = *ps.p == '{' ? TJ_OBJECT : TJ_ARRAY;
+	ps.p++;
+	if (!skip_ws(&ps)) {
+		tj_free(root);
+		return tm_err(err, TM_EINPUT, "Failed to start parsing: ");
+	}
+	if (parse_container(&ps, root, TJ_NULL, err) != 0) {
+		tj_free(root);
 		return -1;
 	}
-	*out = v;
+	*out = root;
 	return 0;
 }
 
@@ -355,8 +508,9 @@ const tj_value *tj_get(const tj_value *obj, const char *key)
 {
 	if (!obj || obj->type != TJ_OBJECT)
 		return NULL;
+	size_t n = strlen(key);
 	for (size_t i = obj->len; i-- > 0;)
-		if (obj->keys[i] && strcmp(obj->keys[i], key) == 0)
+		if (obj->key_lens[i] == n && memcmp(obj->keys[i], key, n) == 0)
 			return &obj->items[i];
 	return NULL;
 }
@@ -378,6 +532,7 @@ static void clear(tj_value *v)
 		}
 		free(v->items);
 		free(v->keys);
+		free(v->key_lens);
 	}
 }
 

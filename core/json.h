@@ -1,18 +1,61 @@
 /* core/json.h - a small exact JSON parser for documents read whole (the
- * manifest). cJSON cannot keep what spec/manifest.md needs: integer versus
- * double literals (§4), exact int64 values, every duplicate key, and the
- * reference's parse-error texts.
+ * manifest, one Chrome JSON event at a time). cJSON cannot keep what
+ * spec/manifest.md §4 needs: integer versus double literals, exact int64
+ * values, every duplicate key, NUL bytes inside strings, and the reference
+ * parser's error texts.
  *
- * Error texts follow the reference parser: the innermost object or array
- * being read names the wrapper ("Failed to parse object: <detail>" /
- * "Failed to parse array: <detail>"), a document that does not start with
- * '{' or '[' gives "Failed to start parsing: <detail>", and input that ends
- * early gives an empty detail. Details covered: a key not starting with
- * '"', a missing ':' or ',', bad true/false/null tokens, bad numbers
- * (quoting the input from the number to the end, as the reference does),
- * bad \u escapes and surrogates. Trailing commas are accepted, unknown
- * escapes are dropped, and bytes after the root value are ignored, as
- * there.
+ * Accepted language (the reference's, not strict RFC 8259):
+ *   - the root must be an object or an array; bytes after it are ignored;
+ *   - whitespace is space, \t, \n, \r only (not \v or \f);
+ *   - '}' and ']' both end any container when an element is expected, so
+ *     a trailing comma (`[1,]`, `{"a":1,}`) and `[}` are accepted;
+ *   - an unknown escape (`\x`) is dropped together with its backslash;
+ *   - \uD800-\uDFFF are rejected (the reference does not join surrogate
+ *     pairs), so text outside the BMP must be written as raw UTF-8;
+ *   - a number without . e E that fits int64 is TJ_INT; any other number
+ *     is TJ_DOUBLE, computed as the reference computes it (integer part and
+ *     fraction accumulated in wrapping 64-bit integers, then scaled by
+ *     pow(10, exponent)), so even its rounding and its overflow errors match.
+ *
+ * Error texts (TM_EINPUT), byte for byte those of the reference
+ * (src/trace_processor/util/json_value.cc and json_parser.h at ec5d16b1):
+ *   "Empty JSON input"                                  len == 0
+ *   "Failed to start parsing: Expected '{' or '[' at the start. Got 'X'"
+ *   "Failed to start parsing: Expected '{' or '[' at the start. Input is
+ *    empty or whitespace only."
+ *   "Failed to start parsing: "     the root bracket is the last non-space
+ *   "Failed to parse object: <detail>" / "Failed to parse array: <detail>"
+ *       named after the container whose element failed; an error right
+ *       after a nested container closes (the parent's ',' or bracket) is
+ *       named after the nested one, and input ending right after a nested
+ *       opening bracket after the parent. Details:
+ *       ""                           input ended early (but see below)
+ *       Expected '"' at the start of key. Got 'X'
+ *       Expected ':' after key 'K'. Got 'X'
+ *       Expected ',' or 'B' after value. Got 'X'
+ *       Expected ',' or 'B' after value for key 'K'. Got 'X'
+ *           K is the most recently read key anywhere in the document (the
+ *           reference keeps one), used when the enclosing container is an
+ *           object and K is not empty; B is that container's bracket
+ *       Invalid token: expected 'true' but got 'XXXX'   (also false, null)
+ *       Invalid number: leading zero in '<rest>'
+ *       Invalid number: expected digit in '<rest>'
+ *       Invalid number: expected digit after '.' in '<rest>'
+ *       Invalid number: expected digit after 'e' in '<rest>'
+ *           <rest> is the input from the number to the end of the buffer
+ *       Double overflow/underflow parsing '<number>'
+ *       Invalid escape sequence: \uABCD      the four bytes that end at the
+ *           first non-hex digit (so they may include the `\u` itself)
+ *       Invalid escape sequence: \uD83D (code point 55357 is reserved for
+ *           surrogate pairs)
+ *   Input that ends early reports the last "Integer overflow parsing
+ *   '<number>'" text instead of "" when an earlier integer literal did not
+ *   fit int64 (the reference leaves that status behind when it re-reads
+ *   the literal as a double).
+ * Our own additions: "Nesting deeper than 512 levels" (the reference
+ * recurses without limit). A message longer than TM_ERR_MAX - 1 bytes is
+ * cut there; a NUL inside a quoted fragment ends the message, as %s does in
+ * the reference.
  */
 #ifndef TM_JSON_H
 #define TM_JSON_H
@@ -24,29 +67,35 @@
 
 typedef enum tj_type { TJ_NULL, TJ_BOOL, TJ_INT, TJ_DOUBLE, TJ_STRING, TJ_ARRAY, TJ_OBJECT } tj_type;
 
+#define TJ_MAX_DEPTH 512
+
 typedef struct tj_value tj_value;
 struct tj_value {
 	tj_type type;
 	int b;            /* TJ_BOOL */
 	int64_t i;        /* TJ_INT: a literal without . e E that fits int64 */
 	double d;         /* TJ_DOUBLE */
-	char *s;          /* TJ_STRING (NUL-terminated; may hold NULs, see len) */
-	size_t len;       /* TJ_STRING length; TJ_ARRAY/TJ_OBJECT item count */
+	char *s;          /* TJ_STRING, NUL-terminated; may hold NULs, see len */
+	size_t len;       /* TJ_STRING byte length; TJ_ARRAY/TJ_OBJECT item count */
 	tj_value *items;  /* TJ_ARRAY/TJ_OBJECT values, in document order */
 	char **keys;      /* TJ_OBJECT keys, parallel to items (duplicates kept) */
+	size_t *key_lens; /* TJ_OBJECT key byte lengths (keys may hold NULs) */
 };
 
-/* Parse the first JSON value of buf[0..len). The root must be an object or
- * an array. On success *out owns the tree (free with tj_free). Errors are
- * TM_EINPUT with the texts above. Nesting deeper than 512 is rejected. */
+/* Parse the first JSON value of buf[0..len). On success *out owns the tree
+ * (free with tj_free) and 0 is returned; on failure *out is NULL, err holds
+ * one of the texts above (TM_EINPUT) and -1 is returned. */
 int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err);
 
-/* The value of the LAST member named `key` of an object, or NULL. */
+/* The value of the LAST member of `obj` whose key is exactly the C string
+ * `key` (a key with a NUL inside never matches), or NULL (also when `obj`
+ * is NULL or not an object). */
 const tj_value *tj_get(const tj_value *obj, const char *key);
 
-/* Is `v` a number (integer or double)? */
+/* Is `v` a number (integer or double)? NULL is not. */
 int tj_is_number(const tj_value *v);
 
+/* Free a tree returned by tj_parse (NULL is fine). */
 void tj_free(tj_value *v);
 
 #endif

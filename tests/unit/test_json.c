@@ -1,0 +1,332 @@
+/* tests/unit/test_json.c - core/json: the reference parser's language and
+ * its error texts (json.h), the integer/double rule of spec/manifest.md §4,
+ * exact int64, duplicate keys, escapes, and hostile nesting. Every expected
+ * error text below was produced by the reference parser
+ * (src/trace_processor/util/json_value.cc at ec5d16b1) on the same input. */
+#include "tt.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "json.h"
+
+/* Parse a C string literal (embedded NULs need parse_n). */
+static tj_value *parse_n(const char *s, size_t n, tm_error *err)
+{
+	tj_value *v = NULL;
+	if (tj_parse(s, n, &v, err) != 0)
+		return NULL;
+	return v;
+}
+
+static tj_value *parse(const char *s, tm_error *err)
+{
+	return parse_n(s, strlen(s), err);
+}
+
+/* §4: a literal without . e E that fits int64 is an integer; anything else
+ * is a double. */
+static void test_int_vs_double(void)
+{
+	static const struct {
+		const char *lit;
+		tj_type type;
+		int64_t i;
+		double d;
+	} table[] = {
+		{"1", TJ_INT, 1, 0},
+		{"-0", TJ_INT, 0, 0},
+		{"0", TJ_INT, 0, 0},
+		{"42", TJ_INT, 42, 0},
+		{"9223372036854775807", TJ_INT, INT64_MAX, 0},
+		{"-9223372036854775808", TJ_INT, INT64_MIN, 0},
+		{"1.0", TJ_DOUBLE, 0, 1.0},
+		{"1.5", TJ_DOUBLE, 0, 1.5},
+		{"1e3", TJ_DOUBLE, 0, 1000.0},
+		{"1E3", TJ_DOUBLE, 0, 1000.0},
+		{"1e+2", TJ_DOUBLE, 0, 100.0},
+		{"25e-1", TJ_DOUBLE, 0, 2.5},
+		{"-0.0", TJ_DOUBLE, 0, -0.0},
+		{"7.9", TJ_DOUBLE, 0, 7.9},
+		{"1e-400", TJ_DOUBLE, 0, 0.0},
+		{"99999999999999999999", TJ_DOUBLE, 0, 7766279631452241920.0},
+		{"9223372036854775808", TJ_DOUBLE, 0, -9223372036854775808.0},
+		{"-9223372036854775809", TJ_DOUBLE, 0, 9223372036854775807.0},
+		{"18446744073709551617", TJ_DOUBLE, 0, 1.0},
+	};
+	for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
+		char doc[64];
+		snprintf(doc, sizeof doc, "[%s]", table[k].lit);
+		tm_error err;
+		tj_value *v = parse(doc, &err);
+		CHECK(v != NULL);
+		CHECK_INT(v->len, 1);
+		if (v->items[0].type != table[k].type) {
+			tj_free(v);
+			TT_FAIL_("%s: type %d, expected %d", table[k].lit, (int)v->items[0].type, (int)table[k].type);
+		}
+		int ok = table[k].type == TJ_INT ? v->items[0].i == table[k].i
+						 : v->items[0].d == table[k].d &&
+							   signbit(v->items[0].d) == signbit(table[k].d);
+		double got = v->items[0].d;
+		tj_free(v);
+		if (!ok)
+			TT_FAIL_("%s: wrong value (double %.17g)", table[k].lit, got);
+	}
+}
+
+/* The reference's integer reader misses overflow after a negative literal
+ * reaches INT64_MIN; we reproduce it. */
+static void test_int64_min_wrap_quirk(void)
+{
+	tm_error err;
+	tj_value *v = parse("[-922337203685477580812, -92233720368547758080]", &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->items[0].type, TJ_INT);
+	CHECK_INT(v->items[0].i, -12);
+	CHECK_INT(v->items[1].type, TJ_INT);
+	CHECK_INT(v->items[1].i, 0);
+	tj_free(v);
+}
+
+static void test_duplicate_keys(void)
+{
+	tm_error err;
+	tj_value *v = parse("{\"a\": 1, \"b\": 2, \"a\": \"x\", \"a\": 3}", &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->len, 4);
+	CHECK_STR(v->keys[0], "a");
+	CHECK_STR(v->keys[2], "a");
+	const tj_value *a = tj_get(v, "a");
+	CHECK(a == &v->items[3]);
+	CHECK_INT(a->i, 3);
+	CHECK_INT(tj_get(v, "b")->i, 2);
+	CHECK(tj_get(v, "c") == NULL);
+	CHECK(tj_get(&v->items[0], "a") == NULL);
+	CHECK(tj_get(NULL, "a") == NULL);
+	tj_free(v);
+}
+
+static void test_escapes(void)
+{
+	tm_error err;
+	tj_value *v = parse("[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\u0041\\u00e9\\u20ac\\uFFFF\", \"a\\xb\\q\", "
+			    "\"\xf0\x9f\x98\x80\", \"\"]",
+			    &err);
+	CHECK(v != NULL);
+	CHECK_STR(v->items[0].s, "\"\\/\b\f\n\r\t");
+	CHECK_STR(v->items[1].s, "A\xc3\xa9\xe2\x82\xac\xef\xbf\xbf");
+	/* unknown escapes are dropped with their backslash */
+	CHECK_STR(v->items[2].s, "ab");
+	/* raw UTF-8 outside the BMP passes through */
+	CHECK_STR(v->items[3].s, "\xf0\x9f\x98\x80");
+	CHECK_INT(v->items[4].len, 0);
+	CHECK_STR(v->items[4].s, "");
+	tj_free(v);
+}
+
+/* The reference does not join surrogate pairs: any \uD800-\uDFFF fails. */
+static void test_surrogates_rejected(void)
+{
+	tm_error err;
+	CHECK(parse("[\"\\ud83d\\ude00\"]", &err) == NULL);
+	CHECK_STR(err.msg, "Failed to parse array: Invalid escape sequence: \\ud83d (code point 55357 is reserved "
+			   "for surrogate pairs)");
+	CHECK_INT(err.code, TM_EINPUT);
+	CHECK(parse("{\"\\uDFFF\": 1}", &err) == NULL);
+	CHECK_STR(err.msg, "Failed to parse object: Invalid escape sequence: \\uDFFF (code point 57343 is reserved "
+			   "for surrogate pairs)");
+}
+
+static void test_nul_inside_strings(void)
+{
+	static const char doc[] = "{\"a\\u0000\": \"x\\u0000y\", \"b\": 1}";
+	tm_error err;
+	tj_value *v = parse(doc, &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->key_lens[0], 2);
+	CHECK(tj_get(v, "a") == NULL); /* "a\0" is not "a" */
+	CHECK_INT(v->items[0].len, 3);
+	CHECK(memcmp(v->items[0].s, "x\0y", 4) == 0);
+	tj_free(v);
+	/* raw NUL bytes of the input are data too */
+	v = parse_n("[\"a\0b\"]", 7, &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->items[0].len, 3);
+	tj_free(v);
+}
+
+/* The reference's lenient corners. */
+static void test_accepted_quirks(void)
+{
+	static const char *const ok[] = {
+		"{\"a\": 1,}", "[1,]", "[}", "{]", "{} trailing garbage", "[1] [2]", "[[]]", "{\"a\":{}}",
+		" \n\t\r{}", "[true,false,null]",
+	};
+	for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++) {
+		tm_error err;
+		tj_value *v = parse(ok[k], &err);
+		if (!v)
+			TT_FAIL_("%s: %s", ok[k], err.msg);
+		tj_free(v);
+	}
+	tm_error err;
+	tj_value *v = parse("[1] [2]", &err);
+	CHECK_INT(v->len, 1);
+	tj_free(v);
+}
+
+/* Input -> the reference's exact error text. */
+static void test_error_texts(void)
+{
+	static const struct {
+		const char *in;
+		const char *msg;
+	} table[] = {
+		{"", "Empty JSON input"},
+		{" \t\r\n", "Failed to start parsing: Expected '{' or '[' at the start. Input is empty or whitespace only."},
+		{"x", "Failed to start parsing: Expected '{' or '[' at the start. Got 'x'"},
+		{"\v{}", "Failed to start parsing: Expected '{' or '[' at the start. Got '\v'"},
+		{"{", "Failed to start parsing: "},
+		{"[ \n", "Failed to start parsing: "},
+		/* truncated input */
+		{"{\"a\"", "Failed to parse object: "},
+		{"{\"a", "Failed to parse object: "},
+		{"{\"a\":nul", "Failed to parse object: "},
+		{"{\"a\":[", "Failed to parse object: "},
+		{"{\"a\":[1", "Failed to parse array: "},
+		{"{\"a\":[1]", "Failed to parse array: "},
+		{"{\"a\":{}", "Failed to parse object: "},
+		{"{\"a\":99999999999999999999, \"b\":", "Failed to parse object: Integer overflow parsing '99999999999999999999'"},
+		/* keys, colons, commas */
+		{"{,", "Failed to parse object: Expected '\"' at the start of key. Got ','"},
+		{"{\"a\":1,,}", "Failed to parse object: Expected '\"' at the start of key. Got ','"},
+		{"{\"a\" 1}", "Failed to parse object: Expected ':' after key 'a'. Got '1'"},
+		{"{\"a\":1 \"b\":2}", "Failed to parse object: Expected ',' or '}' after value for key 'a'. Got '\"'"},
+		{"[1 2]", "Failed to parse array: Expected ',' or ']' after value. Got '2'"},
+		{"{\"\":1 x}", "Failed to parse object: Expected ',' or '}' after value. Got 'x'"},
+		{"{\"a\":1]", "Failed to parse object: Expected ',' or '}' after value for key 'a'. Got ']'"},
+		{"{\"a\":{\"b\":1} x}", "Failed to parse object: Expected ',' or '}' after value for key 'b'. Got 'x'"},
+		{"[{\"b\":1} x]", "Failed to parse object: Expected ',' or ']' after value. Got 'x'"},
+		{"{\"a\":[1] x}", "Failed to parse array: Expected ',' or '}' after value for key 'a'. Got 'x'"},
+		{"{\"k\\u0000x\":1 y}", "Failed to parse object: Expected ',' or '}' after value for key 'k'. Got 'y'"},
+		/* literals */
+		{"{\"a\":tru}", "Failed to parse object: Invalid token: expected 'true' but got 'tru}'"},
+		{"[fals]", "Failed to parse array: Invalid token: expected 'false' but got 'fals]'"},
+		{"[nulx]", "Failed to parse array: Invalid token: expected 'null' but got 'nulx'"},
+		/* numbers: the rest of the input is quoted */
+		{"{\"a\":01}", "Failed to parse object: Invalid number: leading zero in '01}'"},
+		{"{\"a\":-x}", "Failed to parse object: Invalid number: expected digit in '-x}'"},
+		{"{\"a\": }", "Failed to parse object: Invalid number: expected digit in '}'"},
+		{"[1,,2]", "Failed to parse array: Invalid number: expected digit in ',2]'"},
+		{"{\"a\":1.}", "Failed to parse object: Invalid number: expected digit after '.' in '1.}'"},
+		{"{\"a\":1e+}", "Failed to parse object: Invalid number: expected digit after 'e' in '1e+}'"},
+		{"{\"a\":1e999}", "Failed to parse object: Double overflow/underflow parsing '1e999'"},
+		{"[0e400]", "Failed to parse array: Double overflow/underflow parsing '0e400'"},
+		{"[0.0000000000000000000000000000000000000000000000000000000000000001]",
+		 "Failed to parse array: Double overflow/underflow parsing "
+		 "'0.0000000000000000000000000000000000000000000000000000000000000001'"},
+		/* escapes: the four bytes ending at the bad digit */
+		{"{\"a\":\"\\u12x4\"}", "Failed to parse object: Invalid escape sequence: \\uu12x"},
+		{"{\"a\":\"\\uZ\"}", "Failed to parse object: Invalid escape sequence: \\u\"\\uZ"},
+	};
+	for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
+		tm_error err;
+		tm_err_clear(&err);
+		tj_value *v = parse(table[k].in, &err);
+		if (v) {
+			tj_free(v);
+			TT_FAIL_("%s: parsed, expected \"%s\"", table[k].in, table[k].msg);
+		}
+		if (strcmp(err.msg, table[k].msg) != 0 || err.code != TM_EINPUT)
+			TT_FAIL_("%s: \"%s\", expected \"%s\"", table[k].in, err.msg, table[k].msg);
+	}
+}
+
+/* A message quotes at most what tm_error holds, even for a huge rest. */
+static void test_long_number_error_is_cut(void)
+{
+	size_t n = 3 * TM_ERR_MAX;
+	char *doc = malloc(n + 1);
+	memset(doc, '7', n);
+	memcpy(doc, "[01", 3);
+	doc[n] = '\0';
+	tm_error err;
+	CHECK(parse(doc, &err) == NULL);
+	free(doc);
+	CHECK_INT(strlen(err.msg), TM_ERR_MAX - 1);
+	CHECK(strncmp(err.msg, "Failed to parse array: Invalid number: leading zero in '01777", 60) == 0);
+}
+
+static char *nested(size_t depth, size_t *len)
+{
+	char *s = malloc(2 * depth + 1);
+	for (size_t k = 0; k < depth; k++) {
+		s[k] = '[';
+		s[2 * depth - 1 - k] = ']';
+	}
+	s[2 * depth] = '\0';
+	*len = 2 * depth;
+	return s;
+}
+
+static void test_deep_nesting(void)
+{
+	size_t len;
+	tm_error err;
+	char *ok = nested(TJ_MAX_DEPTH, &len);
+	tj_value *v = parse_n(ok, len, &err);
+	free(ok);
+	CHECK(v != NULL);
+	tj_free(v);
+	char *deep = nested(TJ_MAX_DEPTH + 1, &len);
+	v = parse_n(deep, len, &err);
+	free(deep);
+	CHECK(v == NULL);
+	CHECK_STR(err.msg, "Failed to parse array: Nesting deeper than 512 levels");
+	/* a hostile document far deeper than any stack would allow */
+	char *hostile = nested(1 << 20, &len);
+	v = parse_n(hostile, len / 2, &err);
+	free(hostile);
+	CHECK(v == NULL);
+	CHECK_STR(err.msg, "Failed to parse array: Nesting deeper than 512 levels");
+}
+
+static void test_tree_shape(void)
+{
+	tm_error err;
+	tj_value *v = parse("{\"files\": [{\"path\": \"a\", \"n\": [1, 2.5, true, null]}], \"x\": {}}", &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->type, TJ_OBJECT);
+	const tj_value *files = tj_get(v, "files");
+	CHECK(files && files->type == TJ_ARRAY && files->len == 1);
+	const tj_value *n = tj_get(&files->items[0], "n");
+	CHECK(n && n->len == 4);
+	CHECK_INT(n->items[0].type, TJ_INT);
+	CHECK_INT(n->items[1].type, TJ_DOUBLE);
+	CHECK_INT(n->items[2].type, TJ_BOOL);
+	CHECK_INT(n->items[2].b, 1);
+	CHECK_INT(n->items[3].type, TJ_NULL);
+	CHECK(tj_is_number(&n->items[0]) && tj_is_number(&n->items[1]) && !tj_is_number(&n->items[2]));
+	CHECK(!tj_is_number(NULL));
+	CHECK_INT(tj_get(v, "x")->len, 0);
+	CHECK_STR(tj_get(&files->items[0], "path")->s, "a");
+	tj_free(v);
+	tj_free(NULL);
+}
+
+int main(void)
+{
+	TT_RUN(test_int_vs_double);
+	TT_RUN(test_int64_min_wrap_quirk);
+	TT_RUN(test_duplicate_keys);
+	TT_RUN(test_escapes);
+	TT_RUN(test_surrogates_rejected);
+	TT_RUN(test_nul_inside_strings);
+	TT_RUN(test_accepted_quirks);
+	TT_RUN(test_error_texts);
+	TT_RUN(test_long_number_error_is_cut);
+	TT_RUN(test_deep_nesting);
+	TT_RUN(test_tree_shape);
+	TT_DONE();
+}
