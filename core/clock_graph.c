@@ -1,5 +1,5 @@
 /* core/clock_graph.c - spec/clocks.md §3 and §4: the graph of clock
- * snapshots and conversion along it. */
+ * snapshots, path search and conversion along it. */
 #include "clock.h"
 
 #include <inttypes.h>
@@ -7,57 +7,78 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_HOPS 4 /* §4.1: paths of 4 edges are never expanded */
+#define MAX_HOPS 4    /* §4.1: paths of 4 edges are never expanded */
+#define NO_DIST 0xff
 
 typedef struct series {
 	uint32_t hash;
-	size_t n, cap;
+	uint32_t n, cap;
 	int64_t *val;   /* ns, in insertion order */
-	uint64_t *snap; /* snapshot ids, increasing */
+	uint32_t *snap; /* snapshot ids, increasing */
 } series;
 
 typedef struct edge {
-	uint32_t to;    /* node index */
+	uint32_t to;   /* node index */
 	uint32_t hash;
 } edge;
 
-typedef struct node {
+typedef struct gnode {
 	tm_clock_node key;
 	uint64_t unit;
-	int incremental;
-	int non_monotonic;
-	int64_t running; /* incremental nodes: §4.4 */
+	uint8_t incremental;
+	uint8_t non_monotonic;
+	size_t n_values;
+	int64_t running; /* last snapshot value, then the §4.4 running value */
 	series *series;
-	size_t n_series;
-	edge *out;       /* sorted by (to key, hash) */
-	size_t n_out, cap_out;
-} node;
+	uint32_t n_series, cap_series;
+	edge *out;       /* edge-set order: (to key, hash) */
+	uint32_t n_out, cap_out;
+} gnode;
+
+typedef struct hop {
+	uint32_t a, b, hash;
+	uint32_t sa, sb; /* series indices in a and b (stable: series only grow) */
+} hop;
 
 typedef struct path {
-	uint8_t len;
-	uint32_t nodes[MAX_HOPS + 1];
-	uint32_t hashes[MAX_HOPS];
+	uint32_t len;
+	hop hops[MAX_HOPS];
 } path;
 
 typedef struct cached {
-	uint32_t src, dst;
-	uint64_t version;
+	uint64_t key;     /* src << 32 | dst, plus one; 0 = empty slot */
+	uint64_t version; /* edge-set version the answer belongs to */
 	int found;
 	path p;
 } cached;
 
+typedef struct record {
+	tm_clock_provenance prov;
+	uint32_t hash;
+	uint8_t accepted;
+	size_t first, n; /* readings pool range */
+} record;
+
 struct tm_clock_graph {
-	node *nodes;
+	gnode *nodes;
 	size_t n, cap;
+	uint32_t *index; /* open addressing: node index + 1, 0 = empty */
+	size_t index_cap;
 	tm_clock_node tt;
-	uint64_t next_snap;
-	uint64_t version; /* bumped whenever edges change */
+	uint64_t version; /* bumped whenever the edge set changes */
 	cached *cache;
-	size_t n_cache, cap_cache;
+	size_t cache_cap, cache_used;
 	uint64_t searches;
+	uint64_t rejected;
+	record *recs;
+	size_t n_recs, cap_recs;
+	tm_clock_reading *pool;
+	size_t n_pool, cap_pool;
 };
 
-static int node_cmp(tm_clock_node a, tm_clock_node b)
+/* ---- nodes ----------------------------------------------------------- */
+
+int tm_clock_node_cmp(tm_clock_node a, tm_clock_node b)
 {
 	if (a.clock_id != b.clock_id)
 		return a.clock_id < b.clock_id ? -1 : 1;
@@ -72,7 +93,8 @@ static int node_cmp(tm_clock_node a, tm_clock_node b)
 
 static int node_eq(tm_clock_node a, tm_clock_node b)
 {
-	return node_cmp(a, b) == 0;
+	return a.clock_id == b.clock_id && a.seq_id == b.seq_id && a.file_id == b.file_id &&
+	       a.machine_row == b.machine_row;
 }
 
 const char *tm_clock_node_str(tm_clock_node n, char *buf)
@@ -85,6 +107,22 @@ const char *tm_clock_node_str(tm_clock_node n, char *buf)
 	return buf;
 }
 
+static const char *const origin_names[TM_CLOCK_ORIGIN_COUNT] = {
+	[TM_CLOCK_ORIGIN_SNAPSHOT] = "clock_snapshot",
+	[TM_CLOCK_ORIGIN_FTRACE] = "ftrace_bundle",
+	[TM_CLOCK_ORIGIN_REMOTE_CLIENT] = "remote_clock_sync",
+	[TM_CLOCK_ORIGIN_REMOTE_OFFSET] = "remote_clock_sync_offset",
+	[TM_CLOCK_ORIGIN_MANIFEST] = "manifest",
+	[TM_CLOCK_ORIGIN_FILE_TAG] = "file_tag_identity",
+	[TM_CLOCK_ORIGIN_REALTIME] = "realtime_rendezvous",
+	[TM_CLOCK_ORIGIN_ASSUMED] = "same_domain_assumption",
+};
+
+const char *tm_clock_origin_name(tm_clock_origin o)
+{
+	return (unsigned)o < TM_CLOCK_ORIGIN_COUNT ? origin_names[o] : "unknown";
+}
+
 static uint64_t mix(uint64_t x)
 {
 	x ^= x >> 33;
@@ -95,16 +133,73 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
+#define HASH_SEED UINT64_C(0xe17a1465)
+
+static uint64_t hash_node(uint64_t h, tm_clock_node n)
+{
+	uint64_t v[4] = {n.clock_id, n.seq_id, n.file_id, n.machine_row};
+	for (int k = 0; k < 4; k++)
+		h ^= mix(v[k]) + 0x9e3779b9 + (h << 6) + (h >> 2);
+	return h;
+}
+
 uint32_t tm_clock_snapshot_hash(const tm_clock_node *nodes, size_t n)
 {
-	uint64_t h = 0xe17a1465;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v[4] = {nodes[i].clock_id, nodes[i].seq_id, nodes[i].file_id, nodes[i].machine_row};
-		for (int k = 0; k < 4; k++)
-			h ^= mix(v[k]) + 0x9e3779b9 + (h << 6) + (h >> 2);
-	}
+	uint64_t h = HASH_SEED;
+	for (size_t i = 0; i < n; i++)
+		h = hash_node(h, nodes[i]);
 	return (uint32_t)h;
 }
+
+static uint64_t key_hash(tm_clock_node k)
+{
+	return mix(((uint64_t)k.clock_id << 32 | k.seq_id) ^ mix((uint64_t)k.file_id << 32 | k.machine_row));
+}
+
+static int64_t find_node(const tm_clock_graph *g, tm_clock_node k)
+{
+	if (!g->index_cap)
+		return -1;
+	size_t mask = g->index_cap - 1;
+	for (size_t i = key_hash(k) & mask;; i = (i + 1) & mask) {
+		uint32_t v = g->index[i];
+		if (!v)
+			return -1;
+		if (node_eq(g->nodes[v - 1].key, k))
+			return (int64_t)v - 1;
+	}
+}
+
+static void index_put(uint32_t *index, size_t cap, tm_clock_node k, uint32_t v)
+{
+	size_t mask = cap - 1;
+	size_t i = key_hash(k) & mask;
+	while (index[i])
+		i = (i + 1) & mask;
+	index[i] = v;
+}
+
+static uint32_t add_node(tm_clock_graph *g, tm_clock_node k)
+{
+	if ((g->n + 1) * 2 > g->index_cap) {
+		size_t cap = g->index_cap ? g->index_cap * 2 : 64;
+		uint32_t *ix = tm_xcalloc(cap, sizeof(*ix));
+		for (size_t i = 0; i < g->n; i++)
+			index_put(ix, cap, g->nodes[i].key, (uint32_t)i + 1);
+		free(g->index);
+		g->index = ix;
+		g->index_cap = cap;
+	}
+	TM_GROW(g->nodes, g->cap, g->n + 1);
+	gnode *nd = &g->nodes[g->n];
+	memset(nd, 0, sizeof(*nd));
+	nd->key = k;
+	nd->unit = 1;
+	index_put(g->index, g->index_cap, k, (uint32_t)g->n + 1);
+	return (uint32_t)g->n++;
+}
+
+/* ---- graph lifetime --------------------------------------------------- */
 
 tm_clock_graph *tm_clock_graph_new(void)
 {
@@ -118,7 +213,7 @@ void tm_clock_graph_free(tm_clock_graph *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->n; i++) {
-		node *nd = &g->nodes[i];
+		gnode *nd = &g->nodes[i];
 		for (size_t k = 0; k < nd->n_series; k++) {
 			free(nd->series[k].val);
 			free(nd->series[k].snap);
@@ -127,7 +222,10 @@ void tm_clock_graph_free(tm_clock_graph *g)
 		free(nd->out);
 	}
 	free(g->nodes);
+	free(g->index);
 	free(g->cache);
+	free(g->recs);
+	free(g->pool);
 	free(g);
 }
 
@@ -143,7 +241,12 @@ tm_clock_node tm_clock_graph_trace_time(const tm_clock_graph *g)
 
 uint64_t tm_clock_graph_snapshot_count(const tm_clock_graph *g)
 {
-	return g->next_snap;
+	return g->n_recs;
+}
+
+uint64_t tm_clock_graph_rejected(const tm_clock_graph *g)
+{
+	return g->rejected;
 }
 
 uint64_t tm_clock_graph_searches(const tm_clock_graph *g)
@@ -151,37 +254,40 @@ uint64_t tm_clock_graph_searches(const tm_clock_graph *g)
 	return g->searches;
 }
 
-static int64_t find_node(const tm_clock_graph *g, tm_clock_node k)
-{
-	for (size_t i = 0; i < g->n; i++)
-		if (node_eq(g->nodes[i].key, k))
-			return (int64_t)i;
-	return -1;
-}
-
 int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n)
 {
 	return find_node(g, n) >= 0;
 }
 
-static series *series_for(node *nd, uint32_t hash, int create)
+/* ---- series and edges ------------------------------------------------- */
+
+static int64_t series_index(const gnode *nd, uint32_t hash)
 {
-	for (size_t i = 0; i < nd->n_series; i++)
+	for (uint32_t i = 0; i < nd->n_series; i++)
 		if (nd->series[i].hash == hash)
-			return &nd->series[i];
-	if (!create)
-		return NULL;
-	nd->series = tm_xrealloc(nd->series, (nd->n_series + 1) * sizeof(*nd->series));
+			return i;
+	return -1;
+}
+
+static series *series_get(gnode *nd, uint32_t hash)
+{
+	int64_t i = series_index(nd, hash);
+	if (i >= 0)
+		return &nd->series[i];
+	if (nd->n_series == nd->cap_series) {
+		nd->cap_series = nd->cap_series ? nd->cap_series * 2 : 2;
+		nd->series = tm_xrealloc(nd->series, nd->cap_series * sizeof(*nd->series));
+	}
 	series *s = &nd->series[nd->n_series++];
 	memset(s, 0, sizeof(*s));
 	s->hash = hash;
 	return s;
 }
 
-static void series_append(series *s, uint64_t snap, int64_t v)
+static void series_append(series *s, uint32_t snap, int64_t v)
 {
 	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 4;
+		s->cap = s->cap ? s->cap * 2 : 2;
 		s->val = tm_xrealloc(s->val, s->cap * sizeof(*s->val));
 		s->snap = tm_xrealloc(s->snap, s->cap * sizeof(*s->snap));
 	}
@@ -190,176 +296,250 @@ static void series_append(series *s, uint64_t snap, int64_t v)
 	s->n++;
 }
 
+static int edge_cmp(const tm_clock_graph *g, edge a, edge b)
+{
+	int c = tm_clock_node_cmp(g->nodes[a.to].key, g->nodes[b.to].key);
+	if (c)
+		return c;
+	return a.hash < b.hash ? -1 : a.hash > b.hash;
+}
+
+/* First position whose edge is >= e in edge-set order. */
+static uint32_t edge_lower_bound(const tm_clock_graph *g, const gnode *nd, edge e)
+{
+	uint32_t lo = 0, hi = nd->n_out;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (edge_cmp(g, nd->out[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* §3.4: the edge set is a set, kept in (to-node, hash) order. */
 static void add_edge(tm_clock_graph *g, uint32_t from, uint32_t to, uint32_t hash)
 {
-	node *nd = &g->nodes[from];
-	size_t i = 0;
-	for (; i < nd->n_out; i++) {
-		int c = node_cmp(g->nodes[nd->out[i].to].key, g->nodes[to].key);
-		if (c > 0 || (c == 0 && nd->out[i].hash >= hash))
-			break;
-	}
+	gnode *nd = &g->nodes[from];
+	edge e = {to, hash};
+	uint32_t i = edge_lower_bound(g, nd, e);
 	if (i < nd->n_out && nd->out[i].to == to && nd->out[i].hash == hash)
 		return;
-	TM_GROW(nd->out, nd->cap_out, nd->n_out + 1);
+	if (nd->n_out == nd->cap_out) {
+		nd->cap_out = nd->cap_out ? nd->cap_out * 2 : 4;
+		nd->out = tm_xrealloc(nd->out, nd->cap_out * sizeof(*nd->out));
+	}
 	memmove(&nd->out[i + 1], &nd->out[i], (nd->n_out - i) * sizeof(*nd->out));
-	nd->out[i] = (edge){to, hash};
+	nd->out[i] = e;
 	nd->n_out++;
 	g->version++;
 }
 
-static int is_seq_clock(uint32_t id)
+/* ---- insertion (§3.3-§3.5) -------------------------------------------- */
+
+static size_t record_snapshot(tm_clock_graph *g, const tm_clock_reading *r, size_t n, const tm_clock_provenance *prov,
+			      uint32_t hash)
 {
-	return id >= TM_CLOCK_SEQ_FIRST && id <= TM_CLOCK_SEQ_LAST;
+	TM_GROW(g->recs, g->cap_recs, g->n_recs + 1);
+	TM_GROW(g->pool, g->cap_pool, g->n_pool + n);
+	if (n)
+		memcpy(&g->pool[g->n_pool], r, n * sizeof(*r));
+	record *rec = &g->recs[g->n_recs];
+	rec->prov = prov ? *prov : (tm_clock_provenance){TM_CLOCK_ORIGIN_SNAPSHOT, 0, 0};
+	rec->hash = hash;
+	rec->accepted = 0;
+	rec->first = g->n_pool;
+	rec->n = n;
+	g->n_pool += n;
+	return g->n_recs++;
+}
+
+/* Stores one reading; returns 0, or -1 with the §3.3 message. Follows the
+ * reference's order of checks, so that a rejection leaves exactly its
+ * traces behind (§3.3: the node registered, earlier readings stored, an
+ * incremental node's running value reset). */
+static int store_reading(tm_clock_graph *g, const tm_clock_reading *rd, uint32_t snap, uint32_t hash, uint32_t *idx,
+			 tm_error *err)
+{
+	char id[64];
+	uint64_t unit = rd->unit_ns ? rd->unit_ns : 1;
+	int incr = rd->incremental != 0;
+	int64_t found = find_node(g, rd->node);
+	uint32_t i = found >= 0 ? (uint32_t)found : add_node(g, rd->node);
+	gnode *nd = &g->nodes[i];
+	if (!nd->n_values) {
+		/* Only sequence-scoped nodes carry a sequence id (§2.2). */
+		if (incr && !rd->node.seq_id)
+			return tm_err(err, TM_EINPUT,
+				      "Clock sync error: the global clock with id=%s cannot use incremental encoding; this "
+				      "is only supported for sequence-scoped clocks.",
+				      tm_clock_node_str(rd->node, id));
+		nd->unit = unit;
+		nd->incremental = (uint8_t)incr;
+	} else if (nd->unit != unit || nd->incremental != incr) {
+		return tm_err(err, TM_EINPUT,
+			      "Clock sync error: the clock domain with id=%s (unit=%" PRId64
+			      ", incremental=%d), was previously registered with different properties (unit=%" PRId64
+			      ", incremental=%d).",
+			      tm_clock_node_str(rd->node, id), (int64_t)unit, incr, (int64_t)nd->unit, nd->incremental);
+	}
+	int is_tt = node_eq(rd->node, g->tt);
+	if (is_tt && nd->unit != 1)
+		return tm_err(err, TM_EINPUT,
+			      "Clock sync error: the trace clock (id=%s) must always use nanoseconds as unit multiplier.",
+			      tm_clock_node_str(rd->node, id));
+	int64_t v = (int64_t)(rd->ts * nd->unit);
+	nd->running = v; /* §4.4: a snapshot resets the running value */
+	series *s = series_get(nd, hash);
+	if (s->n && s->snap[s->n - 1] == snap)
+		return tm_err(err, TM_EINPUT, "Clock sync error: duplicate clock domain with id=%s at snapshot %" PRIu32 ".",
+			      tm_clock_node_str(rd->node, id), snap);
+	if (s->n && v < s->val[s->n - 1]) {
+		if (is_tt)
+			return tm_err(err, TM_EINPUT,
+				      "Clock sync error: the trace clock (id=%s) is not monotonic at snapshot %" PRIu32
+				      ". %" PRId64 " not >= %" PRId64 ".",
+				      tm_clock_node_str(rd->node, id), snap, v, s->val[s->n - 1]);
+		/* §3.5: non-monotonic forever; the edges leaving it go, those
+		 * entering it stay. */
+		nd->non_monotonic = 1;
+		if (nd->n_out) {
+			nd->n_out = 0;
+			g->version++;
+		}
+	}
+	series_append(s, snap, v);
+	nd->n_values++;
+	*idx = i;
+	return 0;
+}
+
+int64_t tm_clock_graph_insert(tm_clock_graph *g, const tm_clock_reading *r, size_t n, const tm_clock_provenance *prov,
+			      tm_error *err)
+{
+	uint64_t h = HASH_SEED;
+	for (size_t i = 0; i < n; i++)
+		h = hash_node(h, r[i].node);
+	uint32_t hash = (uint32_t)h;
+	/* An oversize snapshot is recorded without its readings: hostile input
+	 * must not make the record pool grow beyond what the graph keeps. */
+	uint32_t snap = (uint32_t)record_snapshot(g, r, n <= TM_CLOCK_SNAPSHOT_MAX ? n : 0, prov, hash);
+
+	if (n > TM_CLOCK_SNAPSHOT_MAX) {
+		g->rejected++;
+		return tm_err(err, TM_EINPUT,
+			      "Clock sync error: snapshot %" PRIu32 " lists %zu clocks; at most %d are supported.", snap,
+			      n, TM_CLOCK_SNAPSHOT_MAX);
+	}
+	uint32_t idx[TM_CLOCK_SNAPSHOT_MAX];
+	for (size_t k = 0; k < n; k++) {
+		if (store_reading(g, &r[k], snap, hash, &idx[k], err) < 0) {
+			g->rejected++;
+			return -1;
+		}
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			if (!g->nodes[idx[a]].non_monotonic)
+				add_edge(g, idx[a], idx[b], hash);
+			if (!g->nodes[idx[b]].non_monotonic)
+				add_edge(g, idx[b], idx[a], hash);
+		}
+	g->recs[snap].accepted = 1;
+	return snap;
 }
 
 int64_t tm_clock_graph_add_snapshot(tm_clock_graph *g, const tm_clock_reading *r, size_t n, tm_error *err)
 {
-	uint64_t snap = g->next_snap++;
-	tm_clock_node keys[64] = {{0}};
-	tm_clock_node *kp = n <= 64 ? keys : tm_xmalloc(n * sizeof(*kp));
-	for (size_t i = 0; i < n; i++)
-		kp[i] = r[i].node;
-	uint32_t hash = tm_clock_snapshot_hash(kp, n);
-	if (kp != keys)
-		free(kp);
-	uint32_t idx_small[64];
-	uint32_t *idx = n <= 64 ? idx_small : tm_xmalloc(n * sizeof(*idx));
-	char id[64];
-	int rc = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		uint64_t unit = r[k].unit_ns ? r[k].unit_ns : 1;
-		int incr = r[k].incremental != 0;
-		int64_t i = find_node(g, r[k].node);
-		/* §3.3: the offending node is registered before a check fails. */
-		if (i < 0) {
-			TM_GROW(g->nodes, g->cap, g->n + 1);
-			node *nd = &g->nodes[g->n];
-			memset(nd, 0, sizeof(*nd));
-			nd->key = r[k].node;
-			nd->unit = unit;
-			nd->incremental = incr;
-			i = (int64_t)g->n++;
-			if (incr && !is_seq_clock(r[k].node.clock_id)) {
-				rc = tm_err(err, TM_EINPUT,
-					    "Clock sync error: the global clock with id=%s cannot use incremental "
-					    "encoding; this is only supported for sequence-scoped clocks.",
-					    tm_clock_node_str(r[k].node, id));
-				break;
-			}
-		} else if (g->nodes[i].unit != unit || g->nodes[i].incremental != incr) {
-			rc = tm_err(err, TM_EINPUT,
-				    "Clock sync error: the clock domain with id=%s (unit=%" PRIu64
-				    ", incremental=%d), was previously registered with different properties (unit=%" PRIu64
-				    ", incremental=%d).",
-				    tm_clock_node_str(r[k].node, id), unit, incr, g->nodes[i].unit,
-				    g->nodes[i].incremental);
-			break;
-		}
-		node *nd = &g->nodes[i];
-		int is_tt = node_eq(nd->key, g->tt);
-		if (is_tt && unit != 1) {
-			rc = tm_err(err, TM_EINPUT,
-				    "Clock sync error: the trace clock (id=%s) must always use nanoseconds as unit multiplier.",
-				    tm_clock_node_str(nd->key, id));
-			break;
-		}
-		for (size_t j = 0; j < k; j++) {
-			if (idx[j] == (uint32_t)i) {
-				rc = tm_err(err, TM_EINPUT, "Clock sync error: duplicate clock domain with id=%s at snapshot %" PRIu64 ".",
-					    tm_clock_node_str(nd->key, id), snap);
-				break;
-			}
-		}
-		if (rc)
-			break;
-		int64_t v = (int64_t)(r[k].ts * unit);
-		series *s = series_for(nd, hash, 1);
-		if (s->n && v < s->val[s->n - 1]) {
-			if (is_tt) {
-				rc = tm_err(err, TM_EINPUT,
-					    "Clock sync error: the trace clock (id=%s) is not monotonic at snapshot %" PRIu64
-					    ". %" PRId64 " not >= %" PRId64 ".",
-					    tm_clock_node_str(nd->key, id), snap, v, s->val[s->n - 1]);
-				break;
-			}
-			/* §3.5: non-monotonic forever; edges leaving it go. */
-			if (!nd->non_monotonic) {
-				nd->non_monotonic = 1;
-				nd->n_out = 0;
-				g->version++;
-			}
-		}
-		series_append(s, snap, v);
-		if (nd->incremental)
-			nd->running = v;
-		idx[k] = (uint32_t)i;
-	}
-	if (!rc) {
-		for (size_t a = 0; a < n; a++)
-			for (size_t b = a + 1; b < n; b++) {
-				if (!g->nodes[idx[a]].non_monotonic)
-					add_edge(g, idx[a], idx[b], hash);
-				if (!g->nodes[idx[b]].non_monotonic)
-					add_edge(g, idx[b], idx[a], hash);
-			}
-	}
-	if (idx != idx_small)
-		free(idx);
-	return rc ? -1 : (int64_t)snap;
+	return tm_clock_graph_insert(g, r, n, NULL, err);
 }
 
-/* §4.1: breadth-first over paths, edges in set order, the first path that
- * reaches dst wins; no visited set; paths of 4 edges are not expanded. */
-static int search(tm_clock_graph *g, uint32_t src, uint32_t dst, path *out)
+/* ---- path search (§4.1) ------------------------------------------------ */
+
+/* The reference's search is a breadth-first walk over paths in FIFO order,
+ * each path extended by its last node's edges in edge-set order, returning
+ * at the first edge that reaches dst, never extending paths of 4 edges.
+ * Its answer is therefore the shortest path (of at most 4 edges) whose
+ * edge sequence is smallest in edge-set order, compared edge by edge. That
+ * path is found here without enumerating paths (which grows as degree^4):
+ * distances to dst by reverse layers, then from src the first edge in
+ * edge-set order that keeps to a shortest route, at every step. */
+static int search(const tm_clock_graph *g, uint32_t src, uint32_t dst, path *out)
 {
-	g->searches++;
-	size_t head = 0, n = 1, cap = 64;
-	path *q = tm_xmalloc(cap * sizeof(*q));
-	memset(&q[0], 0, sizeof(q[0]));
-	q[0].nodes[0] = src;
-	int found = 0;
-	while (head < n && !found) {
-		path p = q[head++];
-		if (p.len == MAX_HOPS)
-			continue;
-		const node *last = &g->nodes[p.nodes[p.len]];
-		for (size_t e = 0; e < last->n_out; e++) {
-			path np = p;
-			np.hashes[np.len] = last->out[e].hash;
-			np.nodes[++np.len] = last->out[e].to;
-			if (last->out[e].to == dst) {
-				*out = np;
-				found = 1;
-				break;
-			}
-			if (n == cap)
-				q = tm_xrealloc(q, (cap *= 2) * sizeof(*q));
-			q[n++] = np;
+	uint8_t small[256];
+	uint8_t *dist = g->n <= sizeof(small) ? small : tm_xmalloc(g->n);
+	memset(dist, NO_DIST, g->n);
+	dist[dst] = 0;
+	for (uint8_t d = 0; d < MAX_HOPS && dist[src] == NO_DIST; d++) {
+		int grew = 0;
+		for (size_t u = 0; u < g->n; u++) {
+			if (dist[u] != NO_DIST)
+				continue;
+			const gnode *nd = &g->nodes[u];
+			for (uint32_t e = 0; e < nd->n_out; e++)
+				if (dist[nd->out[e].to] == d) {
+					dist[u] = (uint8_t)(d + 1);
+					grew = 1;
+					break;
+				}
+		}
+		if (!grew)
+			break;
+	}
+	int found = dist[src] != NO_DIST;
+	if (found) {
+		out->len = 0;
+		for (uint32_t u = src; u != dst;) {
+			const gnode *nd = &g->nodes[u];
+			uint32_t e = 0;
+			while (dist[nd->out[e].to] != dist[u] - 1)
+				e++;
+			hop *h = &out->hops[out->len++];
+			h->a = u;
+			h->b = nd->out[e].to;
+			h->hash = nd->out[e].hash;
+			h->sa = (uint32_t)series_index(nd, h->hash);
+			h->sb = (uint32_t)series_index(&g->nodes[h->b], h->hash);
+			u = h->b;
 		}
 	}
-	free(q);
+	if (dist != small)
+		free(dist);
 	return found;
 }
 
-static cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
+static cached *cache_slot(tm_clock_graph *g, uint64_t key)
 {
-	cached *c = NULL;
-	for (size_t i = 0; i < g->n_cache; i++)
-		if (g->cache[i].src == src && g->cache[i].dst == dst) {
-			c = &g->cache[i];
-			break;
-		}
-	if (!c) {
-		TM_GROW(g->cache, g->cap_cache, g->n_cache + 1);
-		c = &g->cache[g->n_cache++];
-		c->src = src;
-		c->dst = dst;
-		c->version = UINT64_MAX;
+	size_t mask = g->cache_cap - 1;
+	for (size_t i = mix(key) & mask;; i = (i + 1) & mask)
+		if (g->cache[i].key == key || !g->cache[i].key)
+			return &g->cache[i];
+}
+
+/* The (src, dst) answer for the current edge set, searching on a miss. */
+static const cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
+{
+	if ((g->cache_used + 1) * 2 > g->cache_cap) {
+		size_t cap = g->cache_cap ? g->cache_cap * 2 : 16;
+		cached *old = g->cache;
+		size_t old_cap = g->cache_cap;
+		g->cache = tm_xcalloc(cap, sizeof(*g->cache));
+		g->cache_cap = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].key)
+				*cache_slot(g, old[i].key) = old[i];
+		free(old);
+	}
+	uint64_t key = ((uint64_t)src << 32 | dst) + 1;
+	cached *c = cache_slot(g, key);
+	if (!c->key) {
+		c->key = key;
+		c->version = g->version + 1; /* stale */
+		g->cache_used++;
 	}
 	if (c->version != g->version) {
+		g->searches++;
 		c->found = search(g, src, dst, &c->p);
 		c->version = g->version;
 	}
@@ -374,12 +554,23 @@ int tm_clock_graph_has_path(tm_clock_graph *g, tm_clock_node src, tm_clock_node 
 	return s >= 0 && d >= 0 && find_path(g, (uint32_t)s, (uint32_t)d)->found;
 }
 
-/* §4.3: the last snapshot whose value <= ns, else the first. */
-static size_t nearest(const series *s, int64_t ns)
+int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst)
 {
-	size_t lo = 0, hi = s->n; /* upper bound */
+	if (node_eq(src, dst))
+		return 1;
+	int64_t s = find_node(g, src), d = find_node(g, dst);
+	path p;
+	return s >= 0 && d >= 0 && search(g, (uint32_t)s, (uint32_t)d, &p);
+}
+
+/* ---- conversion (§4) --------------------------------------------------- */
+
+/* §4.3: the last snapshot whose value <= ns, else the first. */
+static uint32_t nearest(const series *s, int64_t ns)
+{
+	uint32_t lo = 0, hi = s->n; /* upper bound */
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+		uint32_t mid = lo + (hi - lo) / 2;
 		if (s->val[mid] <= ns)
 			lo = mid + 1;
 		else
@@ -388,17 +579,11 @@ static size_t nearest(const series *s, int64_t ns)
 	return lo ? lo - 1 : 0;
 }
 
-static int value_at(const node *nd, uint32_t hash, uint64_t snap, int64_t *v)
+static int value_at(const series *s, uint32_t snap, int64_t *v)
 {
-	const series *s = NULL;
-	for (size_t i = 0; i < nd->n_series; i++)
-		if (nd->series[i].hash == hash)
-			s = &nd->series[i];
-	if (!s)
-		return 0;
-	size_t lo = 0, hi = s->n;
+	uint32_t lo = 0, hi = s->n;
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+		uint32_t mid = lo + (hi - lo) / 2;
 		if (s->snap[mid] < snap)
 			lo = mid + 1;
 		else
@@ -422,28 +607,89 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 		return TM_CONV_UNKNOWN_SOURCE;
 	if (d < 0)
 		return TM_CONV_UNKNOWN_TARGET;
-	cached *c = find_path(g, (uint32_t)s, (uint32_t)d);
+	const cached *c = find_path(g, (uint32_t)s, (uint32_t)d);
 	if (!c->found)
 		return TM_CONV_NO_PATH;
-	node *sn = &g->nodes[s];
+	gnode *sn = &g->nodes[s];
 	/* Arithmetic wraps like the reference's (clocks.md §10 "Overflow"). */
 	uint64_t ns = (uint64_t)value * sn->unit;
 	if (sn->incremental) {
 		sn->running = (int64_t)((uint64_t)sn->running + ns);
 		ns = (uint64_t)sn->running;
 	}
-	for (int h = 0; h < c->p.len; h++) {
-		const node *a = &g->nodes[c->p.nodes[h]], *b = &g->nodes[c->p.nodes[h + 1]];
-		const series *sa = series_for((node *)a, c->p.hashes[h], 0);
-		if (!sa || !sa->n)
-			continue;
-		size_t i = nearest(sa, (int64_t)ns);
+	for (uint32_t h = 0; h < c->p.len; h++) {
+		const hop *hp = &c->p.hops[h];
+		const series *sa = &g->nodes[hp->a].series[hp->sa];
+		const series *sb = &g->nodes[hp->b].series[hp->sb];
+		uint32_t i = nearest(sa, (int64_t)ns);
 		int64_t vb;
 		/* §3.3: an orphan value of A has no partner in B: skip the hop. */
-		if (!value_at(b, c->p.hashes[h], sa->snap[i], &vb))
+		if (!value_at(sb, sa->snap[i], &vb))
 			continue;
 		ns = ns - (uint64_t)sa->val[i] + (uint64_t)vb;
 	}
 	*out = (int64_t)ns;
 	return TM_CONV_OK;
+}
+
+/* ---- introspection ------------------------------------------------------ */
+
+size_t tm_clock_graph_node_count(const tm_clock_graph *g)
+{
+	return g->n;
+}
+
+void tm_clock_graph_node_info(const tm_clock_graph *g, size_t index, tm_clock_node_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (index >= g->n)
+		return;
+	const gnode *nd = &g->nodes[index];
+	out->node = nd->key;
+	out->unit_ns = nd->unit;
+	out->incremental = nd->incremental;
+	out->non_monotonic = nd->non_monotonic;
+	out->is_trace_time = node_eq(nd->key, g->tt);
+	out->n_values = nd->n_values;
+}
+
+int tm_clock_graph_next_edge(const tm_clock_graph *g, tm_clock_edge_iter *it, tm_clock_edge *out)
+{
+	while (it->node < g->n && it->k >= g->nodes[it->node].n_out) {
+		it->node++;
+		it->k = 0;
+	}
+	if (it->node >= g->n)
+		return 0;
+	const gnode *nd = &g->nodes[it->node];
+	out->from = nd->key;
+	out->to = g->nodes[nd->out[it->k].to].key;
+	out->hash = nd->out[it->k].hash;
+	it->k++;
+	return 1;
+}
+
+int tm_clock_graph_has_edge(const tm_clock_graph *g, tm_clock_node from, tm_clock_node to, uint32_t hash)
+{
+	int64_t f = find_node(g, from), t = find_node(g, to);
+	if (f < 0 || t < 0)
+		return 0;
+	const gnode *nd = &g->nodes[f];
+	edge e = {(uint32_t)t, hash};
+	uint32_t i = edge_lower_bound(g, nd, e);
+	return i < nd->n_out && nd->out[i].to == e.to && nd->out[i].hash == hash;
+}
+
+int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snapshot_info *out)
+{
+	if (id >= g->n_recs)
+		return 0;
+	const record *rec = &g->recs[id];
+	out->id = (uint32_t)id;
+	out->prov = rec->prov;
+	out->hash = rec->hash;
+	out->accepted = rec->accepted;
+	out->readings = rec->n ? &g->pool[rec->first] : NULL;
+	out->n_readings = rec->n;
+	return 1;
 }

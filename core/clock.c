@@ -1,0 +1,769 @@
+/* core/clock.c - spec/clocks.md §5-§8 and §10 (trace time, claims,
+ * trackers, file tags, REALTIME twins, the one-shot bridge, stats),
+ * spec/machines.md §8 (remote_clock_sync offsets) and the clocks/ views,
+ * on top of the graph of core/clock_graph.c. */
+#include "clock.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* machines.md §8: client BOOTTIME readings this far apart (unsigned
+ * difference) belong to different sync sessions. */
+#define SYNC_INTERVAL_NS UINT64_C(30000000000)
+
+const char *const tm_clock_stat_names[TM_CLOCK_STAT_COUNT] = {
+	[TM_CLOCK_STAT_INVALID_SNAPSHOTS] = "invalid_clock_snapshots",
+	[TM_CLOCK_STAT_UNKNOWN_SOURCE] = "clock_sync_failure_unknown_source_clock",
+	[TM_CLOCK_STAT_UNKNOWN_TARGET] = "clock_sync_failure_unknown_target_clock",
+	[TM_CLOCK_STAT_NO_PATH] = "clock_sync_failure_no_path",
+	[TM_CLOCK_STAT_UNRELATABLE] = "clock_sync_unrelatable_clock_domains",
+	[TM_CLOCK_STAT_MIXED_SOURCES] = "clock_sync_mixed_clock_sources",
+};
+
+/* §4.5: the stat a failed conversion counts. */
+static const int conv_stat[] = {
+	[TM_CONV_UNKNOWN_SOURCE] = TM_CLOCK_STAT_UNKNOWN_SOURCE,
+	[TM_CONV_UNKNOWN_TARGET] = TM_CLOCK_STAT_UNKNOWN_TARGET,
+	[TM_CONV_NO_PATH] = TM_CLOCK_STAT_NO_PATH,
+};
+
+struct tm_clock_tracker {
+	tm_clocks *ctx;
+	uint32_t file_id, machine_row;
+	uint32_t file_tag;      /* §8.1 */
+	uint8_t primary;
+	uint8_t has_default;
+	uint8_t bridge_armed;   /* §7 runs once, at the next conversion */
+	uint8_t clock_override; /* §9.3 */
+	uint8_t unrelatable;
+	uint32_t default_clock;
+	uint32_t sync_clock;    /* D */
+	uint32_t unrelatable_src, unrelatable_dst;
+	uint64_t conversions;   /* attempts, §5.2 */
+	uint64_t mixed_conversions;
+	tm_clock_stats stats;
+};
+
+struct tm_clocks {
+	tm_clock_graph *g;
+	int has_owner;
+	uint32_t owner_file;
+	int has_clock_id;
+	uint32_t clock_id;
+	tm_clock_tracker **trackers;
+	size_t n_trackers, cap_trackers;
+};
+
+static int node_eq(tm_clock_node a, tm_clock_node b)
+{
+	return tm_clock_node_cmp(a, b) == 0;
+}
+
+/* ---- context ----------------------------------------------------------- */
+
+tm_clocks *tm_clocks_new(void)
+{
+	tm_clocks *c = tm_xcalloc(1, sizeof(*c));
+	c->g = tm_clock_graph_new();
+	return c;
+}
+
+void tm_clocks_free(tm_clocks *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_trackers; i++)
+		free(c->trackers[i]);
+	free(c->trackers);
+	tm_clock_graph_free(c->g);
+	free(c);
+}
+
+const tm_clock_graph *tm_clocks_view(const tm_clocks *c)
+{
+	return c->g;
+}
+
+int64_t tm_clocks_add_snapshot(tm_clocks *c, const tm_clock_reading *r, size_t n, tm_clock_origin origin,
+			       uint32_t file_id, uint32_t machine_row, tm_error *err)
+{
+	tm_clock_provenance p = {origin, file_id, machine_row};
+	return tm_clock_graph_insert(c->g, r, n, &p, err);
+}
+
+tm_conv tm_clocks_convert(tm_clocks *c, tm_clock_node src, int64_t value, tm_clock_node dst, int64_t *out)
+{
+	return tm_clock_graph_convert(c->g, src, value, dst, out);
+}
+
+int tm_clocks_has_path(tm_clocks *c, tm_clock_node src, tm_clock_node dst)
+{
+	return tm_clock_graph_has_path(c->g, src, dst);
+}
+
+tm_clock_node tm_clocks_trace_time(const tm_clocks *c)
+{
+	return tm_clock_graph_trace_time(c->g);
+}
+
+int tm_clocks_owner(const tm_clocks *c, uint32_t *owner_file)
+{
+	if (c->has_owner && owner_file)
+		*owner_file = c->owner_file;
+	return c->has_owner;
+}
+
+int tm_clocks_trace_time_clock_id(const tm_clocks *c, uint32_t *clock_id)
+{
+	if (c->has_clock_id && clock_id)
+		*clock_id = c->clock_id;
+	return c->has_clock_id;
+}
+
+int tm_clocks_claim(tm_clocks *c, tm_clock_node node, uint32_t owner_file)
+{
+	/* §5.2: the first owner wins; the same file may re-claim. */
+	if (c->has_owner && c->owner_file != owner_file)
+		return 0;
+	c->has_owner = 1;
+	c->owner_file = owner_file;
+	c->has_clock_id = 1;
+	c->clock_id = node.clock_id;
+	tm_clock_graph_set_trace_time(c->g, node);
+	return 1;
+}
+
+void tm_clocks_stats(const tm_clocks *c, tm_clock_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n[TM_CLOCK_STAT_INVALID_SNAPSHOTS] = tm_clock_graph_rejected(c->g);
+	for (size_t i = 0; i < c->n_trackers; i++)
+		for (int s = 0; s < TM_CLOCK_STAT_COUNT; s++)
+			out->n[s] += c->trackers[i]->stats.n[s];
+}
+
+/* ---- trackers ------------------------------------------------------------ */
+
+tm_clock_tracker *tm_clocks_find_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row)
+{
+	for (size_t i = 0; i < c->n_trackers; i++)
+		if (c->trackers[i]->file_id == file_id && c->trackers[i]->machine_row == machine_row)
+			return c->trackers[i];
+	return NULL;
+}
+
+tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row, int primary)
+{
+	tm_clock_tracker *t = tm_clocks_find_tracker(c, file_id, machine_row);
+	if (t)
+		return t;
+	t = tm_xcalloc(1, sizeof(*t));
+	t->ctx = c;
+	t->file_id = file_id;
+	t->machine_row = machine_row;
+	t->primary = primary != 0;
+	TM_GROW(c->trackers, c->cap_trackers, c->n_trackers + 1);
+	c->trackers[c->n_trackers++] = t;
+	return t;
+}
+
+size_t tm_clocks_tracker_count(const tm_clocks *c)
+{
+	return c->n_trackers;
+}
+
+tm_clock_tracker *tm_clocks_tracker_at(const tm_clocks *c, size_t i)
+{
+	return i < c->n_trackers ? c->trackers[i] : NULL;
+}
+
+uint32_t tm_tracker_file(const tm_clock_tracker *t)
+{
+	return t->file_id;
+}
+
+uint32_t tm_tracker_machine(const tm_clock_tracker *t)
+{
+	return t->machine_row;
+}
+
+int tm_tracker_is_primary(const tm_clock_tracker *t)
+{
+	return t->primary;
+}
+
+uint32_t tm_tracker_file_tag(const tm_clock_tracker *t)
+{
+	return t->file_tag;
+}
+
+void tm_tracker_set_default_clock(tm_clock_tracker *t, uint32_t clock_id)
+{
+	t->has_default = 1;
+	t->default_clock = clock_id;
+}
+
+int tm_tracker_default_clock(const tm_clock_tracker *t, uint32_t *clock_id)
+{
+	if (t->has_default && clock_id)
+		*clock_id = t->default_clock;
+	return t->has_default;
+}
+
+void tm_tracker_set_sync_clock(tm_clock_tracker *t, uint32_t clock_id)
+{
+	t->sync_clock = clock_id;
+	t->bridge_armed = 1;
+}
+
+void tm_tracker_set_clock_override(tm_clock_tracker *t)
+{
+	t->clock_override = 1;
+}
+
+/* §2.2 with an explicit file tag. */
+static tm_clock_node qualify(const tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id, uint32_t tag)
+{
+	if (clock_id == TM_CLOCK_THIS_FILE)
+		return (tm_clock_node){TM_CLOCK_TRACE_FILE, 0, t->file_id, t->machine_row};
+	if (clock_id >= TM_CLOCK_SEQ_FIRST && clock_id <= TM_CLOCK_SEQ_LAST && seq_id)
+		return (tm_clock_node){clock_id, seq_id, t->file_id, t->machine_row};
+	return (tm_clock_node){clock_id, 0, tag, t->machine_row};
+}
+
+tm_clock_node tm_tracker_node(const tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id)
+{
+	return qualify(t, clock_id, seq_id, t->file_tag);
+}
+
+int tm_tracker_claim(tm_clock_tracker *t, uint32_t clock_id)
+{
+	/* §5.2 extra rule: a tracker that has attempted a conversion no longer
+	 * claims; trace time is named by the canonical node (tag 0). */
+	if (t->conversions)
+		return 0;
+	return tm_clocks_claim(t->ctx, qualify(t, clock_id, 0, 0), t->file_id);
+}
+
+static int64_t insert_as(tm_clock_tracker *t, const tm_clock_reading *r, size_t n, tm_clock_origin origin,
+			 tm_error *err)
+{
+	return tm_clocks_add_snapshot(t->ctx, r, n, origin, t->file_id, t->machine_row, err);
+}
+
+int64_t tm_tracker_insert_snapshot(tm_clock_tracker *t, const tm_raw_reading *r, size_t n, uint32_t seq_id,
+				   tm_clock_origin origin, tm_error *err)
+{
+	if (t->clock_override) {
+		tm_err(err, TM_EINPUT, "perfetto_manifest: clock overrides require the trace to use a single clock");
+		return TM_CLOCK_SNAPSHOT_FATAL;
+	}
+	/* §8.1: a non-primary file's own snapshot isolates it on its file tag. */
+	if (!t->primary && !t->file_tag) {
+		if (t->conversions) {
+			t->stats.n[TM_CLOCK_STAT_MIXED_SOURCES]++;
+			t->mixed_conversions = t->conversions;
+		}
+		t->file_tag = t->file_id;
+	}
+	/* §8.2: off the trace-time machine a non-primary file keeps REALTIME
+	 * joinable to the rendezvous through canonical twins. */
+	int twins = !t->primary && t->machine_row != tm_clocks_trace_time(t->ctx).machine_row;
+	size_t n_twins = 0;
+	if (twins)
+		for (size_t i = 0; i < n; i++)
+			n_twins += r[i].clock_id == TM_CLOCK_REALTIME || r[i].clock_id == TM_CLOCK_REALTIME_COARSE;
+	tm_clock_reading small[16];
+	size_t total = n + n_twins;
+	tm_clock_reading *q = total <= 16 ? small : tm_xmalloc(total * sizeof(*q));
+	size_t k = n;
+	for (size_t i = 0; i < n; i++) {
+		q[i] = (tm_clock_reading){tm_tracker_node(t, r[i].clock_id, seq_id), r[i].ts, r[i].unit_ns,
+					  r[i].incremental};
+		if (twins && (r[i].clock_id == TM_CLOCK_REALTIME || r[i].clock_id == TM_CLOCK_REALTIME_COARSE)) {
+			q[k] = q[i];
+			q[k++].node = qualify(t, r[i].clock_id, 0, 0);
+		}
+	}
+	int64_t id = insert_as(t, q, total, origin, err);
+	if (q != small)
+		free(q);
+	return id;
+}
+
+/* A zero-offset bridge edge {a: 0, b: 0} (§7). A rejection is counted by
+ * the graph and otherwise ignored, as in the reference. */
+static void insert_bridge(tm_clock_tracker *t, tm_clock_node a, tm_clock_node b, tm_clock_origin origin)
+{
+	tm_clock_reading r[2] = {{a, 0, 1, 0}, {b, 0, 1, 0}};
+	insert_as(t, r, 2, origin, NULL);
+}
+
+/* §7 bridge(X, G). */
+static void bridge(tm_clock_tracker *t, tm_clock_node x, tm_clock_node g)
+{
+	tm_clocks *c = t->ctx;
+	if (tm_clocks_has_path(c, x, g)) /* also X == G: a real relation wins */
+		return;
+	tm_clock_node r = {TM_CLOCK_REALTIME, 0, 0, t->machine_row};
+	tm_clock_node gr = {TM_CLOCK_REALTIME, 0, 0, g.machine_row};
+	if (!node_eq(r, gr) && tm_clocks_has_path(c, x, r) && tm_clocks_has_path(c, gr, g)) {
+		if (!tm_clocks_has_path(c, r, gr))
+			insert_bridge(t, r, gr, TM_CLOCK_ORIGIN_REALTIME);
+		return;
+	}
+	if (x.clock_id == TM_CLOCK_TRACE_FILE || g.clock_id == TM_CLOCK_TRACE_FILE || x.clock_id == g.clock_id) {
+		insert_bridge(t, x, g, TM_CLOCK_ORIGIN_ASSUMED);
+		return;
+	}
+	t->stats.n[TM_CLOCK_STAT_UNRELATABLE]++;
+	t->unrelatable = 1;
+	t->unrelatable_src = x.clock_id;
+	t->unrelatable_dst = g.clock_id;
+}
+
+/* §7: at the first conversion request, against the graph as it is now. */
+static void run_bridge(tm_clock_tracker *t)
+{
+	t->bridge_armed = 0;
+	tm_clock_node g = tm_clocks_trace_time(t->ctx);
+	tm_clock_node q = qualify(t, t->sync_clock, 0, t->file_tag);
+	tm_clock_node canon = qualify(t, t->sync_clock, 0, 0);
+	if (!node_eq(q, canon) && !tm_clocks_has_path(t->ctx, q, canon))
+		insert_bridge(t, q, canon, TM_CLOCK_ORIGIN_FILE_TAG);
+	bridge(t, canon, g);
+}
+
+tm_conv tm_tracker_to_trace_time(tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id, int64_t value, int quiet,
+				 int64_t *out)
+{
+	if (t->bridge_armed)
+		run_bridge(t);
+	t->conversions++;
+	tm_clock_node src = tm_tracker_node(t, clock_id, seq_id);
+	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, tm_clocks_trace_time(t->ctx), out);
+	if (rc != TM_CONV_OK && !quiet)
+		t->stats.n[conv_stat[rc]]++;
+	return rc;
+}
+
+tm_conv tm_tracker_default_to_trace_time(tm_clock_tracker *t, int64_t value, int quiet, int64_t *out)
+{
+	if (!t->has_default)
+		return TM_CONV_UNKNOWN_SOURCE;
+	return tm_tracker_to_trace_time(t, t->default_clock, 0, value, quiet, out);
+}
+
+uint64_t tm_tracker_conversions(const tm_clock_tracker *t)
+{
+	return t->conversions;
+}
+
+void tm_tracker_stats(const tm_clock_tracker *t, tm_clock_stats *out)
+{
+	*out = t->stats;
+}
+
+int tm_tracker_unrelatable(const tm_clock_tracker *t, uint32_t *source_clock_id, uint32_t *target_clock_id)
+{
+	if (t->unrelatable) {
+		if (source_clock_id)
+			*source_clock_id = t->unrelatable_src;
+		if (target_clock_id)
+			*target_clock_id = t->unrelatable_dst;
+	}
+	return t->unrelatable;
+}
+
+uint64_t tm_tracker_mixed_conversions(const tm_clock_tracker *t)
+{
+	return t->mixed_conversions;
+}
+
+/* ---- remote_clock_sync (machines.md §8) ----------------------------------- */
+
+/* One round's table: clock id -> (host, client), 0 where a side is silent. */
+typedef struct sync_entry {
+	uint32_t clock_id;
+	uint64_t host, client;
+} sync_entry;
+
+typedef struct sync_table {
+	sync_entry *e;
+	size_t n, cap;
+} sync_table;
+
+static sync_entry *table_at(sync_table *tb, uint32_t clock_id)
+{
+	for (size_t i = 0; i < tb->n; i++)
+		if (tb->e[i].clock_id == clock_id)
+			return &tb->e[i];
+	TM_GROW(tb->e, tb->cap, tb->n + 1);
+	tb->e[tb->n] = (sync_entry){clock_id, 0, 0};
+	return &tb->e[tb->n++];
+}
+
+static const sync_entry *table_find(const sync_table *tb, uint32_t clock_id)
+{
+	for (size_t i = 0; i < tb->n; i++)
+		if (tb->e[i].clock_id == clock_id)
+			return &tb->e[i];
+	return NULL;
+}
+
+/* Per clock: the sum and count of its offset estimates (sums wrap like the
+ * reference's int64 accumulate). */
+typedef struct sync_offset {
+	uint32_t clock_id;
+	uint64_t sum;
+	int64_t count;
+} sync_offset;
+
+static int offset_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const sync_offset *)a)->clock_id, y = ((const sync_offset *)b)->clock_id;
+	return x < y ? -1 : x > y;
+}
+
+size_t tm_tracker_remote_clock_sync(tm_clock_tracker *client, const tm_remote_sync_round *rounds, size_t n_rounds)
+{
+	sync_table *tables = tm_xcalloc(n_rounds ? n_rounds : 1, sizeof(*tables));
+	for (size_t i = 0; i < n_rounds; i++) {
+		const tm_remote_sync_round *rd = &rounds[i];
+		/* Step 1: a clock listed twice: the last reading wins. */
+		for (size_t k = 0; k < rd->n_host; k++)
+			table_at(&tables[i], rd->host[k].clock_id)->host = rd->host[k].ts;
+		tm_raw_reading small[16];
+		tm_raw_reading *snap = rd->n_client <= 16 ? small : tm_xmalloc(rd->n_client * sizeof(*snap));
+		for (size_t k = 0; k < rd->n_client; k++) {
+			table_at(&tables[i], rd->client[k].clock_id)->client = rd->client[k].ts;
+			snap[k] = (tm_raw_reading){rd->client[k].clock_id, rd->client[k].ts, 1, 0};
+		}
+		/* The client snapshot is an ordinary snapshot of the client
+		 * reader: every clock as a builtin, never sequence-scoped. */
+		tm_tracker_insert_snapshot(client, snap, rd->n_client, 0, TM_CLOCK_ORIGIN_REMOTE_CLIENT, NULL);
+		if (snap != small)
+			free(snap);
+	}
+
+	/* Step 2: offsets from each consecutive (ping, update) pair. */
+	sync_offset *offs = NULL;
+	size_t n_offs = 0, cap_offs = 0;
+	for (size_t i = 1; i < n_rounds; i++) {
+		sync_table *ping = &tables[i - 1], *upd = &tables[i];
+		uint64_t pc = table_at(ping, TM_CLOCK_BOOTTIME)->client;
+		uint64_t uc = table_at(upd, TM_CLOCK_BOOTTIME)->client;
+		if (uc - pc >= SYNC_INTERVAL_NS) /* unsigned: a decrease wraps */
+			continue;
+		for (size_t k = 0; k < ping->n; k++) {
+			const sync_entry *a = &ping->e[k];
+			const sync_entry *b = table_find(upd, a->clock_id);
+			uint64_t t1h = a->host, t1c = a->client;
+			uint64_t t2h = b ? b->host : 0, t2c = b ? b->client : 0;
+			if (!t1h || !t1c || !t2h || !t2c)
+				continue;
+			int64_t offset1 = (int64_t)(t1c + t2c) / 2 - (int64_t)t1h;
+			int64_t offset2 = (int64_t)t2c - (int64_t)(t1h + t2h) / 2;
+			size_t j = 0;
+			while (j < n_offs && offs[j].clock_id != a->clock_id)
+				j++;
+			if (j == n_offs) {
+				TM_GROW(offs, cap_offs, n_offs + 1);
+				offs[n_offs++] = (sync_offset){a->clock_id, 0, 0};
+			}
+			offs[j].sum += (uint64_t)offset1 + (uint64_t)offset2;
+			offs[j].count += 2;
+		}
+	}
+
+	/* Step 3: one cross-machine edge per clock; client = host + offset. */
+	if (n_offs)
+		qsort(offs, n_offs, sizeof(*offs), offset_cmp);
+	uint32_t host_row = tm_clocks_trace_time(client->ctx).machine_row;
+	for (size_t j = 0; j < n_offs; j++) {
+		int64_t offset = (int64_t)offs[j].sum / offs[j].count;
+		uint64_t anchor = 0;
+		for (size_t i = 0; i < n_rounds; i++) {
+			const sync_entry *e = table_find(&tables[i], offs[j].clock_id);
+			if (e && e->host)
+				anchor = e->host;
+		}
+		tm_clock_reading r[2] = {
+			{{offs[j].clock_id, 0, 0, host_row}, anchor, 1, 0},
+			{{offs[j].clock_id, 0, 0, client->machine_row}, anchor + (uint64_t)offset, 1, 0},
+		};
+		insert_as(client, r, 2, TM_CLOCK_ORIGIN_REMOTE_OFFSET, NULL);
+	}
+	for (size_t i = 0; i < n_rounds; i++)
+		free(tables[i].e);
+	free(tables);
+	free(offs);
+	return n_offs;
+}
+
+/* ---- views ----------------------------------------------------------------- */
+
+typedef const char *(*label_fn)(void *ctx, uint32_t row);
+
+static const char *machine_name(label_fn fn, void *ctx, uint32_t row, char *buf)
+{
+	const char *s = fn ? fn(ctx, row) : NULL;
+	if (s)
+		return s;
+	snprintf(buf, 32, "machine %" PRIu32, row);
+	return buf;
+}
+
+/* A clock as one line of text: "BOOTTIME@phone", plus "/file=N" where the
+ * node is scoped to a file and "/seq=N" for sequence clocks. */
+static void put_clock_name(tm_buf *b, tm_clock_node n, label_fn fn, void *ctx)
+{
+	char nb[32], mb[32];
+	tm_buf_printf(b, "%s@%s", tm_clock_name(n.clock_id, nb), machine_name(fn, ctx, n.machine_row, mb));
+	if (n.file_id)
+		tm_buf_printf(b, "/file=%" PRIu32, n.file_id);
+	if (n.seq_id)
+		tm_buf_printf(b, "/seq=%" PRIu32, n.seq_id);
+}
+
+/* DOT double-quoted string contents: quotes and backslashes escaped; other
+ * control characters would break the line structure, so they become '?'. */
+static void put_dot_escaped(tm_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			tm_buf_printf(b, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			tm_buf_puts(b, "?");
+		else
+			tm_buf_put(b, s, 1);
+	}
+}
+
+/* RFC 4180: quote a field holding a comma, quote or line break. */
+static void put_csv_field(tm_buf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		tm_buf_puts(b, s);
+		return;
+	}
+	tm_buf_puts(b, "\"");
+	for (; *s; s++) {
+		if (*s == '"')
+			tm_buf_puts(b, "\"");
+		tm_buf_put(b, s, 1);
+	}
+	tm_buf_puts(b, "\"");
+}
+
+static void put_node_id(tm_buf *b, tm_clock_node n)
+{
+	tm_buf_printf(b, "\"c%" PRIu32 "_s%" PRIu32 "_f%" PRIu32 "_m%" PRIu32 "\"", n.clock_id, n.seq_id, n.file_id,
+		      n.machine_row);
+}
+
+/* How each origin is drawn: real measurements solid, assumptions dashed. */
+static const struct {
+	const char *color, *style;
+} origin_style[TM_CLOCK_ORIGIN_COUNT] = {
+	[TM_CLOCK_ORIGIN_SNAPSHOT] = {"black", "solid"},
+	[TM_CLOCK_ORIGIN_FTRACE] = {"gray40", "solid"},
+	[TM_CLOCK_ORIGIN_REMOTE_CLIENT] = {"darkgreen", "solid"},
+	[TM_CLOCK_ORIGIN_REMOTE_OFFSET] = {"darkgreen", "bold"},
+	[TM_CLOCK_ORIGIN_MANIFEST] = {"purple", "bold"},
+	[TM_CLOCK_ORIGIN_FILE_TAG] = {"blue", "dashed"},
+	[TM_CLOCK_ORIGIN_REALTIME] = {"blue", "dashed"},
+	[TM_CLOCK_ORIGIN_ASSUMED] = {"orange", "dashed"},
+};
+
+/* One relation: a node pair related by the snapshots of one hash, drawn
+ * from the earlier reading to the later one (one hash means one reading
+ * order, §3.2). */
+typedef struct relation {
+	tm_clock_node a, b;
+	uint32_t hash;
+	uint32_t first_snap;
+	uint64_t samples;
+	tm_clock_origin origin; /* of the first snapshot */
+	int64_t offset;         /* b - a at the first snapshot, ns */
+} relation;
+
+static int relation_cmp(const void *x, const void *y)
+{
+	const relation *p = x, *q = y;
+	int c = tm_clock_node_cmp(p->a, q->a);
+	if (!c)
+		c = tm_clock_node_cmp(p->b, q->b);
+	if (!c)
+		c = p->hash < q->hash ? -1 : p->hash > q->hash;
+	if (!c)
+		c = p->first_snap < q->first_snap ? -1 : p->first_snap > q->first_snap;
+	return c;
+}
+
+static int64_t reading_ns(const tm_clock_reading *r)
+{
+	return (int64_t)(r->ts * (r->unit_ns ? r->unit_ns : 1));
+}
+
+/* Every pair of every accepted snapshot, grouped into relations. */
+static relation *collect_relations(const tm_clock_graph *g, size_t *n_out)
+{
+	relation *rel = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t count = tm_clock_graph_snapshot_count(g);
+	for (uint64_t id = 0; id < count; id++) {
+		tm_clock_snapshot_info si;
+		if (!tm_clock_graph_snapshot(g, id, &si) || !si.accepted)
+			continue;
+		for (size_t i = 0; i < si.n_readings; i++)
+			for (size_t j = i + 1; j < si.n_readings; j++) {
+				const tm_clock_reading *x = &si.readings[i], *y = &si.readings[j];
+				TM_GROW(rel, cap, n + 1);
+				rel[n++] = (relation){x->node, y->node, si.hash, si.id, 1, si.prov.origin,
+						      (int64_t)((uint64_t)reading_ns(y) - (uint64_t)reading_ns(x))};
+			}
+	}
+	if (n)
+		qsort(rel, n, sizeof(*rel), relation_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w && !tm_clock_node_cmp(rel[w - 1].a, rel[i].a) && !tm_clock_node_cmp(rel[w - 1].b, rel[i].b) &&
+		    rel[w - 1].hash == rel[i].hash)
+			rel[w - 1].samples++;
+		else
+			rel[w++] = rel[i];
+	}
+	*n_out = w;
+	return rel;
+}
+
+static int info_cmp(const void *x, const void *y)
+{
+	const tm_clock_node_info *p = x, *q = y;
+	int c = p->node.machine_row < q->node.machine_row ? -1 : p->node.machine_row > q->node.machine_row;
+	return c ? c : tm_clock_node_cmp(p->node, q->node);
+}
+
+/* The nodes to draw, by machine then §2.2 order; trace time is drawn even
+ * before any snapshot mentions it. */
+static tm_clock_node_info *collect_nodes(const tm_clock_graph *g, size_t *n_out)
+{
+	size_t n = tm_clock_graph_node_count(g);
+	tm_clock_node_info *v = tm_xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		tm_clock_graph_node_info(g, i, &v[i]);
+	tm_clock_node tt = tm_clock_graph_trace_time(g);
+	if (!tm_clock_graph_knows(g, tt))
+		v[n++] = (tm_clock_node_info){.node = tt, .unit_ns = 1, .is_trace_time = 1};
+	qsort(v, n, sizeof(*v), info_cmp);
+	*n_out = n;
+	return v;
+}
+
+static void put_dot_node(tm_buf *b, const tm_clock_graph *g, const tm_clock_node_info *ni, const char *machine)
+{
+	char nb[32];
+	tm_clock_node n = ni->node;
+	tm_buf_puts(b, "    ");
+	put_node_id(b, n);
+	tm_buf_printf(b, " [label=\"%s\\n", tm_clock_name(n.clock_id, nb));
+	put_dot_escaped(b, machine);
+	if (n.file_id)
+		tm_buf_printf(b, "\\nfile %" PRIu32, n.file_id);
+	if (n.seq_id)
+		tm_buf_printf(b, "\\nseq %" PRIu32, n.seq_id);
+	if (ni->unit_ns != 1)
+		tm_buf_printf(b, "\\nunit %" PRIu64 " ns", ni->unit_ns);
+	if (ni->incremental)
+		tm_buf_puts(b, "\\nincremental");
+	if (ni->non_monotonic)
+		tm_buf_puts(b, "\\nnon-monotonic");
+	if (ni->is_trace_time)
+		tm_buf_puts(b, "\\ntrace time");
+	tm_buf_puts(b, "\"");
+	if (ni->is_trace_time)
+		tm_buf_puts(b, ", style=\"rounded,filled,bold\", fillcolor=\"gold\", penwidth=2");
+	else if (!tm_clock_graph_reaches(g, n, tm_clock_graph_trace_time(g)))
+		tm_buf_puts(b, ", style=\"rounded,dashed\", color=\"red\", fontcolor=\"red\", "
+			       "tooltip=\"no path to trace time\"");
+	tm_buf_puts(b, "];\n");
+}
+
+void tm_clocks_render_dot(const tm_clocks *c, label_fn machine_label, void *ctx, tm_buf *out)
+{
+	const tm_clock_graph *g = c->g;
+	size_t n_nodes, n_rel;
+	tm_clock_node_info *nodes = collect_nodes(g, &n_nodes);
+	relation *rel = collect_relations(g, &n_rel);
+	char mb[32];
+
+	tm_buf_puts(out, "digraph clocks {\n"
+			 "  graph [rankdir=LR, fontname=\"Helvetica\", label=\"clock graph (tracemount)\"];\n"
+			 "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
+			 "  edge [fontname=\"Helvetica\", fontsize=10];\n");
+	for (size_t i = 0; i < n_nodes;) {
+		uint32_t row = nodes[i].node.machine_row;
+		const char *machine = machine_name(machine_label, ctx, row, mb);
+		tm_buf_printf(out, "  subgraph \"cluster_m%" PRIu32 "\" {\n    label=\"", row);
+		put_dot_escaped(out, machine);
+		tm_buf_puts(out, "\";\n");
+		for (; i < n_nodes && nodes[i].node.machine_row == row; i++)
+			put_dot_node(out, g, &nodes[i], machine);
+		tm_buf_puts(out, "  }\n");
+	}
+	for (size_t i = 0; i < n_rel; i++) {
+		const relation *r = &rel[i];
+		int fwd = tm_clock_graph_has_edge(g, r->a, r->b, r->hash);
+		int back = tm_clock_graph_has_edge(g, r->b, r->a, r->hash);
+		/* §3.5: a direction is missing where its source is non-monotonic. */
+		const char *dir = fwd && back ? "both" : fwd ? "forward" : back ? "back" : "none";
+		tm_buf_puts(out, "  ");
+		put_node_id(out, r->a);
+		tm_buf_puts(out, " -> ");
+		put_node_id(out, r->b);
+		tm_buf_printf(out, " [label=\"%s", tm_clock_origin_name(r->origin));
+		if (r->samples > 1)
+			tm_buf_printf(out, " (%" PRIu64 " samples)", r->samples);
+		tm_buf_printf(out, "\\noffset %+" PRId64 " ns\\nhash 0x%08" PRIx32 "\", dir=%s, color=\"%s\", style=%s",
+			      r->offset, r->hash, dir, origin_style[r->origin].color,
+			      fwd || back ? origin_style[r->origin].style : "dotted");
+		tm_buf_puts(out, "];\n");
+	}
+	tm_buf_puts(out, "}\n");
+	free(nodes);
+	free(rel);
+}
+
+void tm_clocks_render_csv(const tm_clocks *c, label_fn machine_label, void *ctx, tm_buf *out)
+{
+	const tm_clock_graph *g = c->g;
+	tm_buf name = {0};
+	char mb[32];
+	tm_buf_puts(out, "from_clock,to_clock,from_ts,to_ts,origin,file,machine\n");
+	uint64_t count = tm_clock_graph_snapshot_count(g);
+	for (uint64_t id = 0; id < count; id++) {
+		tm_clock_snapshot_info si;
+		if (!tm_clock_graph_snapshot(g, id, &si) || !si.accepted)
+			continue;
+		for (size_t i = 0; i < si.n_readings; i++)
+			for (size_t j = i + 1; j < si.n_readings; j++) {
+				const tm_clock_reading *x = &si.readings[i], *y = &si.readings[j];
+				name.len = 0;
+				put_clock_name(&name, x->node, machine_label, ctx);
+				put_csv_field(out, name.data);
+				tm_buf_puts(out, ",");
+				name.len = 0;
+				put_clock_name(&name, y->node, machine_label, ctx);
+				put_csv_field(out, name.data);
+				tm_buf_printf(out, ",%" PRId64 ",%" PRId64 ",%s,%" PRIu32 ",", reading_ns(x), reading_ns(y),
+					      tm_clock_origin_name(si.prov.origin), si.prov.file_id);
+				put_csv_field(out, machine_name(machine_label, ctx, si.prov.machine_row, mb));
+				tm_buf_puts(out, "\n");
+			}
+	}
+	tm_buf_free(&name);
+}
