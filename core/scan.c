@@ -1,0 +1,550 @@
+/* core/scan.c - the scan tier: the session (machine rows, manifest edges,
+ * trace time, files in processing order), the Chrome JSON and systrace
+ * placement, and the bookkeeping every format shares. The proto reader is
+ * core/scan_proto.c.
+ */
+#include "scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_trace.h"
+#include "scan_internal.h"
+#include "systrace.h"
+
+const char *const tm_stat_names[TM_STAT_COUNT] = {
+	[TM_STAT_NEGATIVE_TS] = "trace_sorter_negative_timestamp_dropped",
+	[TM_STAT_TRACK_EVENT_INVALID_TS] = "track_event_invalid_timestamp",
+	[TM_STAT_UNRELATABLE] = "clock_sync_unrelatable_clock_domains",
+	[TM_STAT_UNKNOWN_SOURCE] = "clock_sync_failure_unknown_source_clock",
+	[TM_STAT_UNKNOWN_TARGET] = "clock_sync_failure_unknown_target_clock",
+	[TM_STAT_NO_PATH] = "clock_sync_failure_no_path",
+	[TM_STAT_UNDEFERRABLE_LOSS] = "clock_sync_failure_undeferrable_packet_loss",
+	[TM_STAT_MIXED_SOURCES] = "clock_sync_mixed_clock_sources",
+	[TM_STAT_INVALID_SNAPSHOTS] = "invalid_clock_snapshots",
+	[TM_STAT_JSON_TOKENIZER_FAILURE] = "json_tokenizer_failure",
+	[TM_STAT_JSON_PARSER_FAILURE] = "json_parser_failure",
+	[TM_STAT_JSON_DISPLAY_TIME_UNIT] = "json_display_time_unit",
+	[TM_STAT_SYSTRACE_PARSE_FAILURE] = "systrace_parse_failure",
+	[TM_STAT_SEQ_NEEDS_INCREMENTAL] = "packet_skipped_seq_needs_incremental_state_invalid",
+	[TM_STAT_DEFAULTS_NO_SEQ] = "trace_packet_defaults_missing_sequence_id",
+	[TM_STAT_INTERNED_NO_SEQ] = "interned_data_missing_sequence_id",
+	[TM_STAT_FTRACE_BUNDLE_ERRORS] = "ftrace_bundle_tokenizer_errors",
+	[TM_STAT_FTRACE_MISSING_EVENT_ID] = "ftrace_missing_event_id",
+	[TM_STAT_COMPACT_SCHED_ERRORS] = "compact_sched_has_parse_errors",
+};
+
+const char *const tm_ev_kind_names[TM_EV_KIND_COUNT] = {
+	[TM_EV_SLICE] = "slice",
+	[TM_EV_BEGIN] = "begin",
+	[TM_EV_END] = "end",
+	[TM_EV_INSTANT] = "instant",
+	[TM_EV_COUNTER] = "counter",
+	[TM_EV_ASYNC_BEGIN] = "async_begin",
+	[TM_EV_ASYNC_END] = "async_end",
+	[TM_EV_SCHED] = "sched",
+	[TM_EV_FTRACE] = "ftrace",
+	[TM_EV_METADATA] = "metadata",
+	[TM_EV_PACKET] = "packet",
+};
+
+/* ---- shared bookkeeping -------------------------------------------------- */
+
+void scan_sync_machines(scan_ctx *sc)
+{
+	tm_scan *s = sc->s;
+	if (s->n_mach >= s->machines.n)
+		return;
+	s->mach = tm_xrealloc(s->mach, s->machines.n * sizeof(*s->mach));
+	memset(s->mach + s->n_mach, 0, (s->machines.n - s->n_mach) * sizeof(*s->mach));
+	s->n_mach = s->machines.n;
+}
+
+uint32_t scan_row_for_raw(scan_ctx *sc, int64_t raw)
+{
+	uint32_t row = tm_machines_get(&sc->s->machines, raw);
+	scan_sync_machines(sc);
+	return row;
+}
+
+int scan_raw_has_context(const scan_ctx *sc, int64_t raw)
+{
+	for (size_t i = 0; i < sc->n_raw; i++)
+		if (sc->raw_with_context[i] == raw)
+			return 1;
+	return 0;
+}
+
+void scan_raw_mark(scan_ctx *sc, int64_t raw)
+{
+	if (scan_raw_has_context(sc, raw))
+		return;
+	TM_GROW(sc->raw_with_context, sc->cap_raw, sc->n_raw + 1);
+	sc->raw_with_context[sc->n_raw++] = raw;
+}
+
+static void file_add_machine(tm_scan_file *out, uint32_t row)
+{
+	for (size_t i = 0; i < out->n_machines; i++)
+		if (out->machines[i] == row)
+			return;
+	out->machines = tm_xrealloc(out->machines, (out->n_machines + 1) * sizeof(*out->machines));
+	out->machines[out->n_machines++] = row;
+}
+
+tm_clock_tracker *scan_tracker(scan_file *sf, uint32_t row)
+{
+	scan_ctx *sc = sf->sc;
+	tm_clock_tracker *t = tm_clocks_find_tracker(sc->s->clocks, sf->f->id, row);
+	if (t)
+		return t;
+	int64_t raw = sc->s->machines.rows[row].raw_id;
+	int primary = !scan_raw_has_context(sc, raw);
+	t = tm_clocks_open_tracker(sc->s->clocks, sf->f->id, row, primary);
+	scan_raw_mark(sc, raw);
+	sc->s->machines.rows[row].has_context = 1;
+	file_add_machine(sf->out, row);
+	return t;
+}
+
+void scan_count(scan_file *sf, tm_stat st, int is_drop)
+{
+	sf->sc->s->stats[st]++;
+	sf->out->drops[st]++;
+	if (is_drop)
+		sf->out->dropped++;
+}
+
+void scan_lost(scan_file *sf)
+{
+	sf->out->dropped++;
+}
+
+static void range_add(int *has, int64_t *lo, int64_t *hi, int64_t a, int64_t b)
+{
+	if (!*has) {
+		*has = 1;
+		*lo = a;
+		*hi = b;
+		return;
+	}
+	if (a < *lo)
+		*lo = a;
+	if (b > *hi)
+		*hi = b;
+}
+
+int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat)
+{
+	scan_ctx *sc = sf->sc;
+	tm_scan *s = sc->s;
+	ev->file_id = sf->f->id;
+	if (ev->ts < 0) {
+		scan_count(sf, neg_stat, 1);
+		return 0;
+	}
+	int64_t end = ev->ts;
+	if (ev->dur > 0 && ev->ts <= INT64_MAX - ev->dur)
+		end = ev->ts + ev->dur;
+	int64_t raw_end = ev->raw_ts;
+	if (ev->dur > 0 && ev->raw_ts >= 0 && ev->raw_ts <= INT64_MAX - ev->dur)
+		raw_end = ev->raw_ts + ev->dur;
+	tm_scan_file *o = sf->out;
+	o->events++;
+	int had = o->has_range;
+	range_add(&o->has_range, &o->first_trace, &o->last_trace, ev->ts, end);
+	range_add(&had, &o->first_own, &o->last_own, ev->raw_ts, raw_end);
+	scan_sync_machines(sc);
+	if (ev->machine_row < s->n_mach) {
+		tm_scan_machine *mm = &s->mach[ev->machine_row];
+		mm->events++;
+		range_add(&mm->has_range, &mm->first_trace, &mm->last_trace, ev->ts, end);
+	}
+	range_add(&s->has_bounds, &s->start_ns, &s->end_ns, ev->ts, end);
+	s->events++;
+	if (sc->sink && sc->sink->event)
+		sc->sink->event(sc->sink->ctx, ev);
+	return 1;
+}
+
+int scan_wants_packets(const scan_file *sf)
+{
+	return sf->sc->sink && sf->sc->sink->packet;
+}
+
+void scan_emit_packet(scan_file *sf, tm_packet_out *po)
+{
+	po->file_id = sf->f->id;
+	if (scan_wants_packets(sf))
+		sf->sc->sink->packet(sf->sc->sink->ctx, po);
+}
+
+/* ---- systrace lines (a systrace file, or a JSON file's embedded text) ---- */
+
+static void systrace_to_event(const systrace_event *l, tm_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->dur = -1;
+	ev->tid = l->pid;
+	ev->pid = l->tgid >= 0 ? l->tgid : -1;
+	ev->args = l->args_summary;
+	ev->cpu = (int32_t)l->cpu;
+	ev->name = l->event_name;
+	switch (l->print_phase) {
+	case 'B':
+		ev->kind = TM_EV_BEGIN;
+		ev->name = l->print_name[0] ? l->print_name : "[empty slice name]";
+		break;
+	case 'E':
+		ev->kind = TM_EV_END;
+		ev->name = NULL;
+		break;
+	case 'C':
+		ev->kind = TM_EV_COUNTER;
+		ev->name = l->print_name;
+		ev->value = (double)l->print_value;
+		break;
+	case 'I':
+		ev->kind = TM_EV_INSTANT;
+		ev->name = l->print_name;
+		break;
+	case 'N':
+		ev->kind = TM_EV_INSTANT;
+		ev->name = l->print_name;
+		break;
+	case 'S':
+	case 'G':
+		ev->kind = TM_EV_ASYNC_BEGIN;
+		ev->name = l->print_name;
+		break;
+	case 'F':
+	case 'H':
+		ev->kind = TM_EV_ASYNC_END;
+		ev->name = l->print_name[0] ? l->print_name : NULL;
+		break;
+	default:
+		if (strcmp(l->event_name, "sched_switch") == 0 || strcmp(l->event_name, "sched_waking") == 0 ||
+		    strcmp(l->event_name, "sched_wakeup") == 0)
+			ev->kind = TM_EV_SCHED;
+		else
+			ev->kind = TM_EV_FTRACE;
+		break;
+	}
+	if ((l->print_phase == 'B' || l->print_phase == 'C' || l->print_phase == 'S' || l->print_phase == 'I' ||
+	     l->print_phase == 'N' || l->print_phase == 'G' || l->print_phase == 'F') &&
+	    l->print_has_tgid)
+		ev->pid = l->print_tgid;
+	ev->name_len = ev->name ? strlen(ev->name) : 0;
+}
+
+/* Convert and place one line read on `clock` (MONOTONIC for a systrace
+ * file, the private clock for embedded text); a failed conversion drops
+ * the line (clocks.md §6.2). */
+static void place_systrace(scan_file *sf, tm_clock_tracker *t, uint32_t clock, const systrace_event *l)
+{
+	int64_t out;
+	if (tm_tracker_to_trace_time(t, clock, 0, l->ts, 0, &out) != TM_CONV_OK) {
+		scan_lost(sf);
+		return;
+	}
+	tm_event ev;
+	systrace_to_event(l, &ev);
+	ev.machine_row = sf->base_row;
+	ev.raw_ts = l->ts;
+	ev.ts = out;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+}
+
+typedef struct text_ctx {
+	scan_file *sf;
+	tm_clock_tracker *t;
+} text_ctx;
+
+static int on_systrace_line(void *ctx, const systrace_event *l, tm_error *err)
+{
+	(void)err;
+	text_ctx *tc = ctx;
+	place_systrace(tc->sf, tc->t, TM_CLOCK_MONOTONIC, l);
+	return 0;
+}
+
+static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
+{
+	text_ctx tc = {sf, t};
+	systrace_stats st = {0};
+	int rc = systrace_read(c, on_systrace_line, &tc, &st, err);
+	for (int64_t i = 0; i < st.systrace_parse_failure; i++)
+		scan_count(sf, TM_STAT_SYSTRACE_PARSE_FAILURE, 1);
+	return rc;
+}
+
+/* ---- Chrome JSON ---------------------------------------------------------- */
+
+static int on_json_event(void *ctx, const json_event *je, tm_error *err)
+{
+	(void)err;
+	text_ctx *tc = ctx;
+	scan_file *sf = tc->sf;
+	if (je->kind == JSON_EV_SYSTRACE) {
+		place_systrace(sf, tc->t, TM_CLOCK_THIS_FILE, je->systrace);
+		return 0;
+	}
+	if (je->kind != JSON_EV_TRACE || !je->has_ts)
+		return 0;
+	tm_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.dur = -1;
+	ev.cpu = -1;
+	switch (je->phase) {
+	case 'X':
+		if (je->dur < 0)
+			return 0; /* the reader counted json_parser_failure */
+		ev.kind = TM_EV_SLICE;
+		ev.dur = je->dur;
+		break;
+	case 'B': ev.kind = TM_EV_BEGIN; break;
+	case 'E': ev.kind = TM_EV_END; break;
+	case 'i':
+	case 'I':
+	case 'R':
+	case 'n':
+		ev.kind = TM_EV_INSTANT;
+		break;
+	case 'C':
+		ev.kind = TM_EV_COUNTER;
+		ev.value = je->counter_value;
+		break;
+	case 'b': ev.kind = TM_EV_ASYNC_BEGIN; break;
+	case 'e': ev.kind = TM_EV_ASYNC_END; break;
+	case 'T':
+		if (je->dur < 0)
+			return 0;
+		ev.kind = TM_EV_SLICE;
+		ev.dur = je->dur;
+		break;
+	default:
+		return 0; /* metadata, flows, samples: not placed on the timeline */
+	}
+	int64_t out;
+	if (tm_tracker_to_trace_time(tc->t, TM_CLOCK_THIS_FILE, 0, je->ts, 0, &out) != TM_CONV_OK) {
+		scan_lost(sf);
+		return 0;
+	}
+	ev.machine_row = sf->base_row;
+	ev.ts = out;
+	ev.raw_ts = je->ts;
+	ev.pid = je->has_pid ? je->pid : -1;
+	ev.tid = je->has_tid ? je->tid : -1;
+	ev.name = je->name;
+	ev.name_len = je->name ? strlen(je->name) : 0;
+	ev.args = je->args_summary;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+	return 0;
+}
+
+static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
+{
+	text_ctx tc = {sf, t};
+	json_trace_stats st = {0};
+	int rc = json_trace_read(c, on_json_event, &tc, &st, err);
+	for (int64_t i = 0; i < st.json_tokenizer_failure; i++)
+		scan_count(sf, TM_STAT_JSON_TOKENIZER_FAILURE, 1);
+	for (int64_t i = 0; i < st.json_parser_failure; i++)
+		scan_count(sf, TM_STAT_JSON_PARSER_FAILURE, 1);
+	for (int64_t i = 0; i < st.json_display_time_unit; i++)
+		scan_count(sf, TM_STAT_JSON_DISPLAY_TIME_UNIT, 0);
+	for (int64_t i = 0; i < st.systrace_parse_failure; i++)
+		scan_count(sf, TM_STAT_SYSTRACE_PARSE_FAILURE, 1);
+	return rc;
+}
+
+/* ---- the session ------------------------------------------------------------ */
+
+/* clocks.md §6: the clock a format's events are on and claims at start;
+ * 0 for formats without timestamps. */
+static uint32_t format_clock(tm_type t)
+{
+	switch (t) {
+	case TM_TYPE_JSON:
+	case TM_TYPE_GECKO:
+	case TM_TYPE_INSTRUMENTS_XML:
+	case TM_TYPE_PRIMES:
+		return TM_CLOCK_THIS_FILE;
+	case TM_TYPE_SYSTRACE:
+	case TM_TYPE_PERF:
+	case TM_TYPE_PERF_TEXT:
+	case TM_TYPE_SIMPLEPERF_PROTO:
+	case TM_TYPE_ART_METHOD:
+	case TM_TYPE_ART_METHOD_V2:
+		return TM_CLOCK_MONOTONIC;
+	case TM_TYPE_FUCHSIA:
+		return TM_CLOCK_BOOTTIME;
+	case TM_TYPE_ANDROID_LOGCAT:
+	case TM_TYPE_ANDROID_DUMPSTATE:
+	case TM_TYPE_STRACE:
+		return TM_CLOCK_REALTIME;
+	default:
+		return 0;
+	}
+}
+
+static int is_trace_file(tm_type t)
+{
+	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
+}
+
+static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
+{
+	tm_scan *s = sc->s;
+	tm_manifest *man = sc->m->manifest;
+	scan_file sf = {sc, f, &s->files[f->id], -1, TM_RAW_HOST, 0};
+	sf.out->scanned = 1;
+	if (man && f->entry >= 0) {
+		sf.entry = f->entry;
+		sf.base_raw = tm_manifest_entry_base_raw_id(man, (size_t)f->entry);
+		const tm_mf_clocks *ck = man->files[f->entry].clocks;
+		if (ck)
+			sf.out->clock_override = ck->clock ? 1 : 2;
+	}
+	/* machines.md §2-§3: the file's context on its base machine exists
+	 * from the start. */
+	sf.base_row = scan_row_for_raw(sc, sf.base_raw);
+	tm_clock_tracker *t = scan_tracker(&sf, sf.base_row);
+
+	if (f->type == TM_TYPE_PROTO) {
+		tm_tracker_set_sync_clock(t, TM_CLOCK_BOOTTIME);
+		tm_cursor *c = tm_cursor_open(f->blob, err);
+		if (!c)
+			return -1;
+		int rc = scan_proto(&sf, c, err);
+		tm_cursor_close(c);
+		return rc;
+	}
+	uint32_t clock = format_clock(f->type);
+	if (!clock)
+		return 0;
+	tm_tracker_set_default_clock(t, clock);
+	tm_tracker_set_sync_clock(t, clock);
+	tm_tracker_claim(t, clock);
+	if (f->type != TM_TYPE_JSON && f->type != TM_TYPE_SYSTRACE)
+		return 0; /* claims and bridges like the reference, events not read */
+	tm_cursor *c = tm_cursor_open(f->blob, err);
+	if (!c)
+		return -1;
+	int rc = f->type == TM_TYPE_JSON ? scan_json(&sf, t, c, err) : scan_systrace(&sf, t, c, err);
+	tm_cursor_close(c);
+	return rc;
+}
+
+static int64_t file_of_entry(const tm_merge *m, size_t entry)
+{
+	for (size_t i = 0; i < m->n_files; i++)
+		if (m->files[i].entry == (int32_t)entry && m->files[i].name)
+			return (int64_t)i;
+	return 0;
+}
+
+/* manifest.md §6 step 7, clocks.md §3.1 and §5.2: rows, edges, claim. */
+static int apply_plan(scan_ctx *sc, tm_error *err)
+{
+	const tm_mf_plan *p = sc->plan;
+	tm_scan *s = sc->s;
+	for (size_t i = 0; i < p->n_rows; i++)
+		tm_machines_add(&s->machines, p->rows[i].raw_id, p->rows[i].name);
+	scan_sync_machines(sc);
+	for (size_t i = 0; i < p->n_edges; i++) {
+		const tm_mf_edge *e = &p->edges[i];
+		tm_clock_reading r[2] = {
+			{e->src, (uint64_t)e->src_ts, 1, 0},
+			{e->ref, (uint64_t)e->ref_ts, 1, 0},
+		};
+		int64_t fid = file_of_entry(sc->m, e->file_index);
+		if (tm_clocks_add_snapshot(s->clocks, r, 2, TM_CLOCK_ORIGIN_MANIFEST, (uint32_t)fid,
+					   e->src.machine_row, err) < 0)
+			return -1;
+	}
+	if (p->has_trace_time)
+		tm_clocks_claim(s->clocks, p->trace_time,
+				(uint32_t)(sc->m->manifest_file >= 0 ? sc->m->manifest_file : 0));
+	return 0;
+}
+
+/* The clock module counts per-conversion failures on its trackers; fold
+ * them into the files' drops and the totals. */
+static void collect_clock_stats(tm_scan *s)
+{
+	static const tm_stat map[TM_CLOCK_STAT_COUNT] = {
+		[TM_CLOCK_STAT_INVALID_SNAPSHOTS] = TM_STAT_INVALID_SNAPSHOTS,
+		[TM_CLOCK_STAT_UNKNOWN_SOURCE] = TM_STAT_UNKNOWN_SOURCE,
+		[TM_CLOCK_STAT_UNKNOWN_TARGET] = TM_STAT_UNKNOWN_TARGET,
+		[TM_CLOCK_STAT_NO_PATH] = TM_STAT_NO_PATH,
+		[TM_CLOCK_STAT_UNRELATABLE] = TM_STAT_UNRELATABLE,
+		[TM_CLOCK_STAT_MIXED_SOURCES] = TM_STAT_MIXED_SOURCES,
+	};
+	size_t n = tm_clocks_tracker_count(s->clocks);
+	for (size_t i = 0; i < n; i++) {
+		tm_clock_tracker *t = tm_clocks_tracker_at(s->clocks, i);
+		tm_clock_stats st;
+		tm_tracker_stats(t, &st);
+		uint32_t fid = tm_tracker_file(t);
+		for (int k = 0; k < TM_CLOCK_STAT_COUNT; k++) {
+			if (k == TM_CLOCK_STAT_INVALID_SNAPSHOTS || !st.n[k])
+				continue;
+			s->stats[map[k]] += st.n[k];
+			if (fid < s->n_files)
+				s->files[fid].drops[map[k]] += st.n[k];
+		}
+	}
+	tm_clock_stats all;
+	tm_clocks_stats(s->clocks, &all);
+	s->stats[TM_STAT_INVALID_SNAPSHOTS] = all.n[TM_CLOCK_STAT_INVALID_SNAPSHOTS];
+}
+
+tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
+{
+	tm_scan *s = tm_xcalloc(1, sizeof(*s));
+	s->err_file = -1;
+	s->clocks = tm_clocks_new();
+	s->n_files = m->n_files;
+	s->files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*s->files));
+	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0};
+	tm_error err = {0};
+	if (sc.plan && apply_plan(&sc, &err) != 0) {
+		s->failed = 1;
+		s->err = err;
+		s->err_file = m->manifest_file;
+	}
+	for (size_t i = 0; !s->failed && i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		if (!is_trace_file(f->type) || !f->blob)
+			continue;
+		tm_err_clear(&err);
+		if (scan_one(&sc, f, &err) != 0) {
+			s->failed = 1;
+			if (err.code == TM_OK)
+				tm_err(&err, TM_EIO, "%s: read failed", f->name ? f->name : m->path);
+			s->err = err;
+			s->err_file = f->id;
+		}
+	}
+	collect_clock_stats(s);
+	scan_sync_machines(&sc);
+	s->tt_node = tm_clocks_trace_time(s->clocks);
+	s->has_tt_clock_id = tm_clocks_trace_time_clock_id(s->clocks, &s->tt_clock_id);
+	s->has_tt_owner = tm_clocks_owner(s->clocks, &s->tt_owner_file);
+	free(sc.raw_with_context);
+	return s;
+}
+
+void tm_scan_free(tm_scan *s)
+{
+	if (!s)
+		return;
+	tm_clocks_free(s->clocks);
+	tm_machines_free(&s->machines);
+	for (size_t i = 0; i < s->n_files; i++)
+		free(s->files[i].machines);
+	free(s->files);
+	free(s->mach);
+	free(s);
+}

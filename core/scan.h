@@ -1,0 +1,172 @@
+/* core/scan.h - the scan tier (DESIGN.md "cost tiers"): one streaming pass
+ * over every trace file in processing order that runs the whole merge of
+ * spec/clocks.md and spec/machines.md: the machine table, the clock graph,
+ * trace time, every timestamp converted, every drop counted.
+ *
+ * The scan keeps no events. It reports each one to an optional sink as it
+ * is placed, so the same pass serves metadata.json (no sink), the test
+ * tool tm_events, and the exporters (issue 4) that stream the merge.
+ * Memory is bounded by what the merge must remember (clock samples,
+ * machines, per-sequence state, packets set aside for their retry), never
+ * by trace size.
+ */
+#ifndef TM_SCAN_H
+#define TM_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "machine.h"
+#include "merge.h"
+#include "tm.h"
+
+/* ---- stats -------------------------------------------------------------- */
+
+/* Every stat the spec names, in the order metadata.json prints them. The
+ * names are trace processor's. */
+typedef enum tm_stat {
+	TM_STAT_NEGATIVE_TS = 0,            /* trace_sorter_negative_timestamp_dropped */
+	TM_STAT_TRACK_EVENT_INVALID_TS,     /* track_event_invalid_timestamp */
+	TM_STAT_UNRELATABLE,                /* clock_sync_unrelatable_clock_domains */
+	TM_STAT_UNKNOWN_SOURCE,             /* clock_sync_failure_unknown_source_clock */
+	TM_STAT_UNKNOWN_TARGET,             /* clock_sync_failure_unknown_target_clock */
+	TM_STAT_NO_PATH,                    /* clock_sync_failure_no_path */
+	TM_STAT_UNDEFERRABLE_LOSS,          /* clock_sync_failure_undeferrable_packet_loss */
+	TM_STAT_MIXED_SOURCES,              /* clock_sync_mixed_clock_sources */
+	TM_STAT_INVALID_SNAPSHOTS,          /* invalid_clock_snapshots */
+	TM_STAT_JSON_TOKENIZER_FAILURE,     /* json_tokenizer_failure */
+	TM_STAT_JSON_PARSER_FAILURE,        /* json_parser_failure */
+	TM_STAT_JSON_DISPLAY_TIME_UNIT,     /* json_display_time_unit */
+	TM_STAT_SYSTRACE_PARSE_FAILURE,     /* systrace_parse_failure */
+	TM_STAT_SEQ_NEEDS_INCREMENTAL,      /* packet_skipped_seq_needs_incremental_state_invalid */
+	TM_STAT_DEFAULTS_NO_SEQ,            /* trace_packet_defaults_missing_sequence_id */
+	TM_STAT_INTERNED_NO_SEQ,            /* interned_data_missing_sequence_id */
+	TM_STAT_FTRACE_BUNDLE_ERRORS,       /* ftrace_bundle_tokenizer_errors */
+	TM_STAT_FTRACE_MISSING_EVENT_ID,    /* ftrace_missing_event_id */
+	TM_STAT_COMPACT_SCHED_ERRORS,       /* compact_sched_has_parse_errors */
+	TM_STAT_COUNT
+} tm_stat;
+
+extern const char *const tm_stat_names[TM_STAT_COUNT];
+
+/* ---- events ------------------------------------------------------------- */
+
+typedef enum tm_ev_kind {
+	TM_EV_SLICE,        /* a complete slice: ts and dur (JSON X) */
+	TM_EV_BEGIN,        /* slice begin (JSON B, systrace B, TrackEvent SLICE_BEGIN) */
+	TM_EV_END,          /* slice end */
+	TM_EV_INSTANT,
+	TM_EV_COUNTER,
+	TM_EV_ASYNC_BEGIN,
+	TM_EV_ASYNC_END,
+	TM_EV_SCHED,        /* sched_switch / sched_waking, text or proto, compact too */
+	TM_EV_FTRACE,       /* any other kernel event */
+	TM_EV_METADATA,     /* JSON M, process/thread names */
+	TM_EV_PACKET,       /* a proto packet with a timestamp and no event above */
+	TM_EV_KIND_COUNT
+} tm_ev_kind;
+
+/* Lower-case kind names as timeline.tsv and tm_events print them. */
+extern const char *const tm_ev_kind_names[TM_EV_KIND_COUNT];
+
+/* One placed event. Strings are valid only during the callback and may be
+ * NULL; name_len counts the bytes of name (it may hold NULs). */
+typedef struct tm_event {
+	uint32_t file_id;
+	uint32_t machine_row;
+	tm_ev_kind kind;
+	int64_t ts;        /* trace time, ns, >= 0 */
+	int64_t raw_ts;    /* the same instant in the file's own clock */
+	int64_t dur;       /* ns, -1 when the kind has none */
+	int64_t pid, tid;  /* -1 when unknown */
+	const char *name;
+	size_t name_len;
+	double value;      /* counters */
+	const char *args;  /* short summary, may be NULL */
+	int32_t cpu;       /* systrace lines: the CPU column; else -1 or 0 */
+} tm_event;
+
+/* A proto packet as the merge kept it, for the exporter (issue 4): every
+ * packet of a proto file that is not dropped, in the order the merge
+ * handles it (a packet set aside for its retry comes at the end of its
+ * file). Arrays hold, per FtraceEvent / compact-sched switch / waking of
+ * the bundle in order, the trace-time timestamp or -1 when that event was
+ * dropped. Pointers are valid only during the callback. */
+typedef struct tm_packet_out {
+	uint32_t file_id;
+	uint32_t machine_row;     /* the reader the packet was routed to */
+	uint32_t seq_id;          /* trusted_packet_sequence_id as in the file */
+	const uint8_t *data;      /* the TracePacket bytes as read */
+	size_t len;
+	int has_ts;               /* the packet was placed in time */
+	int64_t ts;               /* its trace-time timestamp */
+	const int64_t *ftrace_ts;
+	size_t n_ftrace;
+	const int64_t *switch_ts;
+	size_t n_switch;
+	const int64_t *waking_ts;
+	size_t n_waking;
+} tm_packet_out;
+
+typedef struct tm_scan_sink {
+	void *ctx;
+	void (*event)(void *ctx, const tm_event *ev);
+	void (*packet)(void *ctx, const tm_packet_out *p); /* may be NULL */
+} tm_scan_sink;
+
+/* ---- results ------------------------------------------------------------ */
+
+/* Per trace file (indexed by file id; containers and manifests stay
+ * unscanned). "own" times are in the file's own clock, "trace" ones in
+ * trace time; both only over events that were placed. */
+typedef struct tm_scan_file {
+	int scanned;              /* a trace file the scan read */
+	uint32_t *machines;       /* rows this file put data on, in first-use order */
+	size_t n_machines;
+	int clock_override;       /* 0 none, 1 RELATE, 2 PIN (manifest clocks block) */
+	uint64_t packets;         /* proto packets read (compressed ones expanded) */
+	uint64_t events;          /* events placed */
+	int has_range;
+	int64_t first_own, last_own, first_trace, last_trace;
+	uint64_t dropped;         /* events or packets dropped, all reasons */
+	uint64_t drops[TM_STAT_COUNT]; /* the stats this file added to */
+} tm_scan_file;
+
+/* Per machine row. */
+typedef struct tm_scan_machine {
+	uint64_t events;
+	int has_range;
+	int64_t first_trace, last_trace;
+} tm_scan_machine;
+
+typedef struct tm_scan {
+	int failed;               /* the merge failed: err has the exact text */
+	tm_error err;
+	int64_t err_file;         /* file id being read when it failed, or -1 */
+	tm_clocks *clocks;        /* the graph and trace time, for clocks/ */
+	tm_machines machines;
+	uint64_t stats[TM_STAT_COUNT];
+	tm_scan_file *files;      /* n_files = merge->n_files */
+	size_t n_files;
+	tm_scan_machine *mach;    /* by row; n_mach grows with the machine table */
+	size_t n_mach;
+	int has_bounds;
+	int64_t start_ns, end_ns; /* trace-time bounds of the placed events */
+	uint64_t events;          /* all events placed */
+	int has_tt_clock_id;      /* metadata trace_time_clock_id was set */
+	uint32_t tt_clock_id;
+	tm_clock_node tt_node;    /* trace time at the end of the scan */
+	int has_tt_owner;
+	uint32_t tt_owner_file;
+} tm_scan;
+
+/* Run the scan over the mount tier's session. Never NULL: a failure of the
+ * merge is recorded in ->failed / ->err (TM_EINPUT with the exact text, or
+ * TM_EIO), with everything found up to that point kept. `sink` may be NULL. */
+tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink);
+void tm_scan_free(tm_scan *s);
+
+/* The events recorded (sum over files) of one stat: s->stats[i]. */
+
+#endif

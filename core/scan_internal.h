@@ -1,0 +1,72 @@
+/* core/scan_internal.h - what the scan's format readers share
+ * (core/scan.c: the session, JSON and systrace; core/scan_proto.c: proto).
+ * Not for front ends.
+ */
+#ifndef TM_SCAN_INTERNAL_H
+#define TM_SCAN_INTERNAL_H
+
+#include "manifest.h"
+#include "scan.h"
+
+typedef struct scan_ctx {
+	tm_merge *m;
+	tm_scan *s;
+	const tm_scan_sink *sink;
+	const tm_mf_plan *plan;       /* NULL without a manifest */
+	int64_t *raw_with_context;    /* raw machine ids some tracker exists for */
+	size_t n_raw, cap_raw;
+} scan_ctx;
+
+/* One trace file being read. */
+typedef struct scan_file {
+	scan_ctx *sc;
+	const tm_file *f;
+	tm_scan_file *out;
+	int32_t entry;                /* manifest files[] index, or -1 */
+	int64_t base_raw;             /* machines.md §2 */
+	uint32_t base_row;
+} scan_file;
+
+/* The row for raw id `raw`, created at the end of the table if missing. */
+uint32_t scan_row_for_raw(scan_ctx *sc, int64_t raw);
+
+/* Has some file opened a tracker for this raw id? (machines.md §4: "no
+ * context exists yet for raw id m") */
+int scan_raw_has_context(const scan_ctx *sc, int64_t raw);
+/* Record that a context exists for raw id `raw`. */
+void scan_raw_mark(scan_ctx *sc, int64_t raw);
+
+/* The tracker of (this file, row), created on first use: primary when it
+ * is the first tracker of the row's raw id (clocks.md §8.1). Records the
+ * row in the file's machines and marks the raw id. */
+tm_clock_tracker *scan_tracker(scan_file *sf, uint32_t row);
+
+/* Count one occurrence of a stat the scan itself detects (not the clock
+ * module's per-conversion ones): the global total and the file's. When
+ * `is_drop`, the file's dropped count goes up too. */
+void scan_count(scan_file *sf, tm_stat st, int is_drop);
+
+/* A conversion failed and the event is lost; its stat was counted by the
+ * tracker. */
+void scan_lost(scan_file *sf);
+
+/* Place one event: ev->ts is trace time. A negative ts is dropped with
+ * `neg_stat` (TM_STAT_NEGATIVE_TS or TM_STAT_TRACK_EVENT_INVALID_TS) and
+ * returns 0; otherwise updates counts and ranges, calls the sink and
+ * returns 1. ev->file_id is filled in here. */
+int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat);
+
+/* Is an exporter listening for packets (tm_scan_sink.packet)? The proto
+ * reader only builds tm_packet_out when it is. */
+int scan_wants_packets(const scan_file *sf);
+/* Hand a kept packet to the exporter (po->file_id is filled in here). */
+void scan_emit_packet(scan_file *sf, tm_packet_out *po);
+
+/* The row's dense machine bookkeeping is grown to the table's size. */
+void scan_sync_machines(scan_ctx *sc);
+
+/* Read a proto file (core/scan_proto.c). Returns 0, or -1 with err set
+ * (the exact text; the merge then fails). */
+int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err);
+
+#endif

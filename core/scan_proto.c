@@ -1,0 +1,1067 @@
+/* core/scan_proto.c - the proto half of the scan tier: one Perfetto
+ * protobuf file read packet by packet, routed to per-machine readers
+ * (spec/machines.md §4), with per-sequence state (formats.md §5.2), clock
+ * snapshots and claims (clocks.md §3.1, §5.2, §6), timestamp conversion
+ * with the end-of-file retry (§6.1), ftrace bundles, track events,
+ * SystemInfo (machines.md §7) and remote_clock_sync (machines.md §8).
+ *
+ * Memory stays bounded by what the merge must remember: per-sequence state
+ * (interned event names capped per file), and copies of the packets set
+ * aside for their retry (capped; beyond the cap a packet is lost at once).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "scan_internal.h"
+
+/* Total bytes of packets set aside for the end-of-file retry, per file.
+ * The reference keeps them all; a cap keeps hostile input from holding the
+ * whole trace in memory. Beyond it a packet counts as undeferrable loss. */
+#define ASIDE_MAX_BYTES ((size_t)64 << 20)
+/* Interned event-name bytes kept per file; names beyond it read as absent
+ * (names only label events, they never change a timestamp). */
+#define NAMES_MAX_BYTES ((size_t)64 << 20)
+
+/* ---- a small uint64 -> uint32 hash map ------------------------------------ */
+
+typedef struct u64map {
+	uint64_t *keys;
+	uint32_t *vals; /* value + 1; 0 marks an empty slot */
+	size_t cap, n;  /* cap is 0 or a power of two */
+} u64map;
+
+static size_t u64_hash(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+static const uint32_t *u64map_get(const u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return NULL;
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	}
+}
+
+static void u64map_put(u64map *m, uint64_t key, uint32_t val);
+
+static void u64map_grow(u64map *m)
+{
+	u64map old = *m;
+	m->cap = old.cap ? old.cap * 2 : 16;
+	m->n = 0;
+	m->keys = tm_xcalloc(m->cap, sizeof(*m->keys));
+	m->vals = tm_xcalloc(m->cap, sizeof(*m->vals));
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.vals[i])
+			u64map_put(m, old.keys[i], old.vals[i] - 1);
+	free(old.keys);
+	free(old.vals);
+}
+
+static void u64map_put(u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 4 > m->cap * 3)
+		u64map_grow(m);
+	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val + 1;
+			m->n++;
+			return;
+		}
+		if (m->keys[i] == key) {
+			m->vals[i] = val + 1;
+			return;
+		}
+	}
+}
+
+static void u64map_clear(u64map *m)
+{
+	if (m->cap)
+		memset(m->vals, 0, m->cap * sizeof(*m->vals));
+	m->n = 0;
+}
+
+static void u64map_free(u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- per-reader state ------------------------------------------------------ */
+
+typedef struct name_ref {
+	size_t off, len;
+} name_ref;
+
+/* One trusted_packet_sequence_id of one reader (formats.md §5.2). */
+typedef struct seq_state {
+	int valid;                /* incremental state valid (starts invalid) */
+	int has_clock_default;    /* TracePacketDefaults.timestamp_clock_id */
+	uint32_t clock_default;
+	u64map names;             /* interned event_names: iid -> names_at index */
+	name_ref *names_at;
+	size_t n_names, cap_names;
+	tm_buf pool;              /* the name bytes */
+	int ts_valid;             /* legacy TrackEvent reference timestamp set */
+	int64_t ts_ns;            /* running legacy timestamp, ns (MONOTONIC) */
+} seq_state;
+
+/* The reader of one machine of the file: its row, tracker and sequences
+ * (machines.md §4: everything is scoped per (file, machine)). */
+typedef struct reader {
+	uint32_t row;
+	tm_clock_tracker *t;
+	u64map seq_index;         /* sequence id -> seqs index */
+	seq_state *seqs;
+	size_t n_seqs, cap_seqs;
+	int64_t last_ftrace_ts;   /* clocks.md §3.1 dedup; the reference starts at 0 */
+	uint8_t cpu_seen[TM_FTRACE_MAX_CPUS / 8];
+	size_t aside_head, aside_tail; /* set-aside packets, index + 1, 0 = none */
+} reader;
+
+/* A packet set aside for its retry at end of file (clocks.md §6.1). */
+typedef struct aside {
+	uint8_t *bytes;
+	size_t n;
+	size_t next;              /* index + 1 of the reader's next one */
+} aside;
+
+typedef struct pscan {
+	scan_file *sf;
+	scan_ctx *sc;
+	const tm_manifest *man;
+	int machine_override;     /* manifest `machine` on this file */
+	int pin;                  /* manifest PIN `clocks` on this file */
+	int multi;                /* manifest `machines` on this file */
+	reader *readers;          /* [0] is the base reader */
+	size_t n_readers, cap_readers;
+	u64map by_machine;        /* embedded machine_id -> readers index */
+	int host_used, adopted_set;
+	uint32_t adopted;
+	int eof;                  /* retrying set-aside packets */
+	aside *aside;
+	size_t n_aside, cap_aside, aside_bytes;
+	size_t name_bytes;
+	/* decoders, reused */
+	tm_clock_snapshot snap;
+	tm_remote_clock_sync rcs;
+	tm_track_event te;
+	tm_interned_data idata;
+	tm_ftrace_bundle bundle;
+	tm_packet retry;
+	tm_raw_reading *rr;
+	size_t cap_rr;
+	tm_sync_reading *sr;
+	size_t cap_sr;
+	tm_remote_sync_round *rounds;
+	size_t cap_rounds;
+	/* the packet being handled, for the exporter (tm_packet_out) */
+	int po_drop;              /* dropped, or set aside: not handed out now */
+	int po_has_ts;
+	int64_t po_ts;
+	TM_VEC(int64_t) ft, sw, wk;
+} pscan;
+
+static void vec_push(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+	TM_GROW(*v, *cap, *n + 1);
+	(*v)[(*n)++] = x;
+}
+#define PUSH(vec, x) vec_push(&(vec).v, &(vec).n, &(vec).cap, (x))
+
+static const char msg_machine_override[] =
+	"perfetto_manifest: a `machine` override attributes the file to one machine, but the file contains "
+	"packets from multiple machines. Replace `machine` with a `machines` block that maps each embedded "
+	"machine_id to a named machine, e.g. \"machines\": [{\"id\": 0, \"name\": \"phone\"}, {\"id\": 7, "
+	"\"name\": \"vm\"}].";
+static const char msg_pin_multi_machine[] =
+	"perfetto_manifest: a `clocks` override applies only to a single-machine file, but the file contains "
+	"packets from multiple machines. Remove the `clocks` override and let the trace's own remote clock "
+	"snapshots align the machines; if you need to anchor a specific embedded machine, split it into its "
+	"own file and override that.";
+static const char msg_pin_snapshot[] = "perfetto_manifest: clock overrides require the trace to use a single clock";
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static int64_t sat_mul_1000(int64_t v)
+{
+	if (v > INT64_MAX / 1000)
+		return INT64_MAX;
+	if (v < INT64_MIN / 1000)
+		return INT64_MIN;
+	return v * 1000;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+static int is_seq_clock(uint32_t id)
+{
+	return id >= TM_CLOCK_SEQ_FIRST && id <= TM_CLOCK_SEQ_LAST;
+}
+
+static void seq_reset_interned(seq_state *s)
+{
+	u64map_clear(&s->names);
+	s->n_names = 0;
+	s->pool.len = 0;
+}
+
+static seq_state *seq_get(reader *rd, uint32_t id)
+{
+	const uint32_t *ix = u64map_get(&rd->seq_index, id);
+	if (ix)
+		return &rd->seqs[*ix - 1];
+	TM_GROW(rd->seqs, rd->cap_seqs, rd->n_seqs + 1);
+	seq_state *s = &rd->seqs[rd->n_seqs];
+	memset(s, 0, sizeof(*s));
+	u64map_put(&rd->seq_index, id, (uint32_t)rd->n_seqs);
+	rd->n_seqs++;
+	return s;
+}
+
+static void seq_free(seq_state *s)
+{
+	u64map_free(&s->names);
+	free(s->names_at);
+	tm_buf_free(&s->pool);
+}
+
+static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t *len)
+{
+	const uint32_t *ix = u64map_get(&s->names, iid);
+	if (!ix)
+		return 0;
+	const name_ref *r = &s->names_at[*ix - 1];
+	*name = s->pool.data ? s->pool.data + r->off : "";
+	*len = r->len;
+	return 1;
+}
+
+static tm_event event_init(const reader *rd, tm_ev_kind kind)
+{
+	tm_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.machine_row = rd->row;
+	ev.kind = kind;
+	ev.dur = -1;
+	ev.pid = -1;
+	ev.tid = -1;
+	ev.cpu = -1;
+	return ev;
+}
+
+/* ---- machines (machines.md §4) ---------------------------------------------- */
+
+/* manifest.md §8.3/§8.4: a single-machine override met a second machine. */
+static int check_single_machine(const pscan *ps, tm_error *err)
+{
+	if (ps->machine_override)
+		return tm_err(err, TM_EINPUT, "%s", msg_machine_override);
+	if (ps->pin)
+		return tm_err(err, TM_EINPUT, "%s", msg_pin_multi_machine);
+	return 0;
+}
+
+static size_t reader_add(pscan *ps, uint32_t row, tm_clock_tracker *t)
+{
+	TM_GROW(ps->readers, ps->cap_readers, ps->n_readers + 1);
+	reader *rd = &ps->readers[ps->n_readers];
+	memset(rd, 0, sizeof(*rd));
+	rd->row = row;
+	rd->t = t;
+	return ps->n_readers++;
+}
+
+/* The reader a packet with machine_id m != 0 goes to: 0 (base) or a remote
+ * one, created on first use. Returns -1 with err on a manifest error. */
+static int64_t route(pscan *ps, uint32_t m, tm_error *err)
+{
+	scan_ctx *sc = ps->sc;
+	scan_file *sf = ps->sf;
+	if (!ps->adopted_set) {
+		if (check_single_machine(ps, err))
+			return -1;
+		ps->adopted_set = 1;
+		ps->adopted = 0;
+		if (!ps->host_used && sc->s->machines.rows[sf->base_row].raw_id == TM_RAW_HOST && !ps->multi &&
+		    !scan_raw_has_context(sc, m)) {
+			/* Adoption: the base row becomes machine m. */
+			sc->s->machines.rows[sf->base_row].raw_id = m;
+			sf->base_raw = m;
+			scan_raw_mark(sc, m);
+			ps->adopted = m;
+		}
+	}
+	if (m == ps->adopted)
+		return 0;
+	const uint32_t *ix = u64map_get(&ps->by_machine, m);
+	if (ix)
+		return *ix - 1;
+	int64_t raw = m;
+	if (ps->multi) {
+		raw = tm_manifest_entry_remap(ps->man, (size_t)sf->entry, m);
+		if (raw < 0) {
+			tm_err(err, TM_EINPUT, "perfetto_manifest: machines: trace has a packet from undeclared machine id %u",
+			       m);
+			return -1;
+		}
+	}
+	uint32_t row = scan_row_for_raw(sc, raw);
+	tm_clock_tracker *t = scan_tracker(sf, row);
+	uint32_t dc;
+	if (tm_tracker_default_clock(ps->readers[0].t, &dc))
+		tm_tracker_set_default_clock(t, dc);
+	tm_tracker_set_sync_clock(t, TM_CLOCK_BOOTTIME);
+	size_t ri = reader_add(ps, row, t);
+	u64map_put(&ps->by_machine, m, (uint32_t)ri);
+	return (int64_t)ri;
+}
+
+/* ---- clock snapshots (clocks.md §3.1, §5.2, §6) ------------------------------- */
+
+static int on_clock_snapshot(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
+{
+	/* The reference refuses the snapshot of a PINned file before reading it. */
+	if (ps->pin)
+		return tm_err(err, TM_EINPUT, "%s", msg_pin_snapshot);
+	uint32_t seq = p->trusted_packet_sequence_id;
+	tm_clock_snapshot *s = &ps->snap;
+	tm_clock_snapshot_decode(p->clock_snapshot, s);
+	int has_boot = 0, has_file = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		uint32_t id = s->clocks[i].clock_id;
+		/* formats.md §5.3: the number printed is always 0 (reference quirk). */
+		if (is_seq_clock(id) && !seq)
+			return tm_err(err, TM_EINPUT,
+				      "ClockSnapshot packet is specifying a sequence-scoped clock id (0) but the "
+				      "TracePacket sequence_id is zero");
+		has_boot |= id == TM_CLOCK_BOOTTIME;
+		has_file |= id == TM_CLOCK_TRACE_FILE;
+	}
+	/* §5.2/§6: the default clock is set even when the claim is refused. */
+	uint32_t claim = 0;
+	if (s->primary_trace_clock)
+		claim = s->primary_trace_clock;
+	else if (has_boot && !has_file)
+		claim = TM_CLOCK_BOOTTIME;
+	if (claim) {
+		tm_tracker_set_default_clock(rd->t, claim);
+		tm_tracker_claim(rd->t, claim);
+	}
+	TM_GROW(ps->rr, ps->cap_rr, s->n + 1);
+	for (size_t i = 0; i < s->n; i++) {
+		ps->rr[i].clock_id = s->clocks[i].clock_id;
+		ps->rr[i].ts = s->clocks[i].timestamp;
+		ps->rr[i].unit_ns = s->clocks[i].unit_multiplier_ns;
+		ps->rr[i].incremental = s->clocks[i].is_incremental;
+	}
+	tm_error serr = {0};
+	int64_t id = tm_tracker_insert_snapshot(rd->t, ps->rr, s->n, seq, TM_CLOCK_ORIGIN_SNAPSHOT, &serr);
+	if (id == TM_CLOCK_SNAPSHOT_FATAL) {
+		*err = serr;
+		return -1;
+	}
+	/* A rejection (-1) is counted by the clock module and not fatal. */
+	return 0;
+}
+
+/* machines.md §8. */
+static int on_remote_clock_sync(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
+{
+	if (check_single_machine(ps, err))
+		return -1;
+	tm_remote_clock_sync *r = &ps->rcs;
+	tm_remote_clock_sync_decode(p->remote_clock_sync, r);
+	TM_GROW(ps->sr, ps->cap_sr, r->n_clocks + 1);
+	TM_GROW(ps->rounds, ps->cap_rounds, r->n_rounds + 1);
+	for (size_t i = 0; i < r->n_clocks; i++) {
+		ps->sr[i].clock_id = r->clocks[i].clock_id;
+		ps->sr[i].ts = r->clocks[i].timestamp;
+	}
+	for (size_t i = 0; i < r->n_rounds; i++) {
+		const tm_sync_round *src = &r->rounds[i];
+		ps->rounds[i].client = ps->sr + src->client_off;
+		ps->rounds[i].n_client = src->client_n;
+		ps->rounds[i].host = ps->sr + src->host_off;
+		ps->rounds[i].n_host = src->host_n;
+	}
+	tm_tracker_remote_clock_sync(rd->t, ps->rounds, r->n_rounds);
+	return 0;
+}
+
+/* ---- packets set aside (clocks.md §6.1) ------------------------------------- */
+
+/* Keep a copy of the packet for its retry; 0 when the cap refuses it. */
+static int set_aside(pscan *ps, size_t ri, const tm_packet *p)
+{
+	if (p->raw.n > ASIDE_MAX_BYTES - ps->aside_bytes)
+		return 0;
+	TM_GROW(ps->aside, ps->cap_aside, ps->n_aside + 1);
+	aside *a = &ps->aside[ps->n_aside];
+	a->n = p->raw.n;
+	a->bytes = tm_xmalloc(a->n ? a->n : 1);
+	if (a->n)
+		memcpy(a->bytes, p->raw.p, a->n);
+	a->next = 0;
+	ps->aside_bytes += a->n;
+	ps->n_aside++;
+	reader *rd = &ps->readers[ri];
+	if (rd->aside_tail)
+		ps->aside[rd->aside_tail - 1].next = ps->n_aside;
+	else
+		rd->aside_head = ps->n_aside;
+	rd->aside_tail = ps->n_aside;
+	return 1;
+}
+
+/* ---- track events (formats.md §5.5, clocks.md §6.1) --------------------------- */
+
+static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet *p, int64_t ts)
+{
+	scan_file *sf = ps->sf;
+	ps->po_drop = 1; /* until placed */
+	if (!p->has_trusted_packet_sequence_id)
+		return 0; /* the reference: track_event_missing_sequence_id */
+	tm_track_event *e = &ps->te;
+	tm_track_event_decode(p->track_event, e);
+	int64_t when;
+	int legacy = 0;
+	if (e->has_timestamp_delta_us) {
+		if (!ss->ts_valid)
+			return 0; /* no ThreadDescriptor since the last loss */
+		ss->ts_ns = sat_add(ss->ts_ns, sat_mul_1000(e->timestamp_delta_us));
+		when = ss->ts_ns;
+		legacy = 1;
+	} else if (e->has_timestamp_absolute_us && e->timestamp_absolute_us) {
+		when = sat_mul_1000(e->timestamp_absolute_us);
+		legacy = 1;
+	} else if (p->has_timestamp) {
+		when = ts;
+	} else {
+		return 0; /* track_event_missing_timestamp */
+	}
+	/* Negative before the legacy conversion, or a converted packet
+	 * timestamp below 0: track_event_invalid_timestamp (clocks.md §6.1). */
+	if (when < 0) {
+		scan_count(sf, TM_STAT_TRACK_EVENT_INVALID_TS, 1);
+		return 0;
+	}
+	int64_t raw = legacy ? when : (int64_t)p->timestamp;
+	if (legacy) {
+		int64_t out;
+		if (tm_tracker_to_trace_time(rd->t, TM_CLOCK_MONOTONIC, 0, when, 0, &out) == TM_CONV_OK)
+			when = out; /* else the raw value is kept */
+	}
+	tm_ev_kind kind;
+	switch (e->has_type ? e->type : TM_TE_TYPE_UNSPECIFIED) {
+	case TM_TE_SLICE_BEGIN: kind = TM_EV_BEGIN; break;
+	case TM_TE_SLICE_END: kind = TM_EV_END; break;
+	case TM_TE_INSTANT: kind = TM_EV_INSTANT; break;
+	case TM_TE_COUNTER: kind = TM_EV_COUNTER; break;
+	default: kind = TM_EV_PACKET; break;
+	}
+	tm_event ev = event_init(rd, kind);
+	ev.ts = when;
+	ev.raw_ts = raw;
+	if (TM_SPAN_HAS(e->name)) {
+		ev.name = (const char *)e->name.p;
+		ev.name_len = e->name.n;
+	} else if (e->has_name_iid) {
+		seq_name(ss, e->name_iid, &ev.name, &ev.name_len);
+	} else if (kind == TM_EV_PACKET) {
+		ev.name = "track_event";
+		ev.name_len = strlen(ev.name);
+	}
+	if (kind == TM_EV_COUNTER)
+		ev.value = e->has_counter_value ? (double)e->counter_value : e->double_counter_value;
+	/* After the check above only a legacy conversion can make it negative;
+	 * the sorter then drops it like any other event. */
+	if (scan_place(sf, &ev, TM_STAT_NEGATIVE_TS)) {
+		ps->po_drop = 0;
+		ps->po_has_ts = 1;
+		ps->po_ts = when;
+	}
+	return 0;
+}
+
+/* ---- ftrace (formats.md §5.8, clocks.md §3.1, §6.1) ------------------------------ */
+
+static const char *ftrace_name(uint32_t kind)
+{
+	switch (kind) {
+	case TM_FT_PRINT: return "print";
+	case TM_FT_SCHED_SWITCH: return "sched_switch";
+	case TM_FT_CPU_FREQUENCY: return "cpu_frequency";
+	case TM_FT_CPU_IDLE: return "cpu_idle";
+	case TM_FT_SCHED_WAKEUP: return "sched_wakeup";
+	case TM_FT_SCHED_WAKING: return "sched_waking";
+	case TM_FT_TASK_NEWTASK: return "task_newtask";
+	case TM_FT_TASK_RENAME: return "task_rename";
+	case TM_FT_SCHED_PROCESS_EXIT: return "sched_process_exit";
+	default: return NULL;
+	}
+}
+
+/* Place one kernel event; returns its trace time, or -1 when dropped. */
+static int64_t place_ftrace(pscan *ps, reader *rd, tm_ev_kind kind, const char *name, int64_t out, int64_t raw,
+			    int64_t tid, uint32_t cpu, const char *args)
+{
+	tm_event ev = event_init(rd, kind);
+	ev.ts = out;
+	ev.raw_ts = raw;
+	ev.tid = tid;
+	ev.cpu = (int32_t)cpu;
+	ev.name = name;
+	ev.name_len = strlen(name);
+	ev.args = args;
+	return scan_place(ps->sf, &ev, TM_STAT_NEGATIVE_TS) ? out : -1;
+}
+
+static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uint32_t clock, uint32_t seq)
+{
+	scan_file *sf = ps->sf;
+	char args[96];
+	tm_compact_iter it;
+	int r;
+	tm_compact_switch sw;
+	/* A failed conversion abandons the rest of its column, without the
+	 * parse-error stat (the reference returns there); the abandoned
+	 * entries are still walked to report them dropped. */
+	int abandoned = 0;
+	tm_compact_switch_begin(&it, b);
+	while ((r = tm_compact_switch_next(&it, &sw)) == 1) {
+		int64_t raw = (int64_t)sw.timestamp, out;
+		if (abandoned) {
+			PUSH(ps->sw, -1);
+			continue;
+		}
+		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 0, &out) != TM_CONV_OK) {
+			scan_lost(sf);
+			abandoned = 1;
+			PUSH(ps->sw, -1);
+			continue;
+		}
+		snprintf(args, sizeof(args), "next_pid=%d", sw.next_pid);
+		PUSH(ps->sw, place_ftrace(ps, rd, TM_EV_SCHED, "sched_switch", out, raw, -1, b->cpu, args));
+	}
+	if (r < 0 && !abandoned)
+		scan_count(sf, TM_STAT_COMPACT_SCHED_ERRORS, 1);
+	abandoned = 0;
+	tm_compact_waking wk;
+	tm_compact_waking_begin(&it, b);
+	while ((r = tm_compact_waking_next(&it, &wk)) == 1) {
+		int64_t raw = (int64_t)wk.timestamp, out;
+		if (abandoned) {
+			PUSH(ps->wk, -1);
+			continue;
+		}
+		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 0, &out) != TM_CONV_OK) {
+			scan_lost(sf);
+			abandoned = 1;
+			PUSH(ps->wk, -1);
+			continue;
+		}
+		snprintf(args, sizeof(args), "pid=%d target_cpu=%d", wk.pid, wk.target_cpu);
+		PUSH(ps->wk, place_ftrace(ps, rd, TM_EV_SCHED, "sched_waking", out, raw, -1, b->cpu, args));
+	}
+	if (r < 0 && !abandoned)
+		scan_count(sf, TM_STAT_COMPACT_SCHED_ERRORS, 1);
+}
+
+static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
+{
+	scan_file *sf = ps->sf;
+	tm_ftrace_bundle *b = &ps->bundle;
+	if (tm_ftrace_bundle_decode(p->ftrace_events, b, err) != 0)
+		return -1;
+	if (!b->has_cpu) {
+		scan_count(sf, TM_STAT_FTRACE_BUNDLE_ERRORS, 1);
+		ps->po_drop = 1;
+		return 0;
+	}
+	uint32_t seq = p->trusted_packet_sequence_id;
+	uint32_t clock = TM_CLOCK_BOOTTIME;
+	if (b->has_ftrace_clock) {
+		switch (b->ftrace_clock) {
+		case TM_FTRACE_CLOCK_UNSPECIFIED: clock = TM_CLOCK_BOOTTIME; break;
+		case TM_FTRACE_CLOCK_MONO_RAW: clock = TM_CLOCK_MONOTONIC_RAW; break;
+		case TM_FTRACE_CLOCK_GLOBAL:
+		case TM_FTRACE_CLOCK_LOCAL: clock = TM_CLOCK_SEQ_FIRST; break;
+		default: return tm_err(err, TM_EINPUT, "Unable to parse ftrace packets with unknown clock");
+		}
+		if (b->has_ftrace_timestamp && b->has_boot_timestamp && rd->last_ftrace_ts != b->ftrace_timestamp) {
+			tm_raw_reading r[2] = {
+				{clock, (uint64_t)b->ftrace_timestamp, 1, 0},
+				{TM_CLOCK_BOOTTIME, (uint64_t)b->boot_timestamp, 1, 0},
+			};
+			tm_error serr = {0};
+			/* Rejections (and a PIN's refusal) are logged by the
+			 * reference, never fatal here. */
+			tm_tracker_insert_snapshot(rd->t, r, 2, seq, TM_CLOCK_ORIGIN_FTRACE, &serr);
+			rd->last_ftrace_ts = b->ftrace_timestamp;
+		}
+	}
+	if (b->has_compact_sched)
+		ftrace_compact(ps, rd, b, clock, seq);
+
+	tm_ftrace_iter it;
+	tm_ftrace_event ev;
+	uint32_t cpu = b->cpu;
+	tm_ftrace_events_begin(&it, b);
+	while (tm_ftrace_events_next(&it, &ev)) {
+		if (!ev.has_timestamp) {
+			scan_count(sf, TM_STAT_FTRACE_BUNDLE_ERRORS, 1);
+			PUSH(ps->ft, -1);
+			continue;
+		}
+		if (!ev.kind) {
+			scan_count(sf, TM_STAT_FTRACE_MISSING_EVENT_ID, 1);
+			PUSH(ps->ft, -1);
+			continue;
+		}
+		int64_t raw = (int64_t)ev.timestamp, out;
+		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 0, &out) != TM_CONV_OK) {
+			scan_lost(sf);
+			PUSH(ps->ft, -1);
+			continue;
+		}
+		char fallback[32];
+		const char *name = ftrace_name(ev.kind);
+		if (!name) {
+			snprintf(fallback, sizeof(fallback), "ftrace_%u", ev.kind);
+			name = fallback;
+		}
+		tm_ev_kind kind = ev.kind == TM_FT_SCHED_SWITCH || ev.kind == TM_FT_SCHED_WAKING ? TM_EV_SCHED
+											     : TM_EV_FTRACE;
+		PUSH(ps->ft, place_ftrace(ps, rd, kind, name, out, raw, ev.has_pid ? (int64_t)ev.pid : -1, cpu, NULL));
+	}
+
+	/* The first bundle of each CPU: the reference converts the bundle's
+	 * start time for its metadata and fails the import when it cannot. */
+	if (!(rd->cpu_seen[cpu / 8] & (1u << (cpu % 8)))) {
+		rd->cpu_seen[cpu / 8] |= (uint8_t)(1u << (cpu % 8));
+		if (b->has_previous_bundle_end_timestamp || b->has_last_read_event_timestamp) {
+			uint64_t raw = b->has_previous_bundle_end_timestamp ? b->previous_bundle_end_timestamp
+									    : b->last_read_event_timestamp;
+			int64_t out;
+			if (tm_tracker_to_trace_time(rd->t, clock, seq, (int64_t)raw, 0, &out) != TM_CONV_OK)
+				return tm_err(err, TM_EINPUT, "Failed to convert timestamp to trace time");
+		}
+	}
+	return 0;
+}
+
+/* ---- SystemInfo (machines.md §7) ------------------------------------------ */
+
+static char *span_str(tm_span s)
+{
+	return tm_xstrndup(s.n ? (const char *)s.p : "", s.n);
+}
+
+static void on_system_info(pscan *ps, reader *rd, const tm_packet *p)
+{
+	tm_system_info si;
+	memset(&si, 0, sizeof(si));
+	tm_system_info_decode(p->system_info, &si);
+	tm_machines *mt = &ps->sc->s->machines;
+	if (TM_SPAN_HAS(si.machine_name)) {
+		char *n = span_str(si.machine_name);
+		tm_machines_set_name(mt, rd->row, n);
+		free(n);
+	}
+	tm_machine *m = &mt->rows[rd->row];
+	if (si.has_utsname) {
+		struct {
+			tm_span s;
+			char **field;
+		} f[] = {
+			{si.sysname, &m->sysname},
+			{si.release, &m->release},
+			{si.version, &m->version},
+			{si.machine, &m->arch},
+		};
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+			if (!TM_SPAN_HAS(f[i].s))
+				continue;
+			char *v = span_str(f[i].s);
+			tm_machines_set_text(f[i].field, v);
+			free(v);
+		}
+	}
+	if (si.has_num_cpus)
+		m->num_cpus = si.num_cpus;
+}
+
+/* ---- one packet --------------------------------------------------------------- */
+
+/* The payload's field name for TM_EV_PACKET, in TM_PKT_* order. */
+static const char *const packet_field_names[TM_PKT_NSPANS] = {
+	"ftrace_events", "process_tree", "chrome_events", "clock_snapshot", "track_event",
+	"interned_data", "trace_config", "trace_stats", "synchronization_marker",
+	"process_descriptor", "thread_descriptor", "system_info", "compressed_packets",
+	"chrome_metadata", "trace_packet_defaults", "track_descriptor", "service_event",
+	"remote_clock_sync", "trace_attributes", "zstd_compressed_packets",
+};
+
+static const char *packet_name(const tm_packet *p)
+{
+	for (int i = 0; i < TM_PKT_NSPANS; i++) {
+		if (i == TM_PKT_INTERNED_DATA || i == TM_PKT_TRACE_PACKET_DEFAULTS)
+			continue;
+		if (p->span_mask & (1u << i))
+			return packet_field_names[i];
+	}
+	return NULL;
+}
+
+static void set_reference_ts(seq_state *ss, const tm_thread_descriptor *td)
+{
+	ss->ts_valid = 1;
+	ss->ts_ns = sat_mul_1000(td->reference_timestamp_us);
+}
+
+/* The timestamp step and the modules (the reference's tokenize-and-push),
+ * also run again for a set-aside packet at end of file. */
+static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
+{
+	scan_file *sf = ps->sf;
+	reader *rd = &ps->readers[ri];
+	uint32_t seq = p->trusted_packet_sequence_id;
+	seq_state *ss = seq_get(rd, seq);
+	int64_t ts = 0;
+	if (p->has_timestamp) {
+		ts = (int64_t)p->timestamp;
+		uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : 0;
+		if (!clock && ss->has_clock_default)
+			clock = ss->clock_default;
+		int from_default = 0;
+		uint32_t dc;
+		if (!clock && tm_tracker_default_clock(rd->t, &dc)) {
+			clock = dc;
+			from_default = 1;
+		}
+		if ((TM_SPAN_HAS(p->chrome_events) || TM_SPAN_HAS(p->chrome_metadata)) &&
+		    (!clock || clock == TM_CLOCK_MONOTONIC)) {
+			/* Legacy Chrome data is MONOTONIC; raw kept on failure. */
+			int64_t out;
+			if (tm_tracker_to_trace_time(rd->t, TM_CLOCK_MONOTONIC, 0, ts, 0, &out) == TM_CONV_OK)
+				ts = out;
+		} else if (clock) {
+			int64_t out;
+			tm_conv cv;
+			if (from_default) {
+				cv = tm_tracker_default_to_trace_time(rd->t, ts, !ps->eof, &out);
+			} else {
+				if (is_seq_clock(clock) && !seq)
+					return tm_err(err, TM_EINPUT,
+						      "TracePacket specified a sequence-local clock id (%u) but the "
+						      "TraceWriter's sequence_id is zero (the service is probably too old)",
+						      clock);
+				cv = tm_tracker_to_trace_time(rd->t, clock, seq, ts, !ps->eof, &out);
+			}
+			if (cv != TM_CONV_OK) {
+				ps->po_drop = 1;
+				if (!ps->eof && set_aside(ps, ri, p))
+					return 0;
+				scan_count(sf, TM_STAT_UNDEFERRABLE_LOSS, 1);
+				return 0;
+			}
+			ts = out;
+		}
+		/* clock 0: the value is trace time as is (§6.1 step 4). */
+	}
+
+	if (p->has_timestamp) {
+		ps->po_has_ts = 1;
+		ps->po_ts = ts;
+	}
+	if (TM_SPAN_HAS(p->track_event))
+		return on_track_event(ps, rd, ss, p, ts);
+	if (TM_SPAN_HAS(p->ftrace_events))
+		return on_ftrace(ps, rd, p, err);
+	if (TM_SPAN_HAS(p->system_info)) {
+		on_system_info(ps, rd, p);
+		return 0;
+	}
+	if (TM_SPAN_HAS(p->thread_descriptor) && p->has_trusted_packet_sequence_id) {
+		if (!ss->valid)
+			return 0; /* thread_descriptor_skipped_incremental_state_invalid */
+		tm_thread_descriptor td;
+		memset(&td, 0, sizeof(td));
+		tm_thread_descriptor_decode(p->thread_descriptor, &td);
+		set_reference_ts(ss, &td);
+	} else if (TM_SPAN_HAS(p->track_descriptor) && ss->valid) {
+		tm_track_descriptor d;
+		memset(&d, 0, sizeof(d));
+		tm_track_descriptor_decode(p->track_descriptor, &d);
+		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid)
+			set_reference_ts(ss, &d.thread);
+	}
+	if (!p->has_timestamp)
+		return 0;
+	tm_event ev = event_init(rd, TM_EV_PACKET);
+	ev.ts = ts;
+	ev.raw_ts = (int64_t)p->timestamp;
+	ev.name = packet_name(p);
+	ev.name_len = ev.name ? strlen(ev.name) : 0;
+	if (!scan_place(sf, &ev, TM_STAT_NEGATIVE_TS))
+		ps->po_drop = 1;
+	return 0;
+}
+
+static void intern_names(pscan *ps, seq_state *ss, const tm_packet *p)
+{
+	tm_interned_data *d = &ps->idata;
+	tm_interned_data_decode(p->interned_data, d);
+	for (size_t i = 0; i < d->event_names.n; i++) {
+		const tm_iid_name *in = &d->event_names.v[i];
+		size_t len = TM_SPAN_HAS(in->name) ? in->name.n : 0;
+		if (len > NAMES_MAX_BYTES - ps->name_bytes)
+			continue;
+		ps->name_bytes += len;
+		const uint32_t *ix = u64map_get(&ss->names, in->iid);
+		size_t k;
+		if (ix) {
+			k = *ix - 1;
+		} else {
+			TM_GROW(ss->names_at, ss->cap_names, ss->n_names + 1);
+			k = ss->n_names++;
+			u64map_put(&ss->names, in->iid, (uint32_t)k);
+		}
+		ss->names_at[k].off = ss->pool.len;
+		ss->names_at[k].len = len;
+		if (len)
+			tm_buf_put(&ss->pool, in->name.p, len);
+	}
+}
+
+/* One packet in its reader, in file order (the reference's ParsePacket
+ * after the machine fork). */
+static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
+{
+	scan_file *sf = ps->sf;
+	reader *rd = &ps->readers[ri];
+	uint32_t seq = p->trusted_packet_sequence_id;
+	int has_seq = p->has_trusted_packet_sequence_id;
+	seq_state *ss = seq_get(rd, seq);
+
+	/* formats.md §5.2: a clear is applied before the same packet's
+	 * defaults and interned data. */
+	if (p->incremental_state_cleared || (p->sequence_flags & TM_SEQ_INCREMENTAL_STATE_CLEARED)) {
+		if (has_seq) {
+			ss->valid = 1;
+			ss->has_clock_default = 0;
+			seq_reset_interned(ss);
+			ss->ts_valid = 0;
+		}
+	} else if (p->previous_packet_dropped) {
+		if (has_seq) {
+			ss->valid = 0;
+			ss->ts_valid = 0; /* interned data and defaults survive a loss */
+		}
+	}
+	if (TM_SPAN_HAS(p->trace_packet_defaults)) {
+		if (!has_seq) {
+			scan_count(sf, TM_STAT_DEFAULTS_NO_SEQ, 0);
+		} else {
+			tm_packet_defaults d;
+			memset(&d, 0, sizeof(d));
+			tm_packet_defaults_decode(p->trace_packet_defaults, &d);
+			ss->has_clock_default = d.has_timestamp_clock_id;
+			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
+		}
+	}
+	if (TM_SPAN_HAS(p->interned_data)) {
+		if (!has_seq)
+			scan_count(sf, TM_STAT_INTERNED_NO_SEQ, 0);
+		else if (ss->valid)
+			intern_names(ps, ss, p);
+	}
+	if (TM_SPAN_HAS(p->clock_snapshot))
+		return on_clock_snapshot(ps, rd, p, err);
+	if (TM_SPAN_HAS(p->remote_clock_sync))
+		return on_remote_clock_sync(ps, rd, p, err);
+	if (TM_SPAN_HAS(p->service_event)) {
+		/* clocks.md §6.1: packet clock or BOOTTIME, raw kept on failure. */
+		uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : TM_CLOCK_BOOTTIME;
+		int64_t raw = (int64_t)p->timestamp, out = raw;
+		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 1, &out) != TM_CONV_OK)
+			out = raw;
+		tm_event ev = event_init(rd, TM_EV_PACKET);
+		ev.ts = out;
+		ev.raw_ts = raw;
+		ev.name = "service_event";
+		ev.name_len = strlen(ev.name);
+		if (scan_place(sf, &ev, TM_STAT_NEGATIVE_TS)) {
+			ps->po_has_ts = 1;
+			ps->po_ts = out;
+		} else {
+			ps->po_drop = 1;
+		}
+		return 0;
+	}
+	if (p->sequence_flags & TM_SEQ_NEEDS_INCREMENTAL_STATE) {
+		if (!seq)
+			return tm_err(err, TM_EINPUT,
+				      "TracePacket specified SEQ_NEEDS_INCREMENTAL_STATE but the TraceWriter's "
+				      "sequence_id is zero (the service is probably too old)");
+		if (!ss->valid) {
+			scan_count(sf, TM_STAT_SEQ_NEEDS_INCREMENTAL, 1);
+			ps->po_drop = 1;
+			return 0;
+		}
+	}
+	return tokenize(ps, ri, p, err);
+}
+
+static void po_reset(pscan *ps)
+{
+	ps->po_drop = 0;
+	ps->po_has_ts = 0;
+	ps->po_ts = 0;
+	ps->ft.n = ps->sw.n = ps->wk.n = 0;
+}
+
+/* Hand the packet just handled to the exporter unless it was dropped. */
+static void po_emit(pscan *ps, size_t ri, const tm_packet *p)
+{
+	if (ps->po_drop || !scan_wants_packets(ps->sf))
+		return;
+	tm_packet_out po;
+	memset(&po, 0, sizeof(po));
+	po.machine_row = ps->readers[ri].row;
+	po.seq_id = p->trusted_packet_sequence_id;
+	po.data = p->raw.p;
+	po.len = p->raw.n;
+	po.has_ts = ps->po_has_ts;
+	po.ts = ps->po_ts;
+	po.ftrace_ts = ps->ft.v;
+	po.n_ftrace = ps->ft.n;
+	po.switch_ts = ps->sw.v;
+	po.n_switch = ps->sw.n;
+	po.waking_ts = ps->wk.v;
+	po.n_waking = ps->wk.n;
+	scan_emit_packet(ps->sf, &po);
+}
+
+static int on_packet(pscan *ps, const tm_packet *p, tm_error *err)
+{
+	size_t ri = 0;
+	if (p->machine_id != 0) {
+		int64_t r = route(ps, p->machine_id, err);
+		if (r < 0)
+			return -1;
+		ri = (size_t)r;
+	} else if (!ps->host_used && !p->synchronization_marker) {
+		ps->host_used = 1;
+	}
+	po_reset(ps);
+	if (parse_packet(ps, ri, p, err) != 0)
+		return -1;
+	po_emit(ps, ri, p);
+	return 0;
+}
+
+/* End of file: each reader's set-aside packets in order, the base reader
+ * first, then the remote readers in creation order. */
+static int retry_aside(pscan *ps, tm_error *err)
+{
+	ps->eof = 1;
+	for (size_t ri = 0; ri < ps->n_readers; ri++) {
+		for (size_t k = ps->readers[ri].aside_head; k; k = ps->aside[k - 1].next) {
+			aside *a = &ps->aside[k - 1];
+			tm_span raw = {a->bytes, a->n};
+			if (tm_packet_extract(raw, &ps->retry, err) != 0)
+				return -1;
+			po_reset(ps);
+			if (tokenize(ps, ri, &ps->retry, err) != 0)
+				return -1;
+			po_emit(ps, ri, &ps->retry);
+		}
+	}
+	return 0;
+}
+
+static void pscan_free(pscan *ps)
+{
+	for (size_t i = 0; i < ps->n_readers; i++) {
+		reader *rd = &ps->readers[i];
+		for (size_t k = 0; k < rd->n_seqs; k++)
+			seq_free(&rd->seqs[k]);
+		free(rd->seqs);
+		u64map_free(&rd->seq_index);
+	}
+	free(ps->readers);
+	u64map_free(&ps->by_machine);
+	for (size_t i = 0; i < ps->n_aside; i++)
+		free(ps->aside[i].bytes);
+	free(ps->aside);
+	tm_clock_snapshot_free(&ps->snap);
+	tm_remote_clock_sync_free(&ps->rcs);
+	tm_track_event_free(&ps->te);
+	tm_interned_data_free(&ps->idata);
+	tm_ftrace_bundle_free(&ps->bundle);
+	free(ps->ft.v);
+	free(ps->sw.v);
+	free(ps->wk.v);
+	free(ps->rr);
+	free(ps->sr);
+	free(ps->rounds);
+}
+
+int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err)
+{
+	pscan ps;
+	memset(&ps, 0, sizeof(ps));
+	ps.sf = sf;
+	ps.sc = sf->sc;
+	ps.man = sf->sc->m->manifest;
+	if (ps.man && sf->entry >= 0) {
+		const tm_mf_file *mf = &ps.man->files[sf->entry];
+		ps.machine_override = mf->machine.s != NULL;
+		ps.pin = mf->clocks && mf->clocks->clock == 0;
+		ps.multi = tm_manifest_entry_is_multi(ps.man, (size_t)sf->entry);
+	}
+	/* The base context exists from the start (scan.c opened it and armed
+	 * its BOOTTIME bridge); a `machines` file never adopts. */
+	tm_clock_tracker *t = scan_tracker(sf, sf->base_row);
+	if (ps.pin)
+		tm_tracker_set_clock_override(t);
+	reader_add(&ps, sf->base_row, t);
+
+	tm_proto_reader *r = tm_proto_reader_new(c);
+	const tm_packet *pkt;
+	int rc;
+	while ((rc = tm_proto_reader_next(r, &pkt, err)) == 1) {
+		sf->out->packets++;
+		if (on_packet(&ps, pkt, err) != 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0)
+		rc = retry_aside(&ps, err);
+	tm_proto_reader_free(r);
+	pscan_free(&ps);
+	return rc < 0 ? -1 : 0;
+}

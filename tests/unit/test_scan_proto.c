@@ -1,0 +1,505 @@
+/* tests/unit/test_scan_proto.c - the proto reader of the scan tier
+ * (core/scan_proto.c) on traces built here byte by byte: ftrace bundles
+ * and compact sched, sequence rules and interning, legacy TrackEvent
+ * timestamps, Chrome and service packets, fatal texts, and damaged input.
+ * The clock and machine scenarios of spec/conformance.md run through
+ * tests/t_conformance.sh. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "merge.h"
+#include "scan.h"
+#include "tt.h"
+
+/* ---- a tiny protobuf writer ----------------------------------------------- */
+
+static void put_varint(tm_buf *b, uint64_t v)
+{
+	uint8_t x[10];
+	size_t n = 0;
+	do {
+		x[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			x[n] |= 0x80;
+		n++;
+	} while (v);
+	tm_buf_put(b, x, n);
+}
+
+static void f_var(tm_buf *b, uint32_t id, uint64_t v)
+{
+	put_varint(b, (uint64_t)id << 3);
+	put_varint(b, v);
+}
+
+static void f_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
+{
+	put_varint(b, ((uint64_t)id << 3) | 2);
+	put_varint(b, n);
+	tm_buf_put(b, p, n);
+}
+
+static void f_str(tm_buf *b, uint32_t id, const char *s)
+{
+	f_bytes(b, id, s, strlen(s));
+}
+
+/* Append message m as field id and free it. */
+static void f_msg(tm_buf *b, uint32_t id, tm_buf *m)
+{
+	f_bytes(b, id, m->data ? m->data : "", m->len);
+	tm_buf_free(m);
+}
+
+static void f_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
+{
+	tm_buf m = {0};
+	for (size_t i = 0; i < n; i++)
+		put_varint(&m, v[i]);
+	f_msg(b, id, &m);
+}
+
+/* Append a TracePacket (field 1 of Trace) and free it. */
+static void packet(tm_buf *trace, tm_buf *p)
+{
+	f_msg(trace, 1, p);
+}
+
+static void clock(tm_buf *snap, uint32_t id, uint64_t ts)
+{
+	tm_buf c = {0};
+	f_var(&c, 1, id);
+	f_var(&c, 2, ts);
+	f_msg(snap, 1, &c);
+}
+
+/* ---- running the scan ------------------------------------------------------ */
+
+typedef struct ev {
+	tm_ev_kind kind;
+	int64_t ts, raw_ts, tid;
+	char name[64];
+	char args[64];
+} ev;
+
+typedef struct evs {
+	ev v[64];
+	size_t n;
+} evs;
+
+static void on_event(void *ctx, const tm_event *e)
+{
+	evs *r = ctx;
+	if (r->n >= sizeof(r->v) / sizeof(r->v[0]))
+		return;
+	ev *x = &r->v[r->n++];
+	memset(x, 0, sizeof(*x));
+	x->kind = e->kind;
+	x->ts = e->ts;
+	x->raw_ts = e->raw_ts;
+	x->tid = e->tid;
+	if (e->name)
+		snprintf(x->name, sizeof(x->name), "%.*s", (int)e->name_len, e->name);
+	if (e->args)
+		snprintf(x->args, sizeof(x->args), "%s", e->args);
+}
+
+/* Write the trace to a file, mount it and scan it. Returns the scan (the
+ * caller frees it with its merge via done()) or NULL. */
+static tm_merge *g_merge;
+
+static tm_scan *scan(tm_buf *trace, evs *out)
+{
+	char path[] = "/tmp/tm_scan_proto_XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	ssize_t w = trace->len ? write(fd, trace->data, trace->len) : 0;
+	close(fd);
+	tm_buf_free(trace);
+	if (w < 0) {
+		unlink(path);
+		return NULL;
+	}
+	tm_error err = {0};
+	g_merge = tm_merge_open(path, &err);
+	unlink(path);
+	if (!g_merge)
+		return NULL;
+	memset(out, 0, sizeof(*out));
+	tm_scan_sink sink = {out, on_event, NULL};
+	return tm_scan_run(g_merge, &sink);
+}
+
+static void done(tm_scan *s)
+{
+	tm_scan_free(s);
+	tm_merge_free(g_merge);
+	g_merge = NULL;
+}
+
+/* A packet holding a BOOTTIME-only ClockSnapshot at `boot` (claims). */
+static void boot_snapshot(tm_buf *t, uint64_t boot)
+{
+	tm_buf p = {0}, s = {0};
+	clock(&s, 6, boot);
+	f_msg(&p, 6, &s);
+	packet(t, &p);
+}
+
+/* ---- cases ----------------------------------------------------------------- */
+
+static tm_buf ftrace_event(uint64_t ts, uint32_t pid, uint32_t kind, tm_buf *body)
+{
+	tm_buf e = {0};
+	f_var(&e, 1, ts);
+	f_var(&e, 2, pid);
+	if (body)
+		f_msg(&e, kind, body);
+	return e;
+}
+
+static void test_ftrace_bundle(void)
+{
+	tm_buf t = {0};
+	boot_snapshot(&t, 1000);
+	/* Bundle 1: MONO_RAW with {MONO_RAW 500, BOOTTIME 1500}. */
+	tm_buf p = {0}, b = {0}, body = {0}, e;
+	f_var(&b, 1, 0); /* cpu */
+	f_var(&b, 5, 4); /* MONO_RAW */
+	f_var(&b, 6, 500);
+	f_var(&b, 7, 1500);
+	f_var(&body, 2, 41); /* prev_pid */
+	f_var(&body, 6, 42); /* next_pid */
+	e = ftrace_event(600, 41, 4, &body);
+	f_msg(&b, 2, &e);
+	f_str(&body, 2, "hello");
+	e = ftrace_event(700, 43, 3, &body);
+	f_msg(&b, 2, &e);
+	f_var(&body, 1, 1);
+	e = ftrace_event(800, 44, 999, &body); /* unknown kind */
+	f_msg(&b, 2, &e);
+	e = (tm_buf){0};
+	f_var(&e, 2, 45); /* no timestamp */
+	f_msg(&b, 2, &e);
+	e = ftrace_event(900, 46, 0, NULL); /* no event field */
+	f_msg(&b, 2, &e);
+	f_msg(&p, 1, &b);
+	packet(&t, &p);
+	/* Bundle 2: no cpu. */
+	f_var(&b, 5, 4);
+	f_msg(&p, 1, &b);
+	packet(&t, &p);
+	/* Bundle 3: compact sched on the same clock (same ftrace_timestamp:
+	 * no second snapshot). Switch deltas 100, 50; waking columns of
+	 * different lengths (one timestamp, two of the rest). */
+	uint64_t ts[] = {100, 50}, zero[] = {0, 0}, pids[] = {7, 8}, one[] = {5};
+	tm_buf cs = {0};
+	f_packed(&cs, 1, ts, 2);
+	f_packed(&cs, 2, zero, 2);
+	f_packed(&cs, 3, pids, 2);
+	f_packed(&cs, 4, zero, 2);
+	f_str(&cs, 5, "comm");
+	f_packed(&cs, 6, zero, 2);
+	f_packed(&cs, 7, one, 1);
+	f_packed(&cs, 8, pids, 2);
+	f_packed(&cs, 9, zero, 2);
+	f_packed(&cs, 10, zero, 2);
+	f_packed(&cs, 11, zero, 2);
+	f_var(&b, 1, 1);
+	f_var(&b, 5, 4);
+	f_var(&b, 6, 500);
+	f_var(&b, 7, 1500);
+	f_msg(&b, 4, &cs);
+	f_msg(&p, 1, &b);
+	packet(&t, &p);
+
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 0);
+	CHECK_INT(r.n, 6);
+	CHECK_INT(r.v[0].kind, TM_EV_SCHED);
+	CHECK_STR(r.v[0].name, "sched_switch");
+	CHECK_INT(r.v[0].ts, 1600);
+	CHECK_INT(r.v[0].raw_ts, 600);
+	CHECK_INT(r.v[0].tid, 41);
+	CHECK_INT(r.v[1].kind, TM_EV_FTRACE);
+	CHECK_STR(r.v[1].name, "print");
+	CHECK_INT(r.v[1].ts, 1700);
+	CHECK_STR(r.v[2].name, "ftrace_999");
+	CHECK_INT(r.v[2].ts, 1800);
+	/* compact: absolute 100 and 150 on MONO_RAW */
+	CHECK_INT(r.v[3].kind, TM_EV_SCHED);
+	CHECK_STR(r.v[3].name, "sched_switch");
+	CHECK_INT(r.v[3].ts, 1100);
+	CHECK_INT(r.v[4].ts, 1150);
+	/* waking: the columns walk in step up to the shortest (one entry),
+	 * then the length mismatch counts one parse error */
+	CHECK_STR(r.v[5].name, "sched_waking");
+	CHECK_INT(r.v[5].ts, 1005);
+	CHECK_INT(s->stats[TM_STAT_FTRACE_BUNDLE_ERRORS], 2);
+	CHECK_INT(s->stats[TM_STAT_FTRACE_MISSING_EVENT_ID], 1);
+	CHECK_INT(s->stats[TM_STAT_COMPACT_SCHED_ERRORS], 1);
+	CHECK_INT(s->stats[TM_STAT_INVALID_SNAPSHOTS], 0);
+	done(s);
+}
+
+static void test_ftrace_unknown_clock_is_fatal(void)
+{
+	tm_buf t = {0}, p = {0}, b = {0};
+	f_var(&b, 1, 0);
+	f_var(&b, 5, 1); /* FTRACE_CLOCK_UNKNOWN */
+	f_msg(&p, 1, &b);
+	packet(&t, &p);
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 1);
+	CHECK_STR(s->err.msg, "Unable to parse ftrace packets with unknown clock");
+	done(s);
+}
+
+/* A TrackEvent instant packet on a sequence. */
+static void instant(tm_buf *t, uint32_t seq, uint64_t ts, uint32_t flags, const char *name, uint64_t name_iid)
+{
+	tm_buf p = {0}, e = {0};
+	f_var(&p, 8, ts);
+	f_var(&p, 10, seq);
+	if (flags)
+		f_var(&p, 13, flags);
+	f_var(&e, 9, 3);
+	if (name)
+		f_str(&e, 23, name);
+	else
+		f_var(&e, 10, name_iid);
+	f_msg(&p, 11, &e);
+	packet(t, &p);
+}
+
+static void test_sequences_and_interning(void)
+{
+	tm_buf t = {0}, p = {0}, m = {0}, n = {0};
+	/* Needs incremental state on a sequence never cleared: skipped. */
+	instant(&t, 5, 100, 2, "skipped", 0);
+	/* Clear + interned name iid 1 on sequence 5. */
+	f_var(&p, 10, 5);
+	f_var(&p, 41, 1);
+	f_var(&n, 1, 1);
+	f_str(&n, 2, "interned");
+	f_msg(&m, 2, &n);
+	f_msg(&p, 12, &m);
+	packet(&t, &p);
+	instant(&t, 5, 200, 2, NULL, 1);
+	/* Defaults and interned data without a sequence id. */
+	f_var(&m, 58, 6);
+	f_msg(&p, 59, &m);
+	packet(&t, &p);
+	f_var(&n, 1, 2);
+	f_str(&n, 2, "lost");
+	f_msg(&m, 2, &n);
+	f_msg(&p, 12, &m);
+	packet(&t, &p);
+	/* previous_packet_dropped invalidates sequence 5 again. */
+	f_var(&p, 10, 5);
+	f_var(&p, 42, 1);
+	packet(&t, &p);
+	instant(&t, 5, 300, 2, NULL, 1);
+	/* The same iid on another sequence is unknown there. */
+	instant(&t, 6, 400, 0, NULL, 1);
+
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 0);
+	CHECK_INT(r.n, 2);
+	CHECK_STR(r.v[0].name, "interned");
+	CHECK_INT(r.v[0].ts, 200);
+	CHECK_INT(r.v[1].ts, 400);
+	CHECK_STR(r.v[1].name, "");
+	CHECK_INT(s->stats[TM_STAT_SEQ_NEEDS_INCREMENTAL], 2);
+	CHECK_INT(s->stats[TM_STAT_DEFAULTS_NO_SEQ], 1);
+	CHECK_INT(s->stats[TM_STAT_INTERNED_NO_SEQ], 1);
+	done(s);
+}
+
+static void test_needs_incremental_on_sequence_zero_is_fatal(void)
+{
+	tm_buf t = {0}, p = {0};
+	f_var(&p, 8, 5);
+	f_var(&p, 13, 2);
+	packet(&t, &p);
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 1);
+	CHECK_STR(s->err.msg, "TracePacket specified SEQ_NEEDS_INCREMENTAL_STATE but the TraceWriter's "
+			      "sequence_id is zero (the service is probably too old)");
+	done(s);
+}
+
+static void test_legacy_track_event_timestamps(void)
+{
+	tm_buf t = {0}, p = {0}, td = {0}, e = {0};
+	/* ThreadDescriptor reference 1000 us on a cleared sequence 3. */
+	f_var(&p, 10, 3);
+	f_var(&p, 41, 1);
+	f_var(&td, 1, 10);
+	f_var(&td, 2, 11);
+	f_var(&td, 6, 1000);
+	f_msg(&p, 44, &td);
+	packet(&t, &p);
+	/* Deltas 5 us then 2 us; an absolute 2000 us; a negative absolute. */
+	int64_t fields[][2] = {{1, 5}, {1, 2}, {16, 2000}, {16, -1}};
+	for (size_t i = 0; i < 4; i++) {
+		f_var(&p, 10, 3);
+		f_var(&e, 9, 3);
+		f_str(&e, 23, "legacy");
+		f_var(&e, (uint32_t)fields[i][0], (uint64_t)fields[i][1]);
+		f_msg(&p, 11, &e);
+		packet(&t, &p);
+	}
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 0);
+	/* No snapshot: MONOTONIC cannot be converted, the raw value is kept. */
+	CHECK_INT(r.n, 3);
+	CHECK_INT(r.v[0].ts, 1005000);
+	CHECK_INT(r.v[1].ts, 1007000);
+	CHECK_INT(r.v[2].ts, 2000000);
+	CHECK_INT(s->stats[TM_STAT_TRACK_EVENT_INVALID_TS], 1);
+	CHECK_INT(s->stats[TM_STAT_UNDEFERRABLE_LOSS], 0);
+	done(s);
+}
+
+static void test_chrome_service_and_plain_packets(void)
+{
+	tm_buf t = {0}, p = {0}, x = {0}, c = {0};
+	/* {BOOTTIME 1000, MONOTONIC 100}: claims BOOTTIME. */
+	clock(&c, 6, 1000);
+	clock(&c, 3, 100);
+	f_msg(&p, 6, &c);
+	packet(&t, &p);
+	/* chrome_events on MONOTONIC 150 -> 1050, converted at once. (Without
+	 * a clock id the default clock, BOOTTIME here, would apply first.) */
+	f_var(&p, 8, 150);
+	f_var(&p, 58, 3);
+	f_var(&x, 1, 1);
+	f_msg(&p, 5, &x);
+	packet(&t, &p);
+	/* service_event on BOOTTIME 2000. */
+	f_var(&p, 8, 2000);
+	f_var(&x, 1, 1);
+	f_msg(&p, 69, &x);
+	packet(&t, &p);
+	/* A process tree with a timestamp on MONOTONIC 300 -> 1200. */
+	f_var(&p, 8, 300);
+	f_var(&p, 58, 3);
+	f_var(&x, 3, 1);
+	f_msg(&p, 2, &x);
+	packet(&t, &p);
+	/* A process tree without clock id is on the default clock (BOOTTIME,
+	 * trace time): 2^63 + 1 is negative as int64 and dropped. */
+	f_var(&p, 8, (UINT64_C(1) << 63) + 1);
+	f_var(&x, 3, 1);
+	f_msg(&p, 2, &x);
+	packet(&t, &p);
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 0);
+	CHECK_INT(r.n, 3);
+	CHECK_INT(r.v[0].kind, TM_EV_PACKET);
+	CHECK_STR(r.v[0].name, "chrome_events");
+	CHECK_INT(r.v[0].ts, 1050);
+	CHECK_STR(r.v[1].name, "service_event");
+	CHECK_INT(r.v[1].ts, 2000);
+	CHECK_STR(r.v[2].name, "process_tree");
+	CHECK_INT(r.v[2].ts, 1200);
+	CHECK_INT(r.v[2].raw_ts, 300);
+	CHECK_INT(s->stats[TM_STAT_NEGATIVE_TS], 1);
+	CHECK_INT(s->files[0].packets, 5);
+	done(s);
+}
+
+static void test_sequence_clock_without_sequence_is_fatal(void)
+{
+	tm_buf t = {0}, p = {0};
+	f_var(&p, 8, 5);
+	f_var(&p, 58, 70);
+	packet(&t, &p);
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 1);
+	CHECK_STR(s->err.msg, "TracePacket specified a sequence-local clock id (70) but the TraceWriter's "
+			      "sequence_id is zero (the service is probably too old)");
+	done(s);
+}
+
+/* Damaged input: flip bytes of a trace mixing every packet kind above and
+ * make sure the scan survives (ASan/UBSan watch the build/san run). */
+static void test_damaged_input_survives(void)
+{
+	tm_buf base = {0}, p = {0}, b = {0}, e, body = {0}, c = {0};
+	boot_snapshot(&base, 1000);
+	clock(&c, 64, 10);
+	clock(&c, 6, 5000);
+	f_msg(&p, 6, &c);
+	f_var(&p, 10, 9);
+	packet(&base, &p);
+	f_var(&b, 1, 3);
+	f_var(&b, 5, 2);
+	f_var(&b, 6, 10);
+	f_var(&b, 7, 20);
+	f_var(&body, 6, 1);
+	e = ftrace_event(30, 1, 4, &body);
+	f_msg(&b, 2, &e);
+	f_msg(&p, 1, &b);
+	f_var(&p, 10, 9);
+	packet(&base, &p);
+	instant(&base, 9, 50, 0, "x", 0);
+	instant(&base, 9, 60, 2, NULL, 3);
+	f_var(&p, 98, 7);
+	f_var(&p, 8, 70);
+	f_var(&p, 58, 3);
+	packet(&base, &p);
+	uint64_t seed = 12345;
+	int ran = 0;
+	for (int round = 0; round < 200; round++) {
+		tm_buf t = {0};
+		tm_buf_put(&t, base.data, base.len);
+		for (int k = 0; k < 3; k++) {
+			seed = seed * 6364136223846793005u + 1442695040888963407u;
+			size_t at = (size_t)(seed >> 33) % t.len;
+			t.data[at] = (char)(seed >> 20);
+		}
+		evs r;
+		tm_scan *s = scan(&t, &r);
+		if (s) {
+			ran++;
+			done(s);
+		} else if (g_merge) {
+			tm_merge_free(g_merge);
+			g_merge = NULL;
+		}
+	}
+	tm_buf_free(&base);
+	CHECK(ran > 0);
+}
+
+int main(void)
+{
+	TT_RUN(test_ftrace_bundle);
+	TT_RUN(test_ftrace_unknown_clock_is_fatal);
+	TT_RUN(test_sequences_and_interning);
+	TT_RUN(test_needs_incremental_on_sequence_zero_is_fatal);
+	TT_RUN(test_legacy_track_event_timestamps);
+	TT_RUN(test_chrome_service_and_plain_packets);
+	TT_RUN(test_sequence_clock_without_sequence_is_fatal);
+	TT_RUN(test_damaged_input_survives);
+	TT_DONE();
+}
