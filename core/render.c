@@ -1,7 +1,7 @@
-/* core/render.c - metadata.json, perfetto_manifest.json and the check
- * summary, rendered from the session (field list: DESIGN.md, and the
- * METADATA section of tracemount(1), which must stay in step with this
- * file). */
+/* core/render.c - metadata.json, perfetto_manifest.json, machine.json,
+ * the clocks/ views and the check summary, rendered from the session and
+ * the scan's results (field list: DESIGN.md, and the METADATA section of
+ * tracemount(1), which must stay in step with this file). */
 #include "render.h"
 
 #include <cjson/cJSON.h>
@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "clockid.h"
+#include "machine.h"
 #include "manifest.h"
 
 /* cJSON stores numbers as doubles; every integer we print goes in as raw
@@ -51,7 +53,50 @@ static char *files_path(const tm_merge *m, const tm_file *f)
 	return tm_buf_detach(&b, NULL);
 }
 
-static cJSON *render_file(const tm_merge *m, const tm_file *f)
+static void add_uint(cJSON *o, const char *k, uint64_t v)
+{
+	char s[32];
+	snprintf(s, sizeof s, "%" PRIu64, v);
+	cJSON_AddItemToObject(o, k, cJSON_CreateRaw(s));
+}
+
+static void add_int_or_null(cJSON *o, const char *k, int has, int64_t v)
+{
+	if (has)
+		add_int(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static const char *override_name(int o)
+{
+	return o == 1 ? "relate" : o == 2 ? "pin" : NULL;
+}
+
+/* The scan's per-file fields (files[] entries the scan read). */
+static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
+{
+	cJSON *rows = cJSON_AddArrayToObject(o, "machines");
+	for (size_t k = 0; k < sf->n_machines; k++)
+		cJSON_AddItemToArray(rows, json_int(sf->machines[k]));
+	add_str_or_null(o, "clock_override", override_name(sf->clock_override));
+	if (f->type == TM_TYPE_PROTO)
+		add_uint(o, "packets", sf->packets);
+	else
+		cJSON_AddNullToObject(o, "packets");
+	add_uint(o, "events", sf->events);
+	add_int_or_null(o, "first_ts", sf->has_range, sf->first_own);
+	add_int_or_null(o, "last_ts", sf->has_range, sf->last_own);
+	add_int_or_null(o, "first_trace_ts", sf->has_range, sf->first_trace);
+	add_int_or_null(o, "last_trace_ts", sf->has_range, sf->last_trace);
+	add_uint(o, "dropped", sf->dropped);
+	cJSON *drops = cJSON_AddObjectToObject(o, "drops");
+	for (int i = 0; i < TM_STAT_COUNT; i++)
+		if (sf->drops[i])
+			add_uint(drops, tm_stat_names[i], sf->drops[i]);
+}
+
+static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_int(o, "id", f->id);
@@ -81,27 +126,98 @@ static cJSON *render_file(const tm_merge *m, const tm_file *f)
 		cJSON_AddNullToObject(o, "manifest_entry");
 	if (!tm_type_is_supported(f->type))
 		cJSON_AddStringToObject(o, "note", "format not supported by tracemount: not merged");
+	if (s && f->id < s->n_files && s->files[f->id].scanned)
+		add_scan_file(o, f, &s->files[f->id]);
 	return o;
 }
 
-int tm_render_metadata(tm_merge *m, tm_buf *out, tm_error *err)
+/* Does file `fid` have a tracker (data) on machine `row`? */
+static int file_on_row(const tm_scan *s, size_t fid, uint32_t row)
+{
+	const tm_scan_file *sf = &s->files[fid];
+	for (size_t k = 0; k < sf->n_machines; k++)
+		if (sf->machines[k] == row)
+			return 1;
+	return 0;
+}
+
+static int64_t owner_kind(const tm_merge *m, const tm_scan *s)
+{
+	/* 0 none, 1 the manifest, 2 a file */
+	if (!s->has_tt_owner)
+		return 0;
+	if (m->manifest && m->manifest_file >= 0 && (int64_t)s->tt_owner_file == m->manifest_file)
+		return 1;
+	return 2;
+}
+
+static cJSON *render_trace_time(const tm_merge *m, const tm_scan *s)
+{
+	cJSON *tt = cJSON_CreateObject();
+	char buf[32];
+	if (!s) {
+		/* The scan has not run: what the manifest says. */
+		uint32_t clock = m->manifest ? tm_manifest_trace_time_clock(m->manifest) : 0;
+		add_str_or_null(tt, "clock", clock ? tm_clock_name(clock, buf) : NULL);
+		add_int_or_null(tt, "clock_id", clock != 0, clock);
+		return tt;
+	}
+	cJSON_AddStringToObject(tt, "clock", tm_clock_name(s->tt_node.clock_id, buf));
+	add_int_or_null(tt, "clock_id", s->has_tt_clock_id, s->tt_clock_id);
+	add_int(tt, "machine", s->tt_node.machine_row);
+	int64_t kind = owner_kind(m, s);
+	const tm_file *of = kind == 2 ? tm_merge_file(m, s->tt_owner_file) : NULL;
+	add_str_or_null(tt, "file", of ? of->name : NULL);
+	add_str_or_null(tt, "owner", kind == 1 ? "manifest" : kind == 2 ? "file" : NULL);
+	return tt;
+}
+
+static cJSON *render_machine_row(const tm_scan *s, uint32_t row)
+{
+	const tm_machine *mc = &s->machines.rows[row];
+	cJSON *o = cJSON_CreateObject();
+	add_int(o, "id", row);
+	add_int(o, "raw_id", mc->raw_id);
+	add_str_or_null(o, "name", mc->name);
+	add_int(o, "label_index", tm_machines_label_index(&s->machines, row));
+	char *dir = tm_machines_dir_name(&s->machines, row);
+	cJSON_AddStringToObject(o, "dir", dir);
+	free(dir);
+	cJSON *files = cJSON_AddArrayToObject(o, "files");
+	for (size_t i = 0; i < s->n_files; i++)
+		if (file_on_row(s, i, row))
+			cJSON_AddItemToArray(files, json_int((int64_t)i));
+	const tm_scan_machine *sm = row < s->n_mach ? &s->mach[row] : NULL;
+	add_uint(o, "events", sm ? sm->events : 0);
+	add_int_or_null(o, "first_ts", sm && sm->has_range, sm ? sm->first_trace : 0);
+	add_int_or_null(o, "last_ts", sm && sm->has_range, sm ? sm->last_trace : 0);
+	return o;
+}
+
+static int print_json(cJSON *root, tm_buf *out, const char *what, tm_error *err)
+{
+	char *txt = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!txt)
+		return tm_err(err, TM_ENOMEM, "cannot render %s", what);
+	tm_buf_puts(out, txt);
+	tm_buf_puts(out, "\n");
+	cJSON_free(txt);
+	return 0;
+}
+
+int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "status", "ok");
-	cJSON_AddNullToObject(root, "error");
-	cJSON_AddStringToObject(root, "archive", m->path);
-
-	cJSON *tt = cJSON_CreateObject();
-	uint32_t clock = m->manifest ? tm_manifest_trace_time_clock(m->manifest) : 0;
-	if (clock) {
-		char buf[32];
-		cJSON_AddStringToObject(tt, "clock", tm_clock_name(clock, buf));
-		add_int(tt, "clock_id", clock);
+	if (s && s->failed) {
+		cJSON_AddStringToObject(root, "status", "error");
+		cJSON_AddStringToObject(root, "error", s->err.msg);
 	} else {
-		cJSON_AddNullToObject(tt, "clock");
-		cJSON_AddNullToObject(tt, "clock_id");
+		cJSON_AddStringToObject(root, "status", "ok");
+		cJSON_AddNullToObject(root, "error");
 	}
-	cJSON_AddItemToObject(root, "trace_time", tt);
+	cJSON_AddStringToObject(root, "archive", m->path);
+	cJSON_AddItemToObject(root, "trace_time", render_trace_time(m, s));
 
 	cJSON_AddItemToObject(root, "attributes",
 			      m->manifest ? tm_manifest_attributes_json(m->manifest) : cJSON_CreateObject());
@@ -111,9 +227,25 @@ int tm_render_metadata(tm_merge *m, tm_buf *out, tm_error *err)
 	else
 		cJSON_AddNullToObject(root, "manifest");
 
+	if (s) {
+		if (s->has_bounds) {
+			cJSON *b = cJSON_AddObjectToObject(root, "bounds");
+			add_int(b, "start_ns", s->start_ns);
+			add_int(b, "end_ns", s->end_ns);
+		} else {
+			cJSON_AddNullToObject(root, "bounds");
+		}
+		cJSON *stats = cJSON_AddObjectToObject(root, "stats");
+		for (int i = 0; i < TM_STAT_COUNT; i++)
+			add_uint(stats, tm_stat_names[i], s->stats[i]);
+		cJSON *machines = cJSON_AddArrayToObject(root, "machines");
+		for (uint32_t r = 0; r < s->machines.n; r++)
+			cJSON_AddItemToArray(machines, render_machine_row(s, r));
+	}
+
 	cJSON *files = cJSON_AddArrayToObject(root, "files");
 	for (size_t i = 0; i < m->n_files; i++)
-		cJSON_AddItemToArray(files, render_file(m, &m->files[i]));
+		cJSON_AddItemToArray(files, render_file(m, s, &m->files[i]));
 
 	cJSON *ignored = cJSON_AddArrayToObject(root, "ignored");
 	for (size_t i = 0; i < m->n_members; i++) {
@@ -125,44 +257,278 @@ int tm_render_metadata(tm_merge *m, tm_buf *out, tm_error *err)
 		cJSON_AddStringToObject(o, "reason", v->skip_reason);
 		cJSON_AddItemToArray(ignored, o);
 	}
-
-	char *s = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!s)
-		return tm_err(err, TM_ENOMEM, "cannot render metadata.json");
-	tm_buf_puts(out, s);
-	tm_buf_puts(out, "\n");
-	cJSON_free(s);
-	return 0;
+	return print_json(root, out, "metadata.json", err);
 }
 
-int tm_render_manifest(tm_merge *m, tm_buf *out, tm_error *err)
+int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err)
 {
-	if (m->manifest) {
-		size_t len;
-		char *s = tm_manifest_to_json(m->manifest, &len);
-		tm_buf_put(out, s, len);
-		free(s);
-		return 0;
+	if (row >= s->machines.n)
+		return tm_err(err, TM_ENOENT, "no machine row %u", (unsigned)row);
+	const tm_machine *mc = &s->machines.rows[row];
+	cJSON *o = cJSON_CreateObject();
+	add_int(o, "id", row);
+	add_int(o, "raw_id", mc->raw_id);
+	add_str_or_null(o, "name", mc->name);
+	add_int(o, "label_index", tm_machines_label_index(&s->machines, row));
+	if (mc->sysname)
+		cJSON_AddStringToObject(o, "sysname", mc->sysname);
+	if (mc->release)
+		cJSON_AddStringToObject(o, "release", mc->release);
+	if (mc->version)
+		cJSON_AddStringToObject(o, "version", mc->version);
+	if (mc->arch)
+		cJSON_AddStringToObject(o, "arch", mc->arch);
+	if (mc->num_cpus >= 0)
+		add_int(o, "num_cpus", mc->num_cpus);
+	cJSON *files = cJSON_AddArrayToObject(o, "files");
+	for (size_t i = 0; i < s->n_files; i++) {
+		if (!file_on_row(s, i, row))
+			continue;
+		cJSON *fo = cJSON_CreateObject();
+		add_int(fo, "id", (int64_t)i);
+		add_str_or_null(fo, "path", i < m->n_files ? m->files[i].name : NULL);
+		cJSON_AddItemToArray(files, fo);
 	}
-	/* No manifest in the archive: the equivalent of the defaults that
-	 * apply (every trace file on the host, automatic clocks). */
+	cJSON *clocks = cJSON_AddArrayToObject(o, "clocks");
+	const tm_clock_graph *g = tm_clocks_view(s->clocks);
+	size_t nn = tm_clock_graph_node_count(g);
+	for (size_t i = 0; i < nn; i++) {
+		tm_clock_node_info ni;
+		tm_clock_graph_node_info(g, i, &ni);
+		if (ni.node.machine_row != row)
+			continue;
+		char buf[64];
+		cJSON_AddItemToArray(clocks, cJSON_CreateString(tm_clock_node_str(ni.node, buf)));
+	}
+	const tm_scan_machine *sm = row < s->n_mach ? &s->mach[row] : NULL;
+	add_int_or_null(o, "first_ts", sm && sm->has_range, sm ? sm->first_trace : 0);
+	add_int_or_null(o, "last_ts", sm && sm->has_range, sm ? sm->last_trace : 0);
+	add_uint(o, "events", sm ? sm->events : 0);
+	return print_json(o, out, "machine.json", err);
+}
+
+/* ---- clocks/ ------------------------------------------------------------- */
+
+typedef struct labels {
+	char **v;
+	size_t n;
+} labels;
+
+static const char *label_of(void *ctx, uint32_t row)
+{
+	labels *l = ctx;
+	return row < l->n ? l->v[row] : NULL;
+}
+
+static void labels_init(labels *l, const tm_scan *s)
+{
+	l->n = s->machines.n;
+	l->v = tm_xcalloc(l->n ? l->n : 1, sizeof(*l->v));
+	for (uint32_t r = 0; r < l->n; r++) {
+		const char *name = s->machines.rows[r].name;
+		l->v[r] = name && name[0] ? tm_xstrdup(name) : tm_machines_dir_name(&s->machines, r);
+	}
+}
+
+static void labels_free(labels *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+void tm_render_clocks_dot(const tm_scan *s, tm_buf *out)
+{
+	labels l;
+	labels_init(&l, s);
+	tm_clocks_render_dot(s->clocks, label_of, &l, out);
+	labels_free(&l);
+}
+
+void tm_render_clocks_csv(const tm_scan *s, tm_buf *out)
+{
+	labels l;
+	labels_init(&l, s);
+	tm_clocks_render_csv(s->clocks, label_of, &l, out);
+	labels_free(&l);
+}
+
+/* ---- perfetto_manifest.json ---------------------------------------------- */
+
+static int is_trace_type(tm_type t)
+{
+	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
+}
+
+/* Files of the effective manifest: trace files with a member name, in
+ * processing order. */
+static int listed(const tm_merge *m, const tm_scan *s, const tm_file *f)
+{
+	if (!f->name)
+		return 0;
+	if (s && f->id < s->n_files && s->files[f->id].scanned)
+		return 1;
+	return tm_type_is_supported(f->type) && is_trace_type(f->type);
+}
+
+/* How a listed file's machines are written. */
+enum { MF_PATH_ONLY = 0, MF_MACHINE, MF_MACHINES };
+
+/* Can file f's machine rows all be written by name (ok_row)? */
+static int file_form(const tm_file *f, const tm_scan_file *sf, const tm_machines *mt, const char *ok_row)
+{
+	if (sf->n_machines == 0)
+		return MF_PATH_ONLY;
+	for (size_t k = 0; k < sf->n_machines; k++)
+		if (!ok_row[sf->machines[k]])
+			return -1;
+	if (f->type != TM_TYPE_PROTO)
+		return sf->n_machines == 1 ? MF_MACHINE : -1;
+	/* A proto: its base row holds the packets without machine_id (raw 0,
+	 * or the embedded id it adopted); the others are embedded ids. */
+	for (size_t k = 1; k < sf->n_machines; k++) {
+		int64_t raw = mt->rows[sf->machines[k]].raw_id;
+		if (raw <= 0 || raw >= TM_RAW_NAMED_BASE)
+			return -1;
+	}
+	int64_t base = mt->rows[sf->machines[0]].raw_id;
+	if (base < 0 || base >= TM_RAW_NAMED_BASE)
+		return -1;
+	return MF_MACHINES;
+}
+
+static tm_mf_str mf_str(const char *s)
+{
+	return (tm_mf_str){tm_xstrdup(s), strlen(s)};
+}
+
+static void add_remap(tm_mf_file *e, uint32_t id, const char *name)
+{
+	e->machines = tm_xrealloc(e->machines, (e->n_machines + 1) * sizeof(*e->machines));
+	e->machines[e->n_machines].id = id;
+	e->machines[e->n_machines].name = mf_str(name);
+	e->n_machines++;
+	e->has_machines = 1;
+}
+
+/* The manifest equivalent to what the scan applied to an archive without
+ * one (tracemount(1), perfetto_manifest.json): every row a file put data
+ * on is named in the manifest when it has a name of its own that no other
+ * row shares and every file on it can say so; such files get `machine`
+ * (one machine, not a proto) or `machines` (a proto: id 0 for its base
+ * machine, then its embedded ids). Trace time is written when its clock is
+ * one the manifest can name and its owner file resolves to its machine. */
+static tm_manifest *effective_manifest(const tm_merge *m, const tm_scan *s)
+{
+	const tm_machines *mt = &s->machines;
+	size_t nr = mt->n;
+	char *ok_row = tm_xcalloc(nr ? nr : 1, 1);
+	for (size_t r = 0; r < nr; r++) {
+		const char *nm = mt->rows[r].name;
+		ok_row[r] = nm && nm[0];
+		for (size_t q = 0; ok_row[r] && q < nr; q++)
+			if (q != r && mt->rows[q].name && strcmp(mt->rows[q].name, nm) == 0)
+				ok_row[r] = 0;
+	}
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < m->n_order; i++) {
+			const tm_file *f = &m->files[m->order[i]];
+			if (f->id >= s->n_files || !s->files[f->id].scanned)
+				continue;
+			const tm_scan_file *sf = &s->files[f->id];
+			if (listed(m, s, f) && file_form(f, sf, mt, ok_row) >= 0)
+				continue;
+			for (size_t k = 0; k < sf->n_machines; k++)
+				if (ok_row[sf->machines[k]]) {
+					ok_row[sf->machines[k]] = 0;
+					changed = 1;
+				}
+		}
+	}
+
 	tm_manifest *def = tm_manifest_new_default();
+	int owner_form = -2;
+	const tm_scan_file *owner_sf = NULL;
 	for (size_t i = 0; i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
-		if (f->name && tm_type_is_supported(f->type) && !tm_type_is_container(f->type) &&
-		    f->type != TM_TYPE_MANIFEST)
-			tm_manifest_add_file(def, f->name);
+		if (!listed(m, s, f))
+			continue;
+		tm_manifest_add_file(def, f->name);
+		if (f->id >= s->n_files || !s->files[f->id].scanned)
+			continue;
+		const tm_scan_file *sf = &s->files[f->id];
+		tm_mf_file *e = &def->files[def->n_files - 1];
+		int form = file_form(f, sf, mt, ok_row);
+		if (form == MF_MACHINE) {
+			e->machine = mf_str(mt->rows[sf->machines[0]].name);
+		} else if (form == MF_MACHINES) {
+			const tm_machine *base = &mt->rows[sf->machines[0]];
+			add_remap(e, 0, base->name);
+			if (base->raw_id != 0)
+				add_remap(e, (uint32_t)base->raw_id, base->name);
+			for (size_t k = 1; k < sf->n_machines; k++) {
+				const tm_machine *mc = &mt->rows[sf->machines[k]];
+				add_remap(e, (uint32_t)mc->raw_id, mc->name);
+			}
+		}
+		if (s->has_tt_owner && s->tt_owner_file == f->id) {
+			owner_form = form < 0 ? MF_PATH_ONLY : form;
+			owner_sf = sf;
+		}
 	}
+
+	uint32_t clock = s->tt_node.clock_id;
+	if (owner_sf && clock >= TM_CLOCK_REALTIME && clock <= TM_CLOCK_BOOTTIME) {
+		const tm_file *of = tm_merge_file(m, s->tt_owner_file);
+		uint32_t row = s->tt_node.machine_row;
+		int resolves = 0;
+		const char *machine = NULL;
+		if (owner_form == MF_MACHINE)
+			resolves = owner_sf->machines[0] == row;
+		else if (owner_form == MF_MACHINES)
+			resolves = file_on_row(s, of->id, row), machine = mt->rows[row].name;
+		else
+			resolves = row < nr && mt->rows[row].raw_id == TM_RAW_HOST;
+		if (resolves) {
+			def->has_trace_time = 1;
+			def->tt_clock = clock;
+			def->tt_file = mf_str(of->name);
+			if (machine)
+				def->tt_machine = mf_str(machine);
+		}
+	}
+	free(ok_row);
+	return def;
+}
+
+int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
+{
 	size_t len;
-	char *s = tm_manifest_to_json(def, &len);
-	tm_buf_put(out, s, len);
-	free(s);
-	tm_manifest_free(def);
+	char *txt;
+	if (m->manifest) {
+		txt = tm_manifest_to_json(m->manifest, &len);
+	} else if (s) {
+		tm_manifest *def = effective_manifest(m, s);
+		txt = tm_manifest_to_json(def, &len);
+		tm_manifest_free(def);
+	} else {
+		/* No scan: the defaults, every trace file on the host. */
+		tm_manifest *def = tm_manifest_new_default();
+		for (size_t i = 0; i < m->n_order; i++) {
+			const tm_file *f = &m->files[m->order[i]];
+			if (listed(m, NULL, f))
+				tm_manifest_add_file(def, f->name);
+		}
+		txt = tm_manifest_to_json(def, &len);
+		tm_manifest_free(def);
+	}
+	tm_buf_put(out, txt, len);
+	free(txt);
 	return 0;
 }
 
-int tm_render_summary(tm_merge *m, tm_buf *out, tm_error *err)
+int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
 {
 	size_t counts[TM_TYPE_COUNT] = {0};
 	size_t traces = 0;
@@ -186,6 +552,12 @@ int tm_render_summary(tm_merge *m, tm_buf *out, tm_error *err)
 		tm_buf_printf(out, ", manifest %s", m->files[m->manifest_file].name ? m->files[m->manifest_file].name : "(input)");
 	else
 		tm_buf_puts(out, ", no manifest");
+	if (s) {
+		char buf[32];
+		tm_buf_printf(out, ", %zu machine%s, %" PRIu64 " event%s placed, trace time %s", s->machines.n,
+			      s->machines.n == 1 ? "" : "s", s->events, s->events == 1 ? "" : "s",
+			      tm_clock_name(s->tt_node.clock_id, buf));
+	}
 	tm_buf_puts(out, "\n");
 	return 0;
 }

@@ -1,15 +1,28 @@
 /* core/render.h - the generated text files of the tree: metadata.json,
- * perfetto_manifest.json and the `tracemount check` summary. Each renders
- * the session's current results into `out`; -1 with err set when the
- * content cannot be produced. */
+ * perfetto_manifest.json, machines/<dir>/machine.json, clocks/graph.dot,
+ * clocks/edges.csv and the `tracemount check` summary. Each renders the
+ * session's results into `out`; -1 with err set when the content cannot be
+ * produced. `s` is the scan's result (NULL when the scan has not run: then
+ * only the mount-tier fields are printed). Field lists: tracemount(1). */
 #ifndef TM_RENDER_H
 #define TM_RENDER_H
 
+#include <stdint.h>
+
 #include "merge.h"
+#include "scan.h"
 #include "tm.h"
 
-int tm_render_metadata(tm_merge *m, tm_buf *out, tm_error *err);
-int tm_render_manifest(tm_merge *m, tm_buf *out, tm_error *err);
-int tm_render_summary(tm_merge *m, tm_buf *out, tm_error *err);
+int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+/* The archive's own manifest (s unused), or without one the manifest
+ * equivalent to what the scan applied (s required). */
+int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+/* machines/<dir>/machine.json of machine row `row` (< s->machines.n). */
+int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err);
+/* clocks/graph.dot and clocks/edges.csv; machines are labelled by name,
+ * else by their machines/ folder name. */
+void tm_render_clocks_dot(const tm_scan *s, tm_buf *out);
+void tm_render_clocks_csv(const tm_scan *s, tm_buf *out);
 
 #endif

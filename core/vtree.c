@@ -1,21 +1,31 @@
 /* core/vtree.c - the virtual tree: a node table built at mount time for the
- * static parts (root, files/), generated files rendered once on first use
- * and shared by every reader. */
+ * static parts (root, files/, clocks/), machines/ built the first time it
+ * is listed or looked into, generated files rendered once on first use and
+ * shared by every reader.
+ *
+ * Locking: `tree` (a rwlock) guards the node table, the name index and
+ * the child lists; nodes themselves are allocated one by one and never
+ * move, so a node pointer stays valid once found. `lock` (a mutex) guards
+ * the scan and the generated buffers. Order: `lock` before `tree`; nothing
+ * takes `lock` while holding `tree`. A generated node's `ready` flag is
+ * atomic, so readers that see it set read its bytes without a lock. */
 #include "vtree.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge.h"
 #include "render.h"
+#include "scan.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
 
 /* Generated files. Each renders into a buffer once (first stat or open);
  * the bytes never change afterwards, so every reader sees the same ones. */
-typedef enum gen_kind { GEN_METADATA, GEN_MANIFEST } gen_kind;
+typedef enum gen_kind { GEN_METADATA, GEN_MANIFEST, GEN_MACHINE, GEN_DOT, GEN_CSV } gen_kind;
 
 typedef struct vt_node {
 	char *name;
@@ -29,20 +39,27 @@ typedef struct vt_node {
 	int64_t mtime;
 	char *link;       /* SRC_LINK */
 	gen_kind gen;     /* SRC_GEN */
-	int ready;        /* SRC_GEN: data/len (or err) are final */
+	uint32_t row;     /* GEN_MACHINE: the machine row */
+	atomic_int ready; /* SRC_GEN: data/len (or err) are final */
 	char *data;
 	size_t len;
-	tm_error err;     /* SRC_GEN: why rendering failed (reads give TM_EIO) */
+	tm_error err;     /* SRC_GEN: why reads fail (TM_EIO), or TM_OK */
 } vt_node;
 
 struct tm_vtree {
 	tm_merge *merge;
-	vt_node *nodes;   /* ino i is nodes[i - 1] */
+	vt_node **nodes;  /* ino i is nodes[i - 1] */
 	size_t n_nodes, cap_nodes;
 	/* (parent, name) -> ino, open addressing; rebuilt when it fills. */
 	vt_ino *slots;
 	size_t n_slots;
-	pthread_mutex_t lock; /* guards generated buffers */
+	pthread_rwlock_t tree;
+	pthread_mutex_t lock;
+	tm_scan *scan;          /* the scan tier, run once under `lock` */
+	atomic_int machines_built;
+	vt_ino files_dir, machines_dir;
+	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
+	size_t n_file_node;
 };
 
 struct vt_file {
@@ -52,9 +69,19 @@ struct vt_file {
 	pthread_mutex_t lock;
 };
 
+/* Callers hold `tree` (or are the mount-time builder). */
 static vt_node *node_of(tm_vtree *t, vt_ino ino)
 {
-	return ino >= 1 && ino <= t->n_nodes ? &t->nodes[ino - 1] : NULL;
+	return ino >= 1 && ino <= t->n_nodes ? t->nodes[ino - 1] : NULL;
+}
+
+/* node_of for callers holding no lock. */
+static vt_node *get_node(tm_vtree *t, vt_ino ino)
+{
+	pthread_rwlock_rdlock(&t->tree);
+	vt_node *n = node_of(t, ino);
+	pthread_rwlock_unlock(&t->tree);
+	return n;
 }
 
 static uint64_t hash_name(vt_ino parent, const char *name)
@@ -96,15 +123,17 @@ static vt_ino child_named(tm_vtree *t, vt_ino parent, const char *name)
 	return 0;
 }
 
+/* Callers hold `tree` for writing (or are the mount-time builder). */
 static vt_ino add_node(tm_vtree *t, vt_ino parent, const char *name, vt_kind kind)
 {
 	TM_GROW(t->nodes, t->cap_nodes, t->n_nodes + 1);
-	vt_node *n = &t->nodes[t->n_nodes++];
-	memset(n, 0, sizeof(*n));
+	vt_node *n = tm_xcalloc(1, sizeof(*n));
+	t->nodes[t->n_nodes++] = n;
 	n->name = tm_xstrdup(name);
 	n->kind = kind;
 	n->parent = parent;
 	n->mtime = t->merge->mtime;
+	atomic_init(&n->ready, 0);
 	vt_ino ino = (vt_ino)t->n_nodes;
 	if (parent) {
 		vt_node *p = node_of(t, parent);
@@ -186,8 +215,9 @@ static char *relative_target(const char *link_name, const char *target)
 	return tm_buf_detach(&b, NULL);
 }
 
-static void add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
+static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 {
+	vt_ino ret = 0;
 	const tm_entry *e = &v->entry;
 	const char *name = e->name;
 	size_t len = strlen(name);
@@ -225,13 +255,14 @@ static void add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 					n->src = SRC_LINK;
 					n->link = relative_target(e->name, e->link_target);
 				} else if (e->blob) {
+					ret = ino;
 					n->src = SRC_BLOB;
 					n->blob = tm_blob_ref(e->blob);
 					n->size = e->size;
 				} /* special files: empty regular files */
 			}
 			free(comp);
-			return;
+			return ret;
 		}
 		vt_ino sub = child_named(t, dir, comp);
 		if (!sub || node_of(t, sub)->kind != VT_DIR) {
@@ -258,16 +289,29 @@ tm_vtree *vtree_open(const char *archive_path, tm_error *err)
 		return NULL;
 	tm_vtree *t = tm_xcalloc(1, sizeof(*t));
 	t->merge = m;
+	pthread_rwlock_init(&t->tree, NULL);
 	pthread_mutex_init(&t->lock, NULL);
+	atomic_init(&t->machines_built, 0);
 	t->n_slots = 64;
 	t->slots = tm_xcalloc(t->n_slots, sizeof(*t->slots));
+	t->n_file_node = m->n_files;
+	t->file_node = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*t->file_node));
 	add_node(t, 0, "", VT_DIR); /* the root, ino 1 */
+	vt_ino clocks = add_node(t, VT_ROOT, "clocks", VT_DIR);
+	add_gen(t, clocks, "edges.csv", GEN_CSV);
+	add_gen(t, clocks, "graph.dot", GEN_DOT);
 	vt_ino files = add_node(t, VT_ROOT, "files", VT_DIR);
+	t->files_dir = files;
+	t->machines_dir = add_node(t, VT_ROOT, "machines", VT_DIR);
 	add_gen(t, VT_ROOT, "metadata.json", GEN_METADATA);
 	add_gen(t, VT_ROOT, "perfetto_manifest.json", GEN_MANIFEST);
 	if (m->members_are_archive) {
-		for (size_t i = 0; i < m->n_members; i++)
-			add_member(t, files, &m->members[i]);
+		for (size_t i = 0; i < m->n_members; i++) {
+			vt_ino ino = add_member(t, files, &m->members[i]);
+			int64_t id = m->members[i].file_id;
+			if (ino && id >= 0 && (size_t)id < t->n_file_node)
+				t->file_node[id] = ino;
+		}
 	} else {
 		/* A single trace file (or a compressed one): files/ shows the input. */
 		vt_ino ino = add_node(t, files, basename_of(archive_path), VT_REG);
@@ -275,6 +319,8 @@ tm_vtree *vtree_open(const char *archive_path, tm_error *err)
 		n->src = SRC_BLOB;
 		n->blob = tm_blob_ref(m->top);
 		n->size = (uint64_t)tm_blob_size(m->top);
+		if (t->n_file_node > 0)
+			t->file_node[0] = ino;
 	}
 	return t;
 }
@@ -284,18 +330,102 @@ void vtree_free(tm_vtree *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n_nodes; i++) {
-		vt_node *n = &t->nodes[i];
+		vt_node *n = t->nodes[i];
 		free(n->name);
 		free(n->kids);
 		tm_blob_unref(n->blob);
 		free(n->link);
 		free(n->data);
+		free(n);
 	}
 	free(t->nodes);
 	free(t->slots);
+	free(t->file_node);
+	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->lock);
+	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
 	free(t);
+}
+
+/* ---- the scan tier and machines/ ------------------------------------------ */
+
+/* The scan's result, run on first use. Caller holds `lock`. */
+static tm_scan *scan_locked(tm_vtree *t)
+{
+	if (!t->scan)
+		t->scan = tm_scan_run(t->merge, NULL);
+	return t->scan;
+}
+
+/* The path of a node below files/, components joined with `sep`. Caller
+ * holds `tree`. */
+static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep)
+{
+	vt_ino chain[256];
+	size_t n = 0;
+	for (vt_ino i = ino; i && i != top && n < sizeof chain / sizeof *chain; i = node_of(t, i)->parent)
+		chain[n++] = i;
+	tm_buf b = {0};
+	while (n > 0) {
+		tm_buf_puts(&b, node_of(t, chain[--n])->name);
+		if (n > 0)
+			tm_buf_puts(&b, sep);
+	}
+	return tm_buf_detach(&b, NULL);
+}
+
+static int file_on_row(const tm_scan *s, size_t fid, uint32_t row)
+{
+	const tm_scan_file *sf = &s->files[fid];
+	for (size_t k = 0; k < sf->n_machines; k++)
+		if (sf->machines[k] == row)
+			return 1;
+	return 0;
+}
+
+/* machines/<dir>/{files/, machine.json} for every machine row: built once,
+ * the first time machines/ is listed or looked into (runs the scan). A
+ * file's link is named after its path under files/ with each '/' written
+ * "%2F" (tracemount(1), "Machine folders"). */
+static void ensure_machines(tm_vtree *t)
+{
+	if (atomic_load_explicit(&t->machines_built, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (!atomic_load_explicit(&t->machines_built, memory_order_relaxed)) {
+		tm_scan *s = scan_locked(t);
+		pthread_rwlock_wrlock(&t->tree);
+		for (uint32_t r = 0; r < s->machines.n; r++) {
+			char *dn = tm_machines_dir_name(&s->machines, r);
+			char *nm = free_name(t, t->machines_dir, dn);
+			vt_ino dir = add_node(t, t->machines_dir, nm, VT_DIR);
+			free(nm);
+			free(dn);
+			vt_ino fdir = add_node(t, dir, "files", VT_DIR);
+			vt_ino mj = add_gen(t, dir, "machine.json", GEN_MACHINE);
+			node_of(t, mj)->row = r;
+			for (size_t i = 0; i < s->n_files && i < t->n_file_node; i++) {
+				if (!t->file_node[i] || !file_on_row(s, i, r))
+					continue;
+				char *rel = path_below(t, t->file_node[i], t->files_dir, "/");
+				char *flat = path_below(t, t->file_node[i], t->files_dir, "%2F");
+				char *ln = free_name(t, fdir, flat);
+				vt_ino l = add_node(t, fdir, ln, VT_LNK);
+				vt_node *n = node_of(t, l);
+				n->src = SRC_LINK;
+				tm_buf b = {0};
+				tm_buf_printf(&b, "../../../files/%s", rel);
+				n->link = tm_buf_detach(&b, NULL);
+				free(ln);
+				free(flat);
+				free(rel);
+			}
+		}
+		pthread_rwlock_unlock(&t->tree);
+		atomic_store_explicit(&t->machines_built, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
@@ -309,12 +439,17 @@ int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
 			break;
 		const char *e = strchr(p, '/');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		vt_node *dir = node_of(t, cur);
-		if (dir->kind != VT_DIR)
-			return tm_err(err, TM_ENOTDIR, "%s: Not a directory", path);
+		if (cur == t->machines_dir)
+			ensure_machines(t);
 		char *comp = tm_xstrndup(p, n);
-		vt_ino next = child_named(t, cur, comp);
+		pthread_rwlock_rdlock(&t->tree);
+		vt_node *dir = node_of(t, cur);
+		int is_dir = dir->kind == VT_DIR;
+		vt_ino next = is_dir ? child_named(t, cur, comp) : 0;
+		pthread_rwlock_unlock(&t->tree);
 		free(comp);
+		if (!is_dir)
+			return tm_err(err, TM_ENOTDIR, "%s: Not a directory", path);
 		if (!next)
 			return tm_err(err, TM_ENOENT, "%s: No such file or directory", path);
 		cur = next;
@@ -324,31 +459,63 @@ int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
 	return 0;
 }
 
-/* Render a generated file once; later callers get the same bytes. */
+/* Views that show the merge itself: unreadable (EIO) after a failed scan. */
+static void fail_if_scan_failed(const tm_scan *s, vt_node *n)
+{
+	if (s->failed)
+		tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+}
+
+/* Render a generated file once; later callers get the same bytes. Called
+ * without `tree` held. */
 static void ensure_generated(tm_vtree *t, vt_node *n)
 {
+	if (atomic_load_explicit(&n->ready, memory_order_acquire))
+		return;
 	pthread_mutex_lock(&t->lock);
-	if (!n->ready) {
+	if (!atomic_load_explicit(&n->ready, memory_order_relaxed)) {
 		tm_buf b = {0};
-		int rc;
+		int rc = 0;
+		tm_scan *s;
 		switch (n->gen) {
 		case GEN_METADATA:
-			rc = tm_render_metadata(t->merge, &b, &n->err);
+			rc = tm_render_metadata(t->merge, scan_locked(t), &b, &n->err);
 			break;
 		case GEN_MANIFEST:
-			rc = tm_render_manifest(t->merge, &b, &n->err);
+			rc = tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_locked(t), &b, &n->err);
+			break;
+		case GEN_MACHINE:
+			s = scan_locked(t);
+			rc = tm_render_machine(t->merge, s, n->row, &b, &n->err);
+			if (rc == 0)
+				fail_if_scan_failed(s, n);
+			break;
+		case GEN_DOT:
+			s = scan_locked(t);
+			tm_render_clocks_dot(s, &b);
+			fail_if_scan_failed(s, n);
+			break;
+		case GEN_CSV:
+			s = scan_locked(t);
+			tm_render_clocks_csv(s, &b);
+			fail_if_scan_failed(s, n);
 			break;
 		default:
 			rc = tm_err(&n->err, TM_EIO, "no generator");
 		}
-		if (rc != 0)
+		if (rc != 0) {
 			tm_buf_free(&b);
+			if (n->err.code != TM_EIO)
+				n->err.code = TM_EIO;
+		}
 		n->data = tm_buf_detach(&b, &n->len);
-		n->ready = 1;
+		atomic_store_explicit(&n->ready, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Caller holds `tree`; generated nodes must have been rendered (or the
+ * size reads 0). */
 static void fill_stat(tm_vtree *t, vt_ino ino, vt_node *n, vt_stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -365,44 +532,68 @@ static void fill_stat(tm_vtree *t, vt_ino ino, vt_node *n, vt_stat *st)
 	} else if (n->src == SRC_LINK) {
 		st->size = strlen(n->link);
 	} else if (n->src == SRC_GEN) {
-		ensure_generated(t, n);
-		st->size = n->len;
+		st->size = atomic_load_explicit(&n->ready, memory_order_acquire) ? n->len : 0;
 	}
 }
 
 int vtree_stat(tm_vtree *t, vt_ino ino, vt_stat *st, tm_error *err)
 {
-	vt_node *n = node_of(t, ino);
+	vt_node *n = get_node(t, ino);
 	if (!n)
 		return tm_err(err, TM_ENOENT, "no such node");
+	if (n->src == SRC_GEN)
+		ensure_generated(t, n);
+	pthread_rwlock_rdlock(&t->tree);
 	fill_stat(t, ino, n, st);
+	pthread_rwlock_unlock(&t->tree);
 	return 0;
 }
 
+typedef struct dirent_copy {
+	char *name;
+	vt_ino ino;
+	int has_st;
+	vt_stat st;
+} dirent_copy;
+
 int vtree_readdir(tm_vtree *t, vt_ino dir, vt_dirent_cb cb, void *ctx, tm_error *err)
 {
-	vt_node *d = node_of(t, dir);
+	vt_node *d = get_node(t, dir);
 	if (!d)
 		return tm_err(err, TM_ENOENT, "no such node");
 	if (d->kind != VT_DIR)
 		return tm_err(err, TM_ENOTDIR, "%s: Not a directory", d->name);
-	for (size_t i = 0; i < d->n_kids; i++) {
+	if (dir == t->machines_dir)
+		ensure_machines(t);
+	/* Copy the entries, then call back without the lock (the callback
+	 * may stat, which may render). */
+	pthread_rwlock_rdlock(&t->tree);
+	size_t n_ents = d->n_kids;
+	dirent_copy *ents = tm_xcalloc(n_ents ? n_ents : 1, sizeof(*ents));
+	for (size_t i = 0; i < n_ents; i++) {
 		vt_node *n = node_of(t, d->kids[i]);
-		vt_stat st;
+		ents[i].name = tm_xstrdup(n->name);
+		ents[i].ino = d->kids[i];
 		/* Generated files not rendered yet get no attributes here, so
 		 * `ls` never pays for them (DESIGN.md: listing computes nothing). */
-		int cheap = n->src != SRC_GEN || n->ready;
-		if (cheap)
-			fill_stat(t, d->kids[i], n, &st);
-		if (cb(ctx, n->name, d->kids[i], cheap ? &st : NULL))
-			break;
+		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->ready, memory_order_acquire);
+		if (ents[i].has_st)
+			fill_stat(t, d->kids[i], n, &ents[i].st);
 	}
+	pthread_rwlock_unlock(&t->tree);
+	size_t i = 0;
+	for (; i < n_ents; i++)
+		if (cb(ctx, ents[i].name, ents[i].ino, ents[i].has_st ? &ents[i].st : NULL))
+			break;
+	for (i = 0; i < n_ents; i++)
+		free(ents[i].name);
+	free(ents);
 	return 0;
 }
 
 int vtree_readlink(tm_vtree *t, vt_ino ino, char *buf, size_t size, tm_error *err)
 {
-	vt_node *n = node_of(t, ino);
+	vt_node *n = get_node(t, ino);
 	if (!n || n->src != SRC_LINK)
 		return tm_err(err, TM_ENOENT, "not a symbolic link");
 	if (size == 0)
@@ -413,7 +604,7 @@ int vtree_readlink(tm_vtree *t, vt_ino ino, char *buf, size_t size, tm_error *er
 
 vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err)
 {
-	vt_node *n = node_of(t, ino);
+	vt_node *n = get_node(t, ino);
 	if (!n)
 		return tm_err(err, TM_ENOENT, "no such node"), NULL;
 	if (n->kind == VT_DIR)
@@ -493,5 +684,13 @@ void vtree_file_close(vt_file *f)
 
 int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err)
 {
-	return tm_render_summary(t->merge, summary, err);
+	pthread_mutex_lock(&t->lock);
+	const tm_scan *s = scan_locked(t);
+	pthread_mutex_unlock(&t->lock);
+	if (s->failed) {
+		if (err)
+			*err = s->err;
+		return -1;
+	}
+	return tm_render_summary(t->merge, s, summary, err);
 }

@@ -89,7 +89,7 @@ for a in cap.zip cap.tar cap.tgz; do
 		continue
 	fi
 	# What only a mount can show.
-	eq "$a: ls root" "$(ls "$m")" "$(printf 'files\nmetadata.json\nperfetto_manifest.json')"
+	eq "$a: ls root" "$(ls "$m")" "$(printf 'clocks\nfiles\nmachines\nmetadata.json\nperfetto_manifest.json')"
 	eq "$a: ls -RA files" "$(cd "$m/files" && ls -RA | tr '\n' ' ')" \
 		".: .hidden app.json deep perfetto_manifest.json sys.systrace  ./deep: ${long#deep/} er  ./deep/er: big.systrace "
 	for f in metadata.json perfetto_manifest.json "${members[@]/#/files/}"; do
@@ -127,7 +127,10 @@ if [ $mode == fuse ]; then
 		out=$(cat "$m/files/dmg.systrace" 2>&1 >/dev/null)
 		contains "damaged member: cat of the mount fails with EIO" "$out" "Input/output error"
 		cat "$m/files/dmg.systrace" >/dev/null 2>&1
-		ok "damaged member: the other files still read" jq -e '.status == "ok"' "$m/metadata.json"
+		# The scan reads the member too: the merge fails with the same
+		# reason, and metadata.json (which still reads) says so.
+		ok "damaged member: metadata.json reports the reason" \
+			jq -e --arg r "$reason" '.status == "error" and (.error | contains($r))' "$m/metadata.json"
 		tm_umount "$m" || fail "damaged member: clean unmount" "$(cat "$m.log")"
 		eq "damaged member: the daemon logs the reason once" "$(grep -c -F -x "tracemount: $reason" "$m.log")" 1
 	else
