@@ -11,21 +11,31 @@
  * atomic, so readers that see it set read its bytes without a lock. */
 #include "vtree.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "export.h"
 #include "merge.h"
 #include "render.h"
 #include "scan.h"
+#include "timeline.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
 
 /* Generated files. Each renders into a buffer once (first stat or open);
  * the bytes never change afterwards, so every reader sees the same ones. */
-typedef enum gen_kind { GEN_METADATA, GEN_MANIFEST, GEN_MACHINE, GEN_DOT, GEN_CSV } gen_kind;
+typedef enum gen_kind {
+	GEN_METADATA, GEN_MANIFEST, GEN_MACHINE, GEN_DOT, GEN_CSV,
+	GEN_PFTRACE,  /* merged.pftrace, spooled (core/export.c) */
+	GEN_TIMELINE, /* timeline.tsv, spooled (core/timeline.c) */
+} gen_kind;
+
+#define ROW_ALL UINT32_MAX /* GEN_PFTRACE / GEN_TIMELINE of the whole merge */
 
 typedef struct vt_node {
 	char *name;
@@ -39,7 +49,8 @@ typedef struct vt_node {
 	int64_t mtime;
 	char *link;       /* SRC_LINK */
 	gen_kind gen;     /* SRC_GEN */
-	uint32_t row;     /* GEN_MACHINE: the machine row */
+	uint32_t row;     /* GEN_MACHINE, GEN_PFTRACE, GEN_TIMELINE: the machine row or ROW_ALL */
+	int spool_fd;     /* GEN_PFTRACE, GEN_TIMELINE: the bytes (len of them), owned by the tree */
 	atomic_int ready; /* SRC_GEN: data/len (or err) are final */
 	char *data;
 	size_t len;
@@ -56,6 +67,9 @@ struct tm_vtree {
 	pthread_rwlock_t tree;
 	pthread_mutex_t lock;
 	tm_scan *scan;          /* the scan tier, run once under `lock` */
+	tm_export *export;      /* the export tier, built once under `lock` */
+	tm_timeline *timeline;  /* timeline.tsv files, built once under `lock` */
+	tm_error export_err, timeline_err; /* why they could not be built */
 	atomic_int machines_built;
 	vt_ino files_dir, machines_dir;
 	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
@@ -153,6 +167,8 @@ static vt_ino add_gen(tm_vtree *t, vt_ino parent, const char *name, gen_kind gen
 	vt_node *n = node_of(t, ino);
 	n->src = SRC_GEN;
 	n->gen = gen;
+	n->row = ROW_ALL;
+	n->spool_fd = -1;
 	return ino;
 }
 
@@ -303,8 +319,10 @@ tm_vtree *vtree_open(const char *archive_path, tm_error *err)
 	vt_ino files = add_node(t, VT_ROOT, "files", VT_DIR);
 	t->files_dir = files;
 	t->machines_dir = add_node(t, VT_ROOT, "machines", VT_DIR);
+	add_gen(t, VT_ROOT, "merged.pftrace", GEN_PFTRACE);
 	add_gen(t, VT_ROOT, "metadata.json", GEN_METADATA);
 	add_gen(t, VT_ROOT, "perfetto_manifest.json", GEN_MANIFEST);
+	add_gen(t, VT_ROOT, "timeline.tsv", GEN_TIMELINE);
 	if (m->members_are_archive) {
 		for (size_t i = 0; i < m->n_members; i++) {
 			vt_ino ino = add_member(t, files, &m->members[i]);
@@ -343,6 +361,8 @@ void vtree_free(tm_vtree *t)
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->lock);
+	tm_export_free(t->export);
+	tm_timeline_free(t->timeline);
 	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
 	free(t);
@@ -405,6 +425,8 @@ static void ensure_machines(tm_vtree *t)
 			vt_ino fdir = add_node(t, dir, "files", VT_DIR);
 			vt_ino mj = add_gen(t, dir, "machine.json", GEN_MACHINE);
 			node_of(t, mj)->row = r;
+			node_of(t, add_gen(t, dir, "merged.pftrace", GEN_PFTRACE))->row = r;
+			node_of(t, add_gen(t, dir, "timeline.tsv", GEN_TIMELINE))->row = r;
 			for (size_t i = 0; i < s->n_files && i < t->n_file_node; i++) {
 				if (!t->file_node[i] || !file_on_row(s, i, r))
 					continue;
@@ -466,6 +488,52 @@ static void fail_if_scan_failed(const tm_scan *s, vt_node *n)
 		tm_err(&n->err, TM_EIO, "%s", s->err.msg);
 }
 
+/* merged.pftrace and timeline.tsv: the export tier (or the timeline
+ * sort) runs once for the whole merge and every machine; the node then
+ * reads its spooled file. Caller holds `lock`. */
+static int spool_locked(tm_vtree *t, vt_node *n)
+{
+	tm_scan *s = scan_locked(t);
+	if (s->failed)
+		return tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+	int fd = -1;
+	uint64_t size = 0;
+	if (n->gen == GEN_PFTRACE) {
+		if (!t->export && t->export_err.code == TM_OK) {
+			t->export = tm_export_build(t->merge, s, &t->export_err);
+			if (!t->export && t->export_err.code == TM_OK)
+				tm_err(&t->export_err, TM_EIO, "merged.pftrace: could not be built");
+		}
+		if (!t->export) {
+			n->err = t->export_err;
+			return -1;
+		}
+		if (n->row == ROW_ALL)
+			fd = t->export->fd, size = t->export->size;
+		else if (n->row < t->export->n_mach)
+			fd = t->export->mach_fd[n->row], size = t->export->mach_size[n->row];
+	} else {
+		if (!t->timeline && t->timeline_err.code == TM_OK) {
+			t->timeline = tm_timeline_build(t->merge, s, 0, &t->timeline_err);
+			if (!t->timeline && t->timeline_err.code == TM_OK)
+				tm_err(&t->timeline_err, TM_EIO, "timeline.tsv: could not be built");
+		}
+		if (!t->timeline) {
+			n->err = t->timeline_err;
+			return -1;
+		}
+		if (n->row == ROW_ALL)
+			fd = t->timeline->fd, size = t->timeline->size;
+		else if (n->row < t->timeline->n_mach)
+			fd = t->timeline->mach_fd[n->row], size = t->timeline->mach_size[n->row];
+	}
+	if (fd < 0)
+		return tm_err(&n->err, TM_EIO, "%s: no such machine", n->name);
+	n->spool_fd = fd;
+	n->len = (size_t)size;
+	return 0;
+}
+
 /* Render a generated file once; later callers get the same bytes. Called
  * without `tree` held. */
 static void ensure_generated(tm_vtree *t, vt_node *n)
@@ -500,6 +568,10 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			tm_render_clocks_csv(s, &b);
 			fail_if_scan_failed(s, n);
 			break;
+		case GEN_PFTRACE:
+		case GEN_TIMELINE:
+			rc = spool_locked(t, n);
+			break;
 		default:
 			rc = tm_err(&n->err, TM_EIO, "no generator");
 		}
@@ -508,7 +580,10 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			if (n->err.code != TM_EIO)
 				n->err.code = TM_EIO;
 		}
-		n->data = tm_buf_detach(&b, &n->len);
+		if (n->gen == GEN_PFTRACE || n->gen == GEN_TIMELINE)
+			tm_buf_free(&b); /* the bytes are in n->spool_fd */
+		else
+			n->data = tm_buf_detach(&b, &n->len);
 		atomic_store_explicit(&n->ready, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -659,6 +734,22 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			return 0;
 		if (n > node->len - off)
 			n = (size_t)(node->len - off);
+		if (node->spool_fd >= 0) {
+			size_t got = 0;
+			while (got < n) {
+				ssize_t r = pread(node->spool_fd, (char *)buf + got, n - got, (off_t)(off + got));
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r < 0) {
+					tm_err(err, TM_EIO, "%s: %s", node->name, strerror(errno));
+					return -1;
+				}
+				if (r == 0)
+					break;
+				got += (size_t)r;
+			}
+			return (ssize_t)got;
+		}
 		memcpy(buf, node->data + off, n);
 		return (ssize_t)n;
 	}
@@ -667,6 +758,12 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 
 int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 {
+	if (f->node->src == SRC_GEN && f->node->spool_fd >= 0 && f->node->err.code == TM_OK) {
+		*fd = f->node->spool_fd;
+		*off = 0;
+		*size = f->node->len;
+		return 0;
+	}
 	if (f->node->src != SRC_BLOB || tm_blob_file_range(f->node->blob, fd, off) != 0)
 		return -1;
 	*size = f->node->size;

@@ -74,7 +74,7 @@ eq "a corrupt zip exits 1" "$rc" 1
 # The reference reports the offset just past the 30-byte header it read.
 eq "a corrupt zip gives the reference's one line" "$err" "Invalid signature found at offset 0x$(printf %x $((30 + 30 + 8 + $(stat -c %s app.json)))). Actual=0x62726167, expected=0x4034b50"
 
-eq "ls root" "$("$tm" ls good.zip)" "$(printf 'clocks\nfiles\nmachines\nmetadata.json\nperfetto_manifest.json')"
+eq "ls root" "$("$tm" ls good.zip)" "$(printf 'clocks\nfiles\nmachines\nmerged.pftrace\nmetadata.json\nperfetto_manifest.json\ntimeline.tsv')"
 eq "ls files" "$("$tm" ls good.zip files)" "$(printf 'meta.json\napp.json\nsys.systrace\nsub')"
 eq "ls nested" "$("$tm" ls good.zip /files/sub)" "nested.json"
 err=$("$tm" ls good.zip files/nope 2>&1); rc=$?

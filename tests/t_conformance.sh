@@ -89,6 +89,23 @@ build_archive() { # scenario_dir out_archive
 	esac
 }
 
+# The placements of a trace as comparable lines: one per slice edge,
+# instant or counter sample, "kind name ts machine", sorted. A complete
+# slice is its begin and end; end names are left out (a re-import does
+# not name ends).
+placements() {
+	[ -s "$1" ] || return 0 # an empty merge exports an empty trace
+	"$BUILD/tools/tm_events" "$1" | sed -E 's/:(-?[0-9]{16,})([,}])/:"\1"\2/g' | jq -r '
+		select(.kind) |
+		if .kind == "slice" then
+			"begin \(.name) \(.ts) \(.machine)",
+			"end - \((.ts|tonumber) + .dur) \(.machine)"
+		elif .kind == "end" or .kind == "async_end" then "end - \(.ts) \(.machine)"
+		elif .kind == "async_begin" then "begin \(.name) \(.ts) \(.machine)"
+		elif .kind == "counter" then "counter \(.value) \(.ts) \(.machine)"
+		else "\(.kind) \(.name) \(.ts) \(.machine)" end' | sort
+}
+
 for dir in "$here"/conformance/*/; do
 	dir=${dir%/}
 	sc=$(basename "$dir")
@@ -131,4 +148,25 @@ for dir in "$here"/conformance/*/; do
 		esac
 	done <"$dir/expect"
 	[ $n -gt 0 ] || fail "$sc" "no expectations"
+	# formats.md §5.9: merged.pftrace alone re-imports with the same
+	# placements (name, trace ts, machine name) as the archive, and each
+	# machines/<dir>/merged.pftrace holds exactly that machine's.
+	if [ $rc -eq 0 ] && [ -x "$BUILD/tools/tm_events" ]; then
+		want=$(placements "$a")
+		if "$TRACEMOUNT" cat "$a" merged.pftrace >"$T_TMP/merged.pftrace" 2>"$T_TMP/err"; then
+			eq "$sc: merged.pftrace places the same events" "$(placements "$T_TMP/merged.pftrace")" "$want"
+		else
+			fail "$sc: merged.pftrace" "$(cat "$T_TMP/err")"
+		fi
+		per=""
+		for d in $("$TRACEMOUNT" ls "$a" machines); do
+			"$TRACEMOUNT" cat "$a" "machines/$d/merged.pftrace" >"$T_TMP/m.pftrace" 2>"$T_TMP/err" ||
+				{ fail "$sc: machines/$d/merged.pftrace" "$(cat "$T_TMP/err")"; continue; }
+			per+=$(placements "$T_TMP/m.pftrace")$'\n'
+		done
+		eq "$sc: machines/*/merged.pftrace split the events" "$(printf '%s' "$per" | grep . | sort)" "$want"
+		n_tsv=$("$TRACEMOUNT" cat "$a" timeline.tsv | tail -n +2 | wc -l)
+		n_ev=$("$BUILD/tools/tm_events" "$a" | grep -c '"kind"')
+		eq "$sc: timeline.tsv has a line per event" "$n_tsv" "$n_ev"
+	fi
 done

@@ -89,7 +89,7 @@ for a in cap.zip cap.tar cap.tgz; do
 		continue
 	fi
 	# What only a mount can show.
-	eq "$a: ls root" "$(ls "$m")" "$(printf 'clocks\nfiles\nmachines\nmetadata.json\nperfetto_manifest.json')"
+	eq "$a: ls root" "$(ls "$m")" "$(printf 'clocks\nfiles\nmachines\nmerged.pftrace\nmetadata.json\nperfetto_manifest.json\ntimeline.tsv')"
 	eq "$a: ls -RA files" "$(cd "$m/files" && ls -RA | tr '\n' ' ')" \
 		".: .hidden app.json deep perfetto_manifest.json sys.systrace  ./deep: ${long#deep/} er  ./deep/er: big.systrace "
 	for f in metadata.json perfetto_manifest.json "${members[@]/#/files/}"; do

@@ -287,4 +287,32 @@ for t in 3124982390408 3124982431408; do
 	eq "$a: a slice begins at $t (sequence 3, by hand)" \
 		"$(awk -F '\t' -v f=$p -v t=$t '$1 == f && $2 == "begin" && $3 == t { print $3; exit }' $a.tsv)" "$t"
 done
+
+# merged.pftrace (formats.md §5.9): opened alone it places the same events
+# at the same trace-time timestamps on the same machines, for the text-only
+# archive and the one with Chromium's incremental clocks. Counts per kind
+# and the timestamp of every slice begin are compared.
+summary() { # trace -> "kind ts" lines of slice/instant edges, sorted
+	"$ev" "$1" | jq -r 'select(.kind) |
+		if .kind == "slice" then "begin \(.ts) \(.machine)", "end \(.ts + .dur) \(.machine)"
+		elif .kind == "begin" or .kind == "async_begin" then "begin \(.ts) \(.machine)"
+		elif .kind == "end" or .kind == "async_end" then "end \(.ts) \(.machine)"
+		elif .kind == "instant" then "instant \(.ts) \(.machine)"
+		else empty end' | sort
+}
+for a in text.zip capture.zip; do
+	if "$TRACEMOUNT" cat $a merged.pftrace >$a.pftrace 2>$a.err; then
+		summary $a >$a.want
+		summary $a.pftrace >$a.got
+		if cmp -s $a.got $a.want; then
+			pass "$a: merged.pftrace re-imports with the same $(wc -l <$a.want) slice edges and instants"
+		else
+			fail "$a: merged.pftrace re-imports the same" "$(diff $a.got $a.want | head -n 4 | tr '\n' ' ')"
+		fi
+		eq "$a: merged.pftrace re-imports as one ok merge" \
+			"$("$ev" $a.pftrace | tail -n 1 | jq -r .summary.status)" ok
+	else
+		fail "$a: merged.pftrace" "$(cat $a.err)"
+	fi
+done
 exit $T_FAILED

@@ -103,7 +103,7 @@ unview() {
 
 # ---- js.zip ------------------------------------------------------------------
 if view js.zip; then
-	eq "js: root lists the views" "$(v_ls "" | tr '\n' ' ')" "clocks files machines metadata.json perfetto_manifest.json "
+	eq "js: root lists the views" "$(v_ls "" | tr '\n' ' ')" "clocks files machines merged.pftrace metadata.json perfetto_manifest.json timeline.tsv "
 	meta=$(v_cat metadata.json)
 	eq "js: status ok" "$(jq -r .status <<<"$meta")" ok
 	eq "js: trace_time from the systrace file" "$(jq -c .trace_time <<<"$meta")" \

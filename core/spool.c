@@ -1,0 +1,74 @@
+/* core/spool.c - write-once temporary files. */
+#include "spool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SPOOL_BUF (64u * 1024u)
+
+int tm_spool_open(tm_spool *s, tm_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tracemount.XXXXXX", dir && *dir ? dir : "/tmp");
+	s->fd = mkstemp(path);
+	if (s->fd < 0)
+		return tm_err(err, TM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
+	unlink(path);
+	s->buf = tm_xmalloc(SPOOL_BUF);
+	return 0;
+}
+
+static void flush(tm_spool *s)
+{
+	size_t off = 0;
+	while (off < s->len && !s->failed) {
+		ssize_t n = write(s->fd, s->buf + off, s->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			s->failed = errno ? errno : EIO;
+		else
+			off += (size_t)n;
+	}
+	s->len = 0;
+}
+
+void tm_spool_put(tm_spool *s, const void *p, size_t n)
+{
+	s->size += n;
+	while (n) {
+		size_t k = SPOOL_BUF - s->len < n ? SPOOL_BUF - s->len : n;
+		memcpy(s->buf + s->len, p, k);
+		s->len += k;
+		p = (const char *)p + k;
+		n -= k;
+		if (s->len == SPOOL_BUF)
+			flush(s);
+	}
+}
+
+int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
+{
+	if (s->buf) {
+		flush(s);
+		free(s->buf);
+		s->buf = NULL;
+	}
+	if (s->failed)
+		return tm_err(err, TM_EIO, "%s: cannot write a temporary file: %s", what, strerror(s->failed));
+	return 0;
+}
+
+void tm_spool_close(tm_spool *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}

@@ -1,0 +1,29 @@
+/* core/spool.h - write-once temporary files: an unlinked file under
+ * $TMPDIR (else /tmp) written through a buffer, then read by position.
+ * The generated views (timeline.tsv, merged.pftrace) are spooled once so
+ * their exact size is known and memory stays bounded. */
+#ifndef TM_SPOOL_H
+#define TM_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tm.h"
+
+typedef struct tm_spool {
+	int fd;          /* -1 when closed */
+	uint64_t size;   /* bytes put so far */
+	char *buf;
+	size_t len;
+	int failed;      /* a write failed (disk full...) */
+} tm_spool;
+
+/* Create the file. -1 with err set (TM_EIO naming the path) on failure. */
+int tm_spool_open(tm_spool *s, tm_error *err);
+void tm_spool_put(tm_spool *s, const void *p, size_t n);
+/* Flush and free the buffer. Returns 0, or -1 with err set when a write
+ * failed. The descriptor stays open (tm_spool_close closes it). */
+int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
+void tm_spool_close(tm_spool *s);
+
+#endif
