@@ -162,14 +162,25 @@ typedef struct exp {
 	TM_VEC(uint64_t) col[12];
 } exp;
 
+/* Frame a packet as a Trace.packet field into the whole merge's output
+ * and its machine's. */
 static void emit(exp *x, uint32_t row, const tm_buf *pkt)
 {
-	tm_buf frame = {0};
-	put_bytes(&frame, 1, pkt->data, pkt->len);
-	tm_spool_put(&x->out[0], frame.data, frame.len);
-	if (row + 1 < x->n_out)
-		tm_spool_put(&x->out[row + 1], frame.data, frame.len);
-	tm_buf_free(&frame);
+	uint8_t head[11];
+	size_t n = 0;
+	head[n++] = 0x0a; /* field 1, length-delimited */
+	uint64_t v = pkt->len;
+	do {
+		head[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	for (int k = 0; k < 2; k++) {
+		tm_spool *o = k == 0 ? &x->out[0] : row + 1 < x->n_out ? &x->out[row + 1] : NULL;
+		if (!o)
+			continue;
+		tm_spool_put(o, head, n);
+		tm_spool_put(o, pkt->data, pkt->len);
+	}
 }
 
 static uint32_t new_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/bench/bench_export.sh - throughput and peak RSS of the export tier:
+# `tracemount cat ARCHIVE merged.pftrace` (the scan, the export pass that
+# writes the merged trace of the whole archive and of every machine, and
+# reading it back) and the same for timeline.tsv, next to `cat` of the
+# archive from the page cache in the same run. Numbers only: the aims
+# (export >= 15% of cat throughput, peak RSS < 150 MB) are shown, never
+# asserted.
+#
+# Input: BENCH_EXPORT_MB (default 1024) of synthetic proto in a TAR
+# (tests/tools/gen_trace.c), shared with bench_scan.sh through
+# $BENCH_CACHE (default /tmp/tmbench-cache). 0 skips the benchmark. The
+# spooled output goes to $TMPDIR (else /tmp).
+set -u
+export LC_ALL=C
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build/rel}
+tm=$(realpath "${TRACEMOUNT:-./tracemount}")
+cache=${BENCH_CACHE:-/tmp/tmbench-cache}
+mb=${BENCH_EXPORT_MB:-1024}
+[ "$mb" -gt 0 ] 2>/dev/null || { echo "bench_export: skipped (BENCH_EXPORT_MB=$mb)"; exit 0; }
+
+make --no-print-directory -s "$BUILD/tools/gen_trace" >/dev/null || {
+	echo "bench_export: cannot build gen_trace" >&2
+	exit 1
+}
+gen=$(realpath "$BUILD/tools/gen_trace")
+ghash=$(sha1sum tests/tools/gen_trace.c | cut -c1-8)
+mkdir -p "$cache"
+a=$cache/proto-$mb-$ghash.tar
+if [ ! -s "$a" ]; then
+	echo "bench_export: generating $a" >&2
+	d=$(mktemp -d /tmp/tmbench-export.XXXXXX)
+	"$gen" proto "$mb" >"$d/trace.pftrace" && (cd "$d" && tar -cf "$a.tmp" trace.pftrace) && mv "$a.tmp" "$a" ||
+		{ rm -rf "$d" "$a.tmp"; echo "bench_export: cannot generate" >&2; exit 1; }
+	rm -rf "$d"
+fi
+
+now() { date +%s.%N; }
+mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f", (t > 0 ? b / 1048576 / t : 0) }'; }
+peak() { # rssfile cmd... (stdout discarded)
+	local r=$1; shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -o "$r" -f '%M' "$@" >/dev/null
+	else
+		"$@" >/dev/null
+		echo 0 >"$r"
+	fi
+}
+
+size=$(stat -c %s "$a")
+cat "$a" >/dev/null
+cat "$a" >/dev/null
+t0=$(now); cat "$a" >/dev/null; t1=$(now)
+cat_rate=$(mbps "$size" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
+rss=$(mktemp)
+printf '%-16s %8s %10s %9s %8s %12s %10s\n' output input_MB MB/s cat_MB/s ratio_% peak_RSS_MB out_MB
+for f in merged.pftrace timeline.tsv; do
+	t2=$(now); peak "$rss" "$tm" cat "$a" "$f"; t3=$(now)
+	out=$("$tm" cat "$a" "$f" | wc -c)
+	rate=$(mbps "$size" "$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
+	printf '%-16s %8.0f %10s %9s %8s %12s %10.0f\n' "$f" "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')" \
+		"$rate" "$cat_rate" "$(awk -v s="$rate" -v c="$cat_rate" 'BEGIN { printf "%.0f", (c > 0 ? 100 * s / c : 0) }')" \
+		"$(awk '{ printf "%.1f", $1 / 1024 }' "$rss")" "$(awk -v s="$out" 'BEGIN { print s / 1048576 }')"
+done
+rm -f "$rss"
+echo "MB/s: archive bytes per second of \`tracemount cat ARCHIVE FILE\` (scan + export + read back)"
+echo "aims (shown, not asserted): export >= 15% of cat throughput; peak RSS < 150 MB"
