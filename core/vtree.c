@@ -70,6 +70,7 @@ struct tm_vtree {
 	tm_export *export;      /* the export tier, built once under `lock` */
 	tm_timeline *timeline;  /* timeline.tsv files, built once under `lock` */
 	tm_error export_err, timeline_err; /* why they could not be built */
+	void (*log)(const char *msg); /* vtree_set_logger */
 	atomic_int machines_built;
 	vt_ino files_dir, machines_dir;
 	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
@@ -373,8 +374,11 @@ void vtree_free(tm_vtree *t)
 /* The scan's result, run on first use. Caller holds `lock`. */
 static tm_scan *scan_locked(tm_vtree *t)
 {
-	if (!t->scan)
+	if (!t->scan) {
 		t->scan = tm_scan_run(t->merge, NULL);
+		if (t->scan->failed && t->log)
+			t->log(t->scan->err.msg);
+	}
 	return t->scan;
 }
 
@@ -696,6 +700,13 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err)
 		}
 	} else if (n->src == SRC_GEN) {
 		ensure_generated(t, n);
+		/* A view of a failed merge cannot be opened: its size may be 0,
+		 * and a reader would see an empty file instead of the error. */
+		if (n->err.code != TM_OK) {
+			tm_err(err, TM_EIO, "%s", n->err.msg);
+			vtree_file_close(f);
+			return NULL;
+		}
 	}
 	return f;
 }
@@ -790,4 +801,9 @@ int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err)
 		return -1;
 	}
 	return tm_render_summary(t->merge, s, summary, err);
+}
+
+void vtree_set_logger(tm_vtree *t, void (*log)(const char *msg))
+{
+	t->log = log;
 }

@@ -57,7 +57,8 @@ int vtree_readlink(tm_vtree *t, vt_ino ino, char *buf, size_t size, tm_error *er
 
 /* Open files. Reads are positional and thread-safe; each handle keeps its
  * own decoder state, so sequential reads never rescan. A failure found
- * after mount reads as TM_EIO with the reason (also in metadata.json). */
+ * after mount fails with TM_EIO and the reason (also in metadata.json):
+ * opening a view of the failed merge, or reading a damaged member. */
 typedef struct vt_file vt_file;
 vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err);
 ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error *err);
@@ -67,6 +68,11 @@ void vtree_file_close(vt_file *f);
  * member), its fd (owned by the tree), the offset of byte 0 and the size:
  * a front end may then read them directly. -1 otherwise. */
 int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size);
+
+/* Where the tree reports a failure of the merge found after mount (the
+ * scan's error text) the moment it is found, once; the FUSE daemon prints
+ * it on stderr (DESIGN.md). NULL (the default) reports nothing. */
+void vtree_set_logger(tm_vtree *t, void (*log)(const char *msg));
 
 /* `tracemount check`: run every tier that can fail (the scan, once it
  * exists) and write a short human summary into `summary`. Returns 0 when

@@ -267,7 +267,9 @@ int cli_cat(int argc, char **argv)
 		fprintf(stderr, "tracemount: cat: %s: %s\n", path, why);
 		rc = EXIT_MERGE;
 	} else if (!(f = vtree_file_open(t, ino, &err))) {
-		fprintf(stderr, "tracemount: cat: %s: %s\n", path, strerror(front_errno(err.code)));
+		/* a view of a failed merge: the reason, as a failed read gives it */
+		fprintf(stderr, "tracemount: cat: %s: %s\n", path,
+			err.code == TM_EIO ? err.msg : strerror(front_errno(err.code)));
 		rc = EXIT_MERGE;
 	} else {
 		rc = copy_out(f, path);

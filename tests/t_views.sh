@@ -218,6 +218,12 @@ if [ $have_protoc == 1 ]; then
 			contains "c41: edges.csv reads as EIO" "$out" "Input/output error"
 			out=$(cat "$V_MNT/machines/phone/machine.json" 2>&1 >/dev/null)
 			contains "c41: machine.json reads as EIO" "$out" "Input/output error"
+			out=$(cat "$V_MNT/merged.pftrace" 2>&1 >/dev/null)
+			contains "c41: merged.pftrace reads as EIO" "$out" "Input/output error"
+			out=$(cat "$V_MNT/timeline.tsv" 2>&1 >/dev/null)
+			contains "c41: timeline.tsv reads as EIO" "$out" "Input/output error"
+			# DESIGN.md: printed on the daemon's stderr, once, when found.
+			eq "c41: the daemon logs the error once" "$(grep -c -F -x "tracemount: $c41" "$V_MNT.log")" 1
 		else
 			err=$("$tm" cat c41.zip clocks/graph.dot 2>&1 >/dev/null); rc=$?
 			eq "c41: cat clocks/graph.dot exits 1" "$rc" 1
