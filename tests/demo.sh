@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/demo.sh TRACEMOUNT - build the bundled demo archive from its sources
-# (testdata/demo/), mount it on a temporary directory, show `ls -R` and
-# `jq . metadata.json`, and unmount, whatever happens.
+# (testdata/demo/), mount it on a temporary directory, show `ls -R`,
+# `jq . metadata.json`, the trace time and machines, the timeline and the
+# clock graph, and unmount, whatever happens.
 set -eu
 tm=$(realpath "$1")
 cd "$(dirname "$0")/.."
@@ -21,6 +22,16 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	(cd "$mnt" && ls -R)
 	echo "\$ jq . $mnt/metadata.json"
 	jq . "$mnt/metadata.json"
+	echo "\$ jq -c '.trace_time, [.machines[] | {name, dir, events}]' $mnt/metadata.json"
+	jq -c '.trace_time, [.machines[] | {name, dir, events}]' "$mnt/metadata.json"
+	echo "\$ column -t -s \$'\\t' $mnt/timeline.tsv | head -n 12"
+	column -t -s $'\t' "$mnt/timeline.tsv" | head -n 12
+	echo "\$ ls -l $mnt/merged.pftrace $mnt/machines/*/merged.pftrace"
+	ls -l "$mnt/merged.pftrace" "$mnt"/machines/*/merged.pftrace
+	if command -v dot >/dev/null; then
+		echo "\$ dot -Tsvg $mnt/clocks/graph.dot | wc -c"
+		dot -Tsvg "$mnt/clocks/graph.dot" | wc -c
+	fi
 	echo "\$ fusermount3 -u $mnt"
 else
 	echo "no /dev/fuse here: showing the same tree with 'tracemount ls' and 'tracemount cat'"
