@@ -866,18 +866,7 @@ tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err)
 	for (size_t i = 0; i < x.n_out; i++)
 		if (tm_spool_finish(&x.out[i], "merged.pftrace", err))
 			goto out;
-	res = tm_xcalloc(1, sizeof(*res));
-	res->fd = x.out[0].fd;
-	res->size = x.out[0].size;
-	x.out[0].fd = -1;
-	res->n_mach = nm;
-	res->mach_fd = tm_xcalloc(nm ? nm : 1, sizeof(int));
-	res->mach_size = tm_xcalloc(nm ? nm : 1, sizeof(uint64_t));
-	for (size_t r = 0; r < nm; r++) {
-		res->mach_fd[r] = x.out[r + 1].fd;
-		res->mach_size[r] = x.out[r + 1].size;
-		x.out[r + 1].fd = -1;
-	}
+	res = tm_spooled_take(x.out, nm);
 out:
 	for (size_t i = 0; i < x.n_out; i++)
 		tm_spool_close(&x.out[i]);
@@ -898,14 +887,5 @@ out:
 
 void tm_export_free(tm_export *x)
 {
-	if (!x)
-		return;
-	if (x->fd >= 0)
-		close(x->fd);
-	for (size_t i = 0; i < x->n_mach; i++)
-		if (x->mach_fd[i] >= 0)
-			close(x->mach_fd[i]);
-	free(x->mach_fd);
-	free(x->mach_size);
-	free(x);
+	tm_spooled_free(x);
 }

@@ -23,15 +23,12 @@
 
 #include "merge.h"
 #include "scan.h"
+#include "spool.h"
 #include "tm.h"
 
-typedef struct tm_export {
-	int fd;              /* the whole merge */
-	uint64_t size;
-	int *mach_fd;        /* one per machine row of the scan */
-	uint64_t *mach_size;
-	size_t n_mach;
-} tm_export;
+/* fd/size: the whole merge; mach_fd/mach_size: one per machine row of
+ * the scan. */
+typedef tm_spooled tm_export;
 
 /* Build merged.pftrace for the merge `m` whose first scan is `scan` (it
  * must not have failed). NULL with err set when a temporary file cannot be

@@ -72,3 +72,34 @@ void tm_spool_close(tm_spool *s)
 		close(s->fd);
 	s->fd = -1;
 }
+
+tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach)
+{
+	tm_spooled *s = tm_xcalloc(1, sizeof(*s));
+	s->fd = out[0].fd;
+	s->size = out[0].size;
+	out[0].fd = -1;
+	s->n_mach = n_mach;
+	s->mach_fd = tm_xcalloc(n_mach ? n_mach : 1, sizeof(int));
+	s->mach_size = tm_xcalloc(n_mach ? n_mach : 1, sizeof(uint64_t));
+	for (size_t r = 0; r < n_mach; r++) {
+		s->mach_fd[r] = out[r + 1].fd;
+		s->mach_size[r] = out[r + 1].size;
+		out[r + 1].fd = -1;
+	}
+	return s;
+}
+
+void tm_spooled_free(tm_spooled *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	for (size_t i = 0; i < s->n_mach; i++)
+		if (s->mach_fd[i] >= 0)
+			close(s->mach_fd[i]);
+	free(s->mach_fd);
+	free(s->mach_size);
+	free(s);
+}

@@ -26,4 +26,20 @@ void tm_spool_put(tm_spool *s, const void *p, size_t n);
 int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
 void tm_spool_close(tm_spool *s);
 
+/* Finished spools of one view handed over together: the whole merge's
+ * file and one per machine row. */
+typedef struct tm_spooled {
+	int fd;
+	uint64_t size;
+	int *mach_fd;        /* by machine row */
+	uint64_t *mach_size;
+	size_t n_mach;
+} tm_spooled;
+
+/* Take the descriptors of out[0] (the whole merge) and out[1 + row] (each
+ * machine), all finished; their fds become -1. */
+tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach);
+/* Close and free (NULL is fine). */
+void tm_spooled_free(tm_spooled *s);
+
 #endif

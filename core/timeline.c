@@ -262,20 +262,14 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 	b.runs.fd = -1;
 	b.max_events = run_events ? run_events : DEFAULT_RUN;
 	size_t nm = scan->machines.n;
-	tm_timeline *t = tm_xcalloc(1, sizeof(*t));
-	t->fd = -1;
-	t->n_mach = nm;
-	t->mach_fd = tm_xmalloc((nm ? nm : 1) * sizeof(int));
-	t->mach_size = tm_xcalloc(nm ? nm : 1, sizeof(uint64_t));
-	for (size_t i = 0; i < nm; i++)
-		t->mach_fd[i] = -1;
-	tm_spool all = {.fd = -1}, *mw = tm_xcalloc(nm ? nm : 1, sizeof(tm_spool));
-	for (size_t i = 0; i < nm; i++)
-		mw[i].fd = -1;
+	tm_timeline *t = NULL;
+	/* out[0]: the whole merge; out[1 + row]: each machine */
+	tm_spool *out = tm_xcalloc(nm + 1, sizeof(*out));
+	for (size_t i = 0; i <= nm; i++)
+		out[i].fd = -1;
 	emit_ctx e = {0};
 	run_reader *readers = NULL;
 	run_reader **heap = NULL;
-	int ok = 0;
 
 	if (tm_spool_open(&b.runs, err))
 		goto out;
@@ -294,10 +288,8 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 	if (tm_spool_finish(&b.runs, "timeline.tsv", err))
 		goto out;
 
-	if (tm_spool_open(&all, err))
-		goto out;
-	for (size_t i = 0; i < nm; i++)
-		if (tm_spool_open(&mw[i], err))
+	for (size_t i = 0; i <= nm; i++)
+		if (tm_spool_open(&out[i], err))
 			goto out;
 	e.n_dirs = nm;
 	e.dirs = tm_xcalloc(nm ? nm : 1, sizeof(char *));
@@ -311,9 +303,8 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 	for (size_t i = 0; i < m->n_files; i++)
 		e.files[i] = escaped_copy(m->files[i].name ? m->files[i].name : "");
 
-	tm_spool_put(&all, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
-	for (size_t i = 0; i < nm; i++)
-		tm_spool_put(&mw[i], TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
+	for (size_t i = 0; i <= nm; i++)
+		tm_spool_put(&out[i], TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
 
 	readers = tm_xcalloc(b.n_runs ? b.n_runs : 1, sizeof(*readers));
 	heap = tm_xcalloc(b.n_runs ? b.n_runs : 1, sizeof(*heap));
@@ -335,9 +326,9 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 		heap_down(heap, nh, i);
 	while (nh) {
 		run_reader *r = heap[0];
-		format_line(&e, r, &all);
+		format_line(&e, r, &out[0]);
 		if (r->h.machine_row < nm)
-			format_line(&e, r, &mw[r->h.machine_row]);
+			format_line(&e, r, &out[r->h.machine_row + 1]);
 		if (rr_next(r) != 0) {
 			tm_err(err, TM_EIO, "timeline.tsv: cannot read a temporary file");
 			goto out;
@@ -346,30 +337,19 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
-	if (tm_spool_finish(&all, "timeline.tsv", err))
-		goto out;
-	for (size_t i = 0; i < nm; i++)
-		if (tm_spool_finish(&mw[i], "timeline.tsv", err))
+	for (size_t i = 0; i <= nm; i++)
+		if (tm_spool_finish(&out[i], "timeline.tsv", err))
 			goto out;
-	t->fd = all.fd;
-	t->size = all.size;
-	all.fd = -1;
-	for (size_t i = 0; i < nm; i++) {
-		t->mach_fd[i] = mw[i].fd;
-		t->mach_size[i] = mw[i].size;
-		mw[i].fd = -1;
-	}
-	ok = 1;
+	t = tm_spooled_take(out, nm);
 out:
 	free(b.buf);
 	free(b.index);
 	free(b.run_start);
 	free(b.run_len);
 	tm_spool_close(&b.runs);
-	tm_spool_close(&all);
-	for (size_t i = 0; i < nm; i++)
-		tm_spool_close(&mw[i]);
-	free(mw);
+	for (size_t i = 0; i <= nm; i++)
+		tm_spool_close(&out[i]);
+	free(out);
 	for (size_t i = 0; i < e.n_dirs; i++)
 		free(e.dirs[i]);
 	free(e.dirs);
@@ -382,23 +362,10 @@ out:
 			free(readers[i].buf);
 	free(readers);
 	free(heap);
-	if (!ok) {
-		tm_timeline_free(t);
-		return NULL;
-	}
 	return t;
 }
 
 void tm_timeline_free(tm_timeline *t)
 {
-	if (!t)
-		return;
-	if (t->fd >= 0)
-		close(t->fd);
-	for (size_t i = 0; i < t->n_mach; i++)
-		if (t->mach_fd[i] >= 0)
-			close(t->mach_fd[i]);
-	free(t->mach_fd);
-	free(t->mach_size);
-	free(t);
+	tm_spooled_free(t);
 }

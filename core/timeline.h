@@ -22,17 +22,14 @@
 
 #include "merge.h"
 #include "scan.h"
+#include "spool.h"
 #include "tm.h"
 
 #define TM_TIMELINE_HEADER "ts\tdur\tmachine\tfile\tkind\tname\tpid\ttid\targs\n"
 
-typedef struct tm_timeline {
-	int fd;              /* the whole merge */
-	uint64_t size;
-	int *mach_fd;        /* one per machine row of `scan` */
-	uint64_t *mach_size;
-	size_t n_mach;
-} tm_timeline;
+/* fd/size: the whole merge; mach_fd/mach_size: one per machine row of
+ * the scan. */
+typedef tm_spooled tm_timeline;
 
 /* Build the timelines of the merge `m`, whose first scan is `scan` (it
  * names the machines; it must not have failed). The run size (events per
