@@ -78,6 +78,7 @@ typedef struct reader {
 	json_trace_stats *st;
 	tm_error *err;
 	int object_form;
+	int summaries;  /* fill args_summary (json_trace_read_opt) */
 	tm_buf ev;      /* the event object (or metadata value) being buffered */
 	tm_buf line;    /* the systemTraceEvents line being unescaped */
 	str_id *ids;    /* string pid/tid table (open addressing) */
@@ -396,7 +397,8 @@ static int deliver_trace_event(reader *r)
 	const tj_value *args = tj_get(obj, "args");
 	if (args && args->type == TJ_OBJECT) {
 		ev.args = args;
-		summarise_args(args, ev.args_summary, sizeof ev.args_summary);
+		if (r->summaries)
+			summarise_args(args, ev.args_summary, sizeof ev.args_summary);
 		for (size_t i = 0; i < args->len; i++) {
 			if (tj_is_number(&args->items[i])) {
 				const tj_value *a = &args->items[i];
@@ -734,10 +736,10 @@ static int read_outer_object(reader *r)
 	return rc;
 }
 
-int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
-			    json_trace_stats *st, tm_error *err)
+static int read_impl(tm_cursor *c, size_t chunk, int summaries, json_event_fn fn, void *ctx,
+		     json_trace_stats *st, tm_error *err)
 {
-	reader r = {.fn = fn, .ctx = ctx, .st = st, .err = err};
+	reader r = {.fn = fn, .ctx = ctx, .st = st, .err = err, .summaries = summaries};
 	if (!chunk)
 		chunk = 1;
 	r.src = (source){.c = c, .buf = tm_xmalloc(chunk), .chunk = chunk, .err = err};
@@ -767,7 +769,19 @@ int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *
 	return rc ? -1 : 0;
 }
 
+int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
+			    json_trace_stats *st, tm_error *err)
+{
+	return read_impl(c, chunk, 1, fn, ctx, st, err);
+}
+
 int json_trace_read(tm_cursor *c, json_event_fn fn, void *ctx, json_trace_stats *st, tm_error *err)
 {
-	return json_trace_read_chunked(c, JSON_TRACE_CHUNK, fn, ctx, st, err);
+	return read_impl(c, JSON_TRACE_CHUNK, 1, fn, ctx, st, err);
+}
+
+int json_trace_read_opt(tm_cursor *c, int summaries, json_event_fn fn, void *ctx, json_trace_stats *st,
+			tm_error *err)
+{
+	return read_impl(c, JSON_TRACE_CHUNK, summaries, fn, ctx, st, err);
 }

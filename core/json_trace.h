@@ -85,6 +85,11 @@ int json_trace_read(tm_cursor *c, json_event_fn fn, void *ctx, json_trace_stats 
 int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
 			    json_trace_stats *st, tm_error *err);
 
+/* As json_trace_read; with `summaries` 0 the records' args_summary stays
+ * empty (building it is a good part of the cost when nobody reads it). */
+int json_trace_read_opt(tm_cursor *c, int summaries, json_event_fn fn, void *ctx, json_trace_stats *st,
+			tm_error *err);
+
 /* formats.md §3.3: a JSON time value in µs to ns. Returns 1 and sets *ns,
  * or 0 for anything that is not a time (the caller counts
  * json_tokenizer_failure). */

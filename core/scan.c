@@ -172,6 +172,11 @@ int scan_wants_packets(const scan_file *sf)
 	return sf->sc->sink && sf->sc->sink->packet;
 }
 
+int scan_wants_args(const scan_file *sf)
+{
+	return sf->sc->sink && sf->sc->sink->want_args;
+}
+
 void scan_emit_packet(scan_file *sf, tm_packet_out *po)
 {
 	po->file_id = sf->f->id;
@@ -346,7 +351,7 @@ static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error 
 {
 	text_ctx tc = {sf, t};
 	json_trace_stats st = {0};
-	int rc = json_trace_read(c, on_json_event, &tc, &st, err);
+	int rc = json_trace_read_opt(c, scan_wants_args(sf), on_json_event, &tc, &st, err);
 	for (int64_t i = 0; i < st.json_tokenizer_failure; i++)
 		scan_count(sf, TM_STAT_JSON_TOKENIZER_FAILURE, 1);
 	for (int64_t i = 0; i < st.json_parser_failure; i++)

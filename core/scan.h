@@ -113,6 +113,7 @@ typedef struct tm_scan_sink {
 	void *ctx;
 	void (*event)(void *ctx, const tm_event *ev);
 	void (*packet)(void *ctx, const tm_packet_out *p); /* may be NULL */
+	int want_args;   /* fill tm_event.args (else it may be NULL) */
 } tm_scan_sink;
 
 /* ---- results ------------------------------------------------------------ */

@@ -59,6 +59,8 @@ int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat);
 /* Is an exporter listening for packets (tm_scan_sink.packet)? The proto
  * reader only builds tm_packet_out when it is. */
 int scan_wants_packets(const scan_file *sf);
+/* Does the sink read tm_event.args? */
+int scan_wants_args(const scan_file *sf);
 /* Hand a kept packet to the exporter (po->file_id is filled in here). */
 void scan_emit_packet(scan_file *sf, tm_packet_out *po);
 

@@ -541,6 +541,7 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 {
 	scan_file *sf = ps->sf;
 	char args[96];
+	int want_args = scan_wants_args(sf);
 	tm_compact_iter it;
 	int r;
 	tm_compact_switch sw;
@@ -561,8 +562,10 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			PUSH(ps->sw, -1);
 			continue;
 		}
-		snprintf(args, sizeof(args), "next_pid=%d", sw.next_pid);
-		PUSH(ps->sw, place_ftrace(ps, rd, TM_EV_SCHED, "sched_switch", out, raw, -1, b->cpu, args));
+		if (want_args)
+			snprintf(args, sizeof(args), "next_pid=%d", sw.next_pid);
+		PUSH(ps->sw, place_ftrace(ps, rd, TM_EV_SCHED, "sched_switch", out, raw, -1, b->cpu,
+					  want_args ? args : NULL));
 	}
 	if (r < 0 && !abandoned)
 		scan_count(sf, TM_STAT_COMPACT_SCHED_ERRORS, 1);
@@ -581,8 +584,10 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			PUSH(ps->wk, -1);
 			continue;
 		}
-		snprintf(args, sizeof(args), "pid=%d target_cpu=%d", wk.pid, wk.target_cpu);
-		PUSH(ps->wk, place_ftrace(ps, rd, TM_EV_SCHED, "sched_waking", out, raw, -1, b->cpu, args));
+		if (want_args)
+			snprintf(args, sizeof(args), "pid=%d target_cpu=%d", wk.pid, wk.target_cpu);
+		PUSH(ps->wk, place_ftrace(ps, rd, TM_EV_SCHED, "sched_waking", out, raw, -1, b->cpu,
+					  want_args ? args : NULL));
 	}
 	if (r < 0 && !abandoned)
 		scan_count(sf, TM_STAT_COMPACT_SCHED_ERRORS, 1);

@@ -274,7 +274,7 @@ tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_even
 	if (tm_spool_open(&b.runs, err))
 		goto out;
 	b.buf = tm_xmalloc(RUN_BYTES);
-	tm_scan_sink sink = {.ctx = &b, .event = on_event};
+	tm_scan_sink sink = {.ctx = &b, .event = on_event, .want_args = 1};
 	tm_scan *s2 = tm_scan_run(m, &sink);
 	int scan_failed = s2->failed;
 	if (scan_failed)
