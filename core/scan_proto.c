@@ -117,7 +117,18 @@ typedef struct seq_state {
 	tm_buf pool;              /* the name bytes */
 	int ts_valid;             /* legacy TrackEvent reference timestamp set */
 	int64_t ts_ns;            /* running legacy timestamp, ns (MONOTONIC) */
+	int has_default_track;    /* TrackEventDefaults.track_uuid */
+	uint64_t default_track;
+	int has_thread;           /* a ThreadDescriptor packet named the thread */
+	int64_t pid, tid;
 } seq_state;
+
+/* The pid and tid a track descriptor gave its uuid (-1 when none), for
+ * the events' pid/tid; bounded per reader. */
+typedef struct track_ids {
+	int64_t pid, tid;
+} track_ids;
+#define MAX_TRACKS (1u << 20)
 
 /* The reader of one machine of the file: its row, tracker and sequences
  * (machines.md §4: everything is scoped per (file, machine)). */
@@ -129,6 +140,9 @@ typedef struct reader {
 	size_t n_seqs, cap_seqs;
 	int64_t last_ftrace_ts;   /* clocks.md §3.1 dedup; the reference starts at 0 */
 	uint8_t cpu_seen[TM_FTRACE_MAX_CPUS / 8];
+	u64map tracks;            /* track uuid -> track_at index */
+	track_ids *track_at;
+	size_t n_tracks, cap_tracks;
 	size_t aside_head, aside_tail; /* set-aside packets, index + 1, 0 = none */
 } reader;
 
@@ -436,6 +450,53 @@ static int set_aside(pscan *ps, size_t ri, const tm_packet *p)
 
 /* ---- track events (formats.md §5.5, clocks.md §6.1) --------------------------- */
 
+/* A track's pid and tid: a thread track's own, a process track's pid, a
+ * child track its parent's pid (formats.md §5.5). */
+static void remember_track(reader *rd, const tm_track_descriptor *d)
+{
+	if (!d->has_uuid || !d->uuid)
+		return;
+	track_ids ids = {-1, -1};
+	if (d->has_thread) {
+		ids.pid = d->thread.has_pid ? d->thread.pid : -1;
+		ids.tid = d->thread.has_tid ? d->thread.tid : -1;
+	} else if (d->has_process && d->process.has_pid) {
+		ids.pid = d->process.pid;
+	} else if (d->has_parent_uuid) {
+		const uint32_t *pi = u64map_get(&rd->tracks, d->parent_uuid);
+		if (pi)
+			ids.pid = rd->track_at[*pi - 1].pid;
+	}
+	const uint32_t *ix = u64map_get(&rd->tracks, d->uuid);
+	if (ix) {
+		rd->track_at[*ix - 1] = ids;
+		return;
+	}
+	if (rd->n_tracks >= MAX_TRACKS)
+		return;
+	TM_GROW(rd->track_at, rd->cap_tracks, rd->n_tracks + 1);
+	rd->track_at[rd->n_tracks] = ids;
+	u64map_put(&rd->tracks, d->uuid, (uint32_t)rd->n_tracks);
+	rd->n_tracks++;
+}
+
+/* The pid/tid of a track event: its track's (explicit or the sequence
+ * default), else the sequence's legacy thread. */
+static void event_ids(const reader *rd, const seq_state *ss, const tm_track_event *e, tm_event *ev)
+{
+	uint64_t uuid = e->has_track_uuid ? e->track_uuid : ss->has_default_track ? ss->default_track : 0;
+	if (uuid) {
+		const uint32_t *ix = u64map_get(&rd->tracks, uuid);
+		if (ix) {
+			ev->pid = rd->track_at[*ix - 1].pid;
+			ev->tid = rd->track_at[*ix - 1].tid;
+		}
+	} else if (ss->has_thread) {
+		ev->pid = ss->pid;
+		ev->tid = ss->tid;
+	}
+}
+
 static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet *p, int64_t ts)
 {
 	scan_file *sf = ps->sf;
@@ -494,6 +555,7 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 	}
 	if (kind == TM_EV_COUNTER)
 		ev.value = e->has_counter_value ? (double)e->counter_value : e->double_counter_value;
+	event_ids(rd, ss, e, &ev);
 	/* After the check above only a legacy conversion can make it negative;
 	 * the sorter then drops it like any other event. */
 	if (scan_place(sf, &ev, TM_STAT_NEGATIVE_TS)) {
@@ -815,12 +877,16 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		memset(&td, 0, sizeof(td));
 		tm_thread_descriptor_decode(p->thread_descriptor, &td);
 		set_reference_ts(ss, &td);
+		ss->has_thread = 1;
+		ss->pid = td.has_pid ? td.pid : -1;
+		ss->tid = td.has_tid ? td.tid : -1;
 	} else if (TM_SPAN_HAS(p->track_descriptor) && ss->valid) {
 		tm_track_descriptor d;
 		memset(&d, 0, sizeof(d));
 		tm_track_descriptor_decode(p->track_descriptor, &d);
 		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid)
 			set_reference_ts(ss, &d.thread);
+		remember_track(rd, &d);
 	}
 	if (!p->has_timestamp)
 		return 0;
@@ -876,6 +942,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		if (has_seq) {
 			ss->valid = 1;
 			ss->has_clock_default = 0;
+			ss->has_default_track = 0;
 			seq_reset_interned(ss);
 			ss->ts_valid = 0;
 		}
@@ -894,6 +961,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			tm_packet_defaults_decode(p->trace_packet_defaults, &d);
 			ss->has_clock_default = d.has_timestamp_clock_id;
 			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
+			ss->has_default_track = d.has_track_uuid;
+			ss->default_track = d.track_uuid;
 		}
 	}
 	if (TM_SPAN_HAS(p->interned_data)) {
@@ -1015,6 +1084,8 @@ static void pscan_free(pscan *ps)
 			seq_free(&rd->seqs[k]);
 		free(rd->seqs);
 		u64map_free(&rd->seq_index);
+		u64map_free(&rd->tracks);
+		free(rd->track_at);
 	}
 	free(ps->readers);
 	u64map_free(&ps->by_machine);

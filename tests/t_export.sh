@@ -127,6 +127,10 @@ eq "timeline.tsv: proto slices carry their interned names" \
 eq "timeline.tsv: proto slice begins" \
 	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "begin" { n++ } END { print n + 0 }' timeline.tsv)" \
 	"$("$ev" cap.zip | jq -r 'select(.file == "chromium_startup.pftrace" and .kind == "begin") | 1' | wc -l)"
+# Chromium's slices are on thread tracks: their pid/tid come from the
+# track descriptors (only its two global ActiveProcesses instants have none).
+eq "timeline.tsv: proto slices carry the pid/tid of their thread track" \
+	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "begin" && ($7 == "" || $8 == "") { n++ } END { print n + 0 }' timeline.tsv)" 0
 eq "timeline.tsv: the node box lines are node_trace.json's" \
 	"$(awk -F '\t' -v d=$nb '$3 == d { print $4 }' timeline.tsv | sort -u)" "node_trace.json"
 get "machines/$nb/timeline.tsv" >nb.tsv
