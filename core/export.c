@@ -543,9 +543,10 @@ static void end_packet(exp *x, tm_buf *b, uint32_t row)
 	emit(x, row, b);
 }
 
-/* Emit a TrackDescriptor once. kind: 't' thread, 'p' process, 'c'
- * counter, 'a' async. */
-static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_t tid)
+/* The uuid of a JSON/systrace track: kind 't' thread, 'p' process, 'c'
+ * counter, 'a' async (the last two per name), scoped to the file and
+ * machine. */
+static uint64_t track_uuid(const tm_event *ev, char kind, int64_t pid, int64_t tid)
 {
 	uint64_t key = mix64(((uint64_t)(unsigned char)kind << 56) ^ mix64((uint64_t)pid) ^
 			     mix64((uint64_t)tid * 31 + 7));
@@ -555,14 +556,14 @@ static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_
 			h = (h ^ (unsigned char)ev->name[i]) * 1099511628211ull;
 		key ^= mix64(h);
 	}
-	uint64_t uuid = scoped(ev->file_id, ev->machine_row, SALT_JSON, key ? key : 1);
-	map_slot *s = map_find(&x->tracks, uuid, 0, 1);
-	if (s->v)
-		return uuid;
-	s->v = 1;
-	uint64_t parent = 0;
-	if (kind == 'c' || kind == 'a')
-		parent = track(x, ev, 'p', pid, 0);
+	return scoped(ev->file_id, ev->machine_row, SALT_JSON, key ? key : 1);
+}
+
+/* Emit the TrackDescriptor of a track; `label` names a thread or process
+ * (thread_name / process_name), or NULL. */
+static void describe(exp *x, const tm_event *ev, char kind, int64_t pid, int64_t tid, uint64_t uuid,
+		     uint64_t parent, const char *label, size_t label_len)
+{
 	tm_buf *d = &x->s1, *sub = &x->s2, *b = &x->s3;
 	d->len = sub->len = 0;
 	put_uint(d, 1, uuid);
@@ -571,9 +572,13 @@ static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_
 	if (kind == 't') {
 		put_uint(sub, 1, (uint64_t)(int64_t)(int32_t)pid);
 		put_uint(sub, 2, (uint64_t)tid);
+		if (label)
+			put_bytes(sub, 5, label, label_len);
 		put_msg(d, 4, sub);
 	} else if (kind == 'p') {
 		put_uint(sub, 1, (uint64_t)(int64_t)(int32_t)pid);
+		if (label)
+			put_bytes(sub, 6, label, label_len);
 		put_msg(d, 3, sub);
 	} else {
 		put_bytes(d, 2, ev->name ? ev->name : "", ev->name ? ev->name_len : 0);
@@ -583,7 +588,36 @@ static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_
 	start_packet(x, b, ev->file_id, ev->machine_row, -1);
 	put_msg(b, 60, d);
 	end_packet(x, b, ev->machine_row);
+}
+
+/* A track's uuid, its descriptor emitted on first use. */
+static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_t tid)
+{
+	uint64_t uuid = track_uuid(ev, kind, pid, tid);
+	map_slot *s = map_find(&x->tracks, uuid, 0, 1);
+	if (s->v)
+		return uuid;
+	s->v = 1;
+	uint64_t parent = kind == 'c' || kind == 'a' ? track(x, ev, 'p', pid, 0) : 0;
+	describe(x, ev, kind, pid, tid, uuid, parent, NULL, 0);
 	return uuid;
+}
+
+/* A process or thread name: its descriptor again, with the name. */
+static void on_name(void *ctx, const tm_name_out *n)
+{
+	exp *x = ctx;
+	if (n->file_id >= x->m->n_files || x->m->files[n->file_id].type == TM_TYPE_PROTO)
+		return;
+	tm_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.file_id = n->file_id;
+	ev.machine_row = n->machine_row;
+	char kind = n->tid < 0 ? 'p' : 't';
+	int64_t tid = n->tid < 0 ? 0 : n->tid;
+	uint64_t uuid = track_uuid(&ev, kind, n->pid, tid);
+	map_find(&x->tracks, uuid, 0, 1)->v = 1;
+	describe(x, &ev, kind, n->pid, tid, uuid, 0, n->name, n->name_len);
 }
 
 static int64_t prev_state_of(const char *s)
@@ -855,7 +889,7 @@ tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err)
 	header(&x, 0, -1);
 	for (size_t r = 0; r < nm; r++)
 		header(&x, r + 1, (int64_t)r);
-	tm_scan_sink sink = {.ctx = &x, .event = on_event, .packet = on_packet};
+	tm_scan_sink sink = {.ctx = &x, .event = on_event, .packet = on_packet, .name = on_name};
 	tm_scan *s2 = tm_scan_run(m, &sink);
 	int failed = s2->failed;
 	if (failed)

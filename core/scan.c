@@ -184,6 +184,15 @@ void scan_emit_packet(scan_file *sf, tm_packet_out *po)
 		sf->sc->sink->packet(sf->sc->sink->ctx, po);
 }
 
+static void emit_name(scan_file *sf, int64_t pid, int64_t tid, const char *name)
+{
+	const tm_scan_sink *k = sf->sc->sink;
+	if (!k || !k->name || !name || !*name)
+		return;
+	tm_name_out n = {sf->f->id, sf->base_row, pid, tid, name, strlen(name)};
+	k->name(k->ctx, &n);
+}
+
 /* ---- systrace lines (a systrace file, or a JSON file's embedded text) ---- */
 
 static void systrace_to_event(const systrace_event *l, tm_event *ev)
@@ -263,21 +272,71 @@ static void place_systrace(scan_file *sf, tm_clock_tracker *t, uint32_t clock, c
 typedef struct text_ctx {
 	scan_file *sf;
 	tm_clock_tracker *t;
+	/* systrace task names already reported: tid -> name hash, open
+	 * addressing, bounded (a full table stops reporting) */
+	uint64_t *tids, *hashes;
+	size_t cap, n;
 } text_ctx;
+
+#define MAX_TASKS (1u << 20)
+
+/* Report a line's task name when its thread shows a new one. */
+static void task_name(text_ctx *tc, const systrace_event *l)
+{
+	if (!tc->sf->sc->sink || !tc->sf->sc->sink->name || !l->task[0] || strcmp(l->task, "<...>") == 0)
+		return;
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)l->task; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	h |= 1;
+	if ((tc->n + 1) * 2 > tc->cap) {
+		if (tc->n >= MAX_TASKS)
+			return;
+		size_t ocap = tc->cap;
+		uint64_t *ot = tc->tids, *oh = tc->hashes;
+		tc->cap = ocap ? ocap * 2 : 256;
+		tc->tids = tm_xcalloc(tc->cap, sizeof(*tc->tids));
+		tc->hashes = tm_xcalloc(tc->cap, sizeof(*tc->hashes));
+		for (size_t i = 0; i < ocap; i++)
+			if (oh[i]) {
+				size_t j = (size_t)(ot[i] * 0x9e3779b97f4a7c15ull) & (tc->cap - 1);
+				while (tc->hashes[j])
+					j = (j + 1) & (tc->cap - 1);
+				tc->tids[j] = ot[i];
+				tc->hashes[j] = oh[i];
+			}
+		free(ot);
+		free(oh);
+	}
+	uint64_t tid = (uint64_t)l->pid;
+	size_t j = (size_t)(tid * 0x9e3779b97f4a7c15ull) & (tc->cap - 1);
+	while (tc->hashes[j] && tc->tids[j] != tid)
+		j = (j + 1) & (tc->cap - 1);
+	if (tc->hashes[j] == h)
+		return;
+	if (!tc->hashes[j])
+		tc->n++;
+	tc->tids[j] = tid;
+	tc->hashes[j] = h;
+	emit_name(tc->sf, l->tgid >= 0 ? l->tgid : l->pid, l->pid, l->task);
+}
 
 static int on_systrace_line(void *ctx, const systrace_event *l, tm_error *err)
 {
 	(void)err;
 	text_ctx *tc = ctx;
+	task_name(tc, l);
 	place_systrace(tc->sf, tc->t, TM_CLOCK_MONOTONIC, l);
 	return 0;
 }
 
 static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
-	text_ctx tc = {sf, t};
+	text_ctx tc = {sf, t, NULL, NULL, 0, 0};
 	systrace_stats st = {0};
 	int rc = systrace_read(c, on_systrace_line, &tc, &st, err);
+	free(tc.tids);
+	free(tc.hashes);
 	for (int64_t i = 0; i < st.systrace_parse_failure; i++)
 		scan_count(sf, TM_STAT_SYSTRACE_PARSE_FAILURE, 1);
 	return rc;
@@ -291,7 +350,16 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	text_ctx *tc = ctx;
 	scan_file *sf = tc->sf;
 	if (je->kind == JSON_EV_SYSTRACE) {
+		task_name(tc, je->systrace);
 		place_systrace(sf, tc->t, TM_CLOCK_THIS_FILE, je->systrace);
+		return 0;
+	}
+	if (je->kind == JSON_EV_TRACE && je->phase == 'M' && je->name && je->args) {
+		/* formats.md §3.5: process_name / thread_name in args.name */
+		const tj_value *n = tj_get(je->args, "name");
+		int proc = strcmp(je->name, "process_name") == 0;
+		if (n && n->type == TJ_STRING && (proc || strcmp(je->name, "thread_name") == 0))
+			emit_name(sf, je->has_pid ? je->pid : 0, proc ? -1 : je->has_tid ? je->tid : 0, n->s);
 		return 0;
 	}
 	if (je->kind != JSON_EV_TRACE || !je->has_ts)
@@ -349,9 +417,11 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 
 static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
-	text_ctx tc = {sf, t};
+	text_ctx tc = {sf, t, NULL, NULL, 0, 0};
 	json_trace_stats st = {0};
 	int rc = json_trace_read_opt(c, scan_wants_args(sf), on_json_event, &tc, &st, err);
+	free(tc.tids);
+	free(tc.hashes);
 	for (int64_t i = 0; i < st.json_tokenizer_failure; i++)
 		scan_count(sf, TM_STAT_JSON_TOKENIZER_FAILURE, 1);
 	for (int64_t i = 0; i < st.json_parser_failure; i++)

@@ -109,11 +109,23 @@ typedef struct tm_packet_out {
 	size_t n_waking;
 } tm_packet_out;
 
+/* A process or thread name a file gives (Chrome JSON M events
+ * process_name / thread_name, a systrace line's task when it changes).
+ * tid is -1 for a process name. Strings as in tm_event. */
+typedef struct tm_name_out {
+	uint32_t file_id;
+	uint32_t machine_row;
+	int64_t pid, tid;
+	const char *name;
+	size_t name_len;
+} tm_name_out;
+
 typedef struct tm_scan_sink {
 	void *ctx;
 	void (*event)(void *ctx, const tm_event *ev);
 	void (*packet)(void *ctx, const tm_packet_out *p); /* may be NULL */
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
+	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
 } tm_scan_sink;
 
 /* ---- results ------------------------------------------------------------ */

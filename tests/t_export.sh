@@ -82,6 +82,11 @@ if command -v protoc >/dev/null; then
 	eq "merged.pftrace: no clock ids left" "$(grep -c 'timestamp_clock_id' merged.txt)" 0
 	eq "merged.pftrace: one SystemInfo names the node box" \
 		"$(grep -c 'machine_name: "node box"' merged.txt)" 1
+	# Process and thread names: Node's M events, the systrace task names.
+	ok "merged.pftrace: Node's process name" grep -q 'process_name: "node"' merged.txt
+	ok "merged.pftrace: Node's thread names" grep -q 'thread_name: "JavaScriptMainThread"' merged.txt
+	task=$(awk '!/^#/ { sub(/^ +/, ""); sub(/-[0-9]+ .*/, ""); if ($0 != "" && $0 != "<...>") { print; exit } }' sched_switch.systrace)
+	ok "merged.pftrace: systrace task names ($task)" grep -qF "thread_name: \"$task\"" merged.txt
 else
 	skip "merged.pftrace decodes" "no protoc"
 fi
