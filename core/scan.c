@@ -344,6 +344,39 @@ static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_er
 
 /* ---- Chrome JSON ---------------------------------------------------------- */
 
+/* formats.md §3.5: a C event is one sample per numeric arg k, on the
+ * counter "{name} {k}" ("{name} id: {id} {k}" with an id). */
+static int place_counters(scan_file *sf, const json_event *je, tm_event *ev)
+{
+	if (ev->ts < 0) { /* the sorter drops the event once, before the samples exist */
+		scan_place(sf, ev, TM_STAT_NEGATIVE_TS);
+		return 0;
+	}
+	const tj_value *a = je->args;
+	const tj_value *id = je->object ? tj_get(je->object, "id") : NULL;
+	tm_buf name = {0};
+	for (size_t i = 0; a && a->type == TJ_OBJECT && i < a->len; i++) {
+		const tj_value *v = &a->items[i];
+		if (!tj_is_number(v))
+			continue;
+		name.len = 0;
+		if (je->name)
+			tm_buf_puts(&name, je->name);
+		if (id && id->type == TJ_STRING)
+			tm_buf_printf(&name, " id: %s", id->s);
+		else if (id && id->type == TJ_INT)
+			tm_buf_printf(&name, " id: %lld", (long long)id->i);
+		tm_buf_puts(&name, " ");
+		tm_buf_put(&name, a->keys[i], a->key_lens[i]);
+		ev->name = name.data;
+		ev->name_len = name.len;
+		ev->value = v->type == TJ_INT ? (double)v->i : v->d;
+		scan_place(sf, ev, TM_STAT_NEGATIVE_TS);
+	}
+	tm_buf_free(&name);
+	return 0;
+}
+
 static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 {
 	(void)err;
@@ -411,6 +444,8 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	ev.name = je->name;
 	ev.name_len = je->name ? strlen(je->name) : 0;
 	ev.args = je->args_summary;
+	if (ev.kind == TM_EV_COUNTER)
+		return place_counters(sf, je, &ev);
 	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
 	return 0;
 }

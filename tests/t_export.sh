@@ -143,6 +143,28 @@ get machines/machine0/timeline.tsv >m0.tsv
 eq "machines/*/timeline.tsv split the lines" \
 	"$(cat <(tail -n +2 m0.tsv) <(tail -n +2 nb.tsv) | sort)" "$(tail -n +2 timeline.tsv | sort)"
 
+# formats.md §3.5: a JSON C event is one sample per numeric arg, on the
+# counter "{name} {arg}" ("{name} id: {id} {arg}" with an id); merged.pftrace
+# keeps each as its own counter track with the same samples.
+cat >ctr.json <<'EOF'
+{"traceEvents": [
+ {"ph": "C", "pid": 5, "ts": 10, "name": "mem", "args": {"rss": 7, "heap": 2.5, "label": "x"}},
+ {"ph": "C", "pid": 5, "ts": 20, "name": "q", "id": "A", "args": {"depth": 3}}
+]}
+EOF
+eq "JSON counters: a sample per numeric arg, named after it" \
+	"$("$ev" ctr.json | jq -c 'select(.kind == "counter") | [.name, .ts, .value]' | tr '\n' ' ')" \
+	'["mem rss",10000,7] ["mem heap",10000,2.5] ["q id: A depth",20000,3] '
+"$tm" cat ctr.json merged.pftrace >ctr.pftrace
+eq "JSON counters: merged.pftrace keeps the samples" \
+	"$("$ev" ctr.pftrace | jq -c 'select(.kind == "counter") | [.ts, .value]' | sort | tr '\n' ' ')" \
+	'[10000,2.5] [10000,7] [20000,3] '
+if command -v protoc >/dev/null; then
+	eq "JSON counters: one counter track each" \
+		"$(protoc --decode=perfetto.protos.Trace --proto_path="$here/../protos" "$here/../protos/trace.proto" \
+			<ctr.pftrace | grep -c 'name: "\(mem rss\|mem heap\|q id: A depth\)"')" 3
+fi
+
 if [ $mode == fuse ]; then
 	if tm_umount "$m"; then pass "export: clean unmount"; else fail "export: clean unmount" "$(cat "$m.log")"; fi
 	grep -qs " $m fuse" /proc/mounts && fail "export: nothing left mounted" || pass "export: nothing left mounted"
