@@ -232,8 +232,9 @@ static void put_scoped_ids(tm_buf *b, const tm_pb_field *f, uint32_t file, uint3
 	tm_buf_free(&p);
 }
 
-static void rewrite_track_event(exp *x, tm_buf *b, tm_span msg, uint32_t file, uint32_t row)
+static void rewrite_track_event(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
+	uint32_t file = po->file_id, row = po->machine_row;
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
@@ -259,11 +260,11 @@ static void rewrite_track_event(exp *x, tm_buf *b, tm_span msg, uint32_t file, u
 		}
 		at = it.p;
 	}
-	(void)x;
 }
 
-static void rewrite_track_descriptor(tm_buf *b, tm_span msg, uint32_t file, uint32_t row)
+static void rewrite_track_descriptor(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
+	uint32_t file = po->file_id, row = po->machine_row;
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
@@ -277,8 +278,9 @@ static void rewrite_track_descriptor(tm_buf *b, tm_span msg, uint32_t file, uint
 	}
 }
 
-static void rewrite_defaults(tm_buf *b, tm_span msg, uint32_t file, uint32_t row)
+static void rewrite_defaults(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
+	uint32_t file = po->file_id, row = po->machine_row;
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
@@ -473,34 +475,22 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 		case 10:
 			had_seq = 1;
 			break;
-		case 59:
-			if (f.wire == TM_PB_LEN) {
-				x->s1.len = 0;
-				rewrite_defaults(&x->s1, f.data, po->file_id, po->machine_row);
-				put_msg(b, 59, &x->s1);
-			}
+		case 59:  /* trace_packet_defaults */
+		case 11:  /* track_event */
+		case 60:  /* track_descriptor */
+		case 1: { /* ftrace_events */
+			if (f.wire != TM_PB_LEN)
+				break;
+			void (*rewrite)(exp *, tm_buf *, tm_span, const tm_packet_out *) =
+				f.id == 59 ? rewrite_defaults
+				: f.id == 11 ? rewrite_track_event
+				: f.id == 60 ? rewrite_track_descriptor
+					     : rewrite_bundle;
+			x->s1.len = 0;
+			rewrite(x, &x->s1, f.data, po);
+			put_msg(b, f.id, &x->s1);
 			break;
-		case 11:
-			if (f.wire == TM_PB_LEN) {
-				x->s1.len = 0;
-				rewrite_track_event(x, &x->s1, f.data, po->file_id, po->machine_row);
-				put_msg(b, 11, &x->s1);
-			}
-			break;
-		case 60:
-			if (f.wire == TM_PB_LEN) {
-				x->s1.len = 0;
-				rewrite_track_descriptor(&x->s1, f.data, po->file_id, po->machine_row);
-				put_msg(b, 60, &x->s1);
-			}
-			break;
-		case 1:
-			if (f.wire == TM_PB_LEN) {
-				x->s1.len = 0;
-				rewrite_bundle(x, &x->s1, f.data, po);
-				put_msg(b, 1, &x->s1);
-			}
-			break;
+		}
 		default:
 			copy_raw(b, at, it.p);
 		}

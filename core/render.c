@@ -131,16 +131,6 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
 	return o;
 }
 
-/* Does file `fid` have a tracker (data) on machine `row`? */
-static int file_on_row(const tm_scan *s, size_t fid, uint32_t row)
-{
-	const tm_scan_file *sf = &s->files[fid];
-	for (size_t k = 0; k < sf->n_machines; k++)
-		if (sf->machines[k] == row)
-			return 1;
-	return 0;
-}
-
 static int64_t owner_kind(const tm_merge *m, const tm_scan *s)
 {
 	/* 0 none, 1 the manifest, 2 a file */
@@ -185,7 +175,7 @@ static cJSON *render_machine_row(const tm_scan *s, uint32_t row)
 	free(dir);
 	cJSON *files = cJSON_AddArrayToObject(o, "files");
 	for (size_t i = 0; i < s->n_files; i++)
-		if (file_on_row(s, i, row))
+		if (tm_scan_file_on_row(s, i, row))
 			cJSON_AddItemToArray(files, json_int((int64_t)i));
 	const tm_scan_machine *sm = row < s->n_mach ? &s->mach[row] : NULL;
 	add_uint(o, "events", sm ? sm->events : 0);
@@ -282,7 +272,7 @@ int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, 
 		add_int(o, "num_cpus", mc->num_cpus);
 	cJSON *files = cJSON_AddArrayToObject(o, "files");
 	for (size_t i = 0; i < s->n_files; i++) {
-		if (!file_on_row(s, i, row))
+		if (!tm_scan_file_on_row(s, i, row))
 			continue;
 		cJSON *fo = cJSON_CreateObject();
 		add_int(fo, "id", (int64_t)i);
@@ -487,7 +477,7 @@ static tm_manifest *effective_manifest(const tm_merge *m, const tm_scan *s)
 		if (owner_form == MF_MACHINE)
 			resolves = owner_sf->machines[0] == row;
 		else if (owner_form == MF_MACHINES)
-			resolves = file_on_row(s, of->id, row), machine = mt->rows[row].name;
+			resolves = tm_scan_file_on_row(s, of->id, row), machine = mt->rows[row].name;
 		else
 			resolves = row < nr && mt->rows[row].raw_id == TM_RAW_HOST;
 		if (resolves) {

@@ -658,3 +658,14 @@ void tm_scan_free(tm_scan *s)
 	free(s->mach);
 	free(s);
 }
+
+int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row)
+{
+	if (fid >= s->n_files)
+		return 0;
+	const tm_scan_file *sf = &s->files[fid];
+	for (size_t k = 0; k < sf->n_machines; k++)
+		if (sf->machines[k] == row)
+			return 1;
+	return 0;
+}

@@ -180,6 +180,9 @@ typedef struct tm_scan {
 tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink);
 void tm_scan_free(tm_scan *s);
 
+/* Did file `fid` put data on machine `row` (is the row in its machines)? */
+int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row);
+
 /* The events recorded (sum over files) of one stat: s->stats[i]. */
 
 #endif

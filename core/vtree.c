@@ -399,15 +399,6 @@ static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep)
 	return tm_buf_detach(&b, NULL);
 }
 
-static int file_on_row(const tm_scan *s, size_t fid, uint32_t row)
-{
-	const tm_scan_file *sf = &s->files[fid];
-	for (size_t k = 0; k < sf->n_machines; k++)
-		if (sf->machines[k] == row)
-			return 1;
-	return 0;
-}
-
 /* machines/<dir>/{files/, machine.json} for every machine row: built once,
  * the first time machines/ is listed or looked into (runs the scan). A
  * file's link is named after its path under files/ with each '/' written
@@ -432,7 +423,7 @@ static void ensure_machines(tm_vtree *t)
 			node_of(t, add_gen(t, dir, "merged.pftrace", GEN_PFTRACE))->row = r;
 			node_of(t, add_gen(t, dir, "timeline.tsv", GEN_TIMELINE))->row = r;
 			for (size_t i = 0; i < s->n_files && i < t->n_file_node; i++) {
-				if (!t->file_node[i] || !file_on_row(s, i, r))
+				if (!t->file_node[i] || !tm_scan_file_on_row(s, i, r))
 					continue;
 				char *rel = path_below(t, t->file_node[i], t->files_dir, "/");
 				char *flat = path_below(t, t->file_node[i], t->files_dir, "%2F");
