@@ -106,23 +106,47 @@ static int capture(reader *r, tm_buf *b, int ch)
 	return 0;
 }
 
+/* Append n bytes to a capture buffer (may be NULL), within the memory
+ * bound: the same bound as byte by byte (at most JSON_TRACE_EVENT_MAX). */
+static int capture_run(reader *r, tm_buf *b, const char *p, size_t n)
+{
+	if (!b || !n)
+		return 0;
+	if (n > JSON_TRACE_EVENT_MAX || b->len > JSON_TRACE_EVENT_MAX - n)
+		return tm_err(r->err, TM_EINPUT,
+			      "Failure parsing JSON: event larger than %u bytes", JSON_TRACE_EVENT_MAX);
+	tm_buf_put(b, p, n);
+	return 0;
+}
+
 /* The rest of a string whose opening quote was consumed, raw (escapes
- * kept), into b (may be NULL). */
+ * kept), into b (may be NULL). Copies runs of plain bytes at once. */
 static int scan_string_rest(reader *r, tm_buf *b)
 {
-	int esc = 0;
+	source *s = &r->src;
 	for (;;) {
-		int ch = src_get(&r->src);
+		int ch = src_peek(s);
+		if (ch < 0)
+			return fail_step(r, ch);
+		const char *p = s->buf + s->pos, *e = s->buf + s->len, *q = p;
+		while (q < e && *q != '"' && *q != '\\')
+			q++;
+		if (q == e) {
+			if (capture_run(r, b, p, (size_t)(e - p)))
+				return STEP_ERR;
+			s->pos = s->len;
+			continue;
+		}
+		if (capture_run(r, b, p, (size_t)(q - p) + 1))
+			return STEP_ERR;
+		s->pos += (size_t)(q - p) + 1;
+		if (*q == '"')
+			return STEP_OK;
+		ch = src_get(s); /* the escaped byte, whatever it is */
 		if (ch < 0)
 			return fail_step(r, ch);
 		if (capture(r, b, ch))
 			return STEP_ERR;
-		if (esc)
-			esc = 0;
-		else if (ch == '\\')
-			esc = 1;
-		else if (ch == '"')
-			return STEP_OK;
 	}
 }
 
@@ -131,11 +155,12 @@ static int scan_string_rest(reader *r, tm_buf *b)
  * parser of the captured text judges the structure. */
 static int scan_value(reader *r, tm_buf *b)
 {
-	int ch = src_skip_ws(&r->src);
+	source *s = &r->src;
+	int ch = src_skip_ws(s);
 	if (ch < 0)
 		return fail_step(r, ch);
 	if (ch == '"') {
-		r->src.pos++;
+		s->pos++;
 		if (capture(r, b, ch))
 			return STEP_ERR;
 		return scan_string_rest(r, b);
@@ -143,26 +168,36 @@ static int scan_value(reader *r, tm_buf *b)
 	if (ch == '{' || ch == '[') {
 		size_t depth = 0;
 		for (;;) {
-			ch = src_get(&r->src);
+			ch = src_peek(s);
 			if (ch < 0)
 				return fail_step(r, ch);
-			if (capture(r, b, ch))
+			/* a run of bytes that are no quote or bracket, at once */
+			const char *p = s->buf + s->pos, *e = s->buf + s->len, *q = p;
+			while (q < e && *q != '"' && *q != '{' && *q != '[' && *q != '}' && *q != ']')
+				q++;
+			if (q == e) {
+				if (capture_run(r, b, p, (size_t)(e - p)))
+					return STEP_ERR;
+				s->pos = s->len;
+				continue;
+			}
+			if (capture_run(r, b, p, (size_t)(q - p) + 1))
 				return STEP_ERR;
-			if (ch == '"') {
+			s->pos += (size_t)(q - p) + 1;
+			if (*q == '"') {
 				int rc = scan_string_rest(r, b);
 				if (rc)
 					return rc;
-			} else if (ch == '{' || ch == '[') {
+			} else if (*q == '{' || *q == '[') {
 				depth++;
-			} else if (ch == '}' || ch == ']') {
-				if (--depth == 0)
-					return STEP_OK;
+			} else if (--depth == 0) {
+				return STEP_OK;
 			}
 		}
 	}
 	/* A scalar: up to the next delimiter. */
-	while ((ch = src_peek(&r->src)) >= 0 && !is_ws(ch) && ch != ',' && ch != '}' && ch != ']') {
-		r->src.pos++;
+	while ((ch = src_peek(s)) >= 0 && !is_ws(ch) && ch != ',' && ch != '}' && ch != ']') {
+		s->pos++;
 		if (capture(r, b, ch))
 			return STEP_ERR;
 	}
