@@ -224,7 +224,7 @@ void tm_tracker_set_clock_override(tm_clock_tracker *t)
 }
 
 /* §2.2 with an explicit file tag. */
-static tm_clock_node qualify(const tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id, uint32_t tag)
+static inline tm_clock_node qualify(const tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id, uint32_t tag)
 {
 	if (clock_id == TM_CLOCK_THIS_FILE)
 		return (tm_clock_node){TM_CLOCK_TRACE_FILE, 0, t->file_id, t->machine_row};
@@ -343,7 +343,15 @@ tm_conv tm_tracker_to_trace_time(tm_clock_tracker *t, uint32_t clock_id, uint32_
 		run_bridge(t);
 	t->conversions++;
 	tm_clock_node src = tm_tracker_node(t, clock_id, seq_id);
-	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, tm_clocks_trace_time(t->ctx), out);
+	tm_clock_node dst = tm_clocks_trace_time(t->ctx);
+	/* The common case, a value already in trace time, without the call
+	 * (tm_clock_graph_convert answers it the same way). */
+	if (src.clock_id == dst.clock_id && src.seq_id == dst.seq_id && src.file_id == dst.file_id &&
+	    src.machine_row == dst.machine_row) {
+		*out = value;
+		return TM_CONV_OK;
+	}
+	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, dst, out);
 	if (rc != TM_CONV_OK && !quiet)
 		t->stats.n[conv_stat[rc]]++;
 	return rc;

@@ -69,6 +69,9 @@ struct tm_clock_graph {
 	cached *cache;
 	size_t cache_cap, cache_used;
 	uint64_t searches;
+	/* tm_clock_graph_convert's last (src, dst) and its cache slot + 1 */
+	tm_clock_node memo_src, memo_dst;
+	size_t memo_slot, memo_cap;
 	uint64_t rejected;
 	record *recs;
 	size_t n_recs, cap_recs;
@@ -602,12 +605,29 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 		*out = value;
 		return TM_CONV_OK;
 	}
-	int64_t s = find_node(g, src), d = find_node(g, dst);
-	if (s < 0)
-		return TM_CONV_UNKNOWN_SOURCE;
-	if (d < 0)
-		return TM_CONV_UNKNOWN_TARGET;
-	const cached *c = find_path(g, (uint32_t)s, (uint32_t)d);
+	/* Conversions come in runs of the same (src, dst): the last answer's
+	 * cache slot is tried first. It still holds that answer when its key
+	 * names the same two nodes and its version is current (slots move
+	 * only when the cache grows, which changes cache_cap). */
+	int64_t s;
+	const cached *c;
+	if (g->memo_slot && g->memo_cap == g->cache_cap && g->cache[g->memo_slot - 1].version == g->version &&
+	    node_eq(g->memo_src, src) && node_eq(g->memo_dst, dst)) {
+		c = &g->cache[g->memo_slot - 1];
+		s = (int64_t)((c->key - 1) >> 32);
+	} else {
+		s = find_node(g, src);
+		int64_t d = find_node(g, dst);
+		if (s < 0)
+			return TM_CONV_UNKNOWN_SOURCE;
+		if (d < 0)
+			return TM_CONV_UNKNOWN_TARGET;
+		c = find_path(g, (uint32_t)s, (uint32_t)d);
+		g->memo_slot = (size_t)(c - g->cache) + 1;
+		g->memo_cap = g->cache_cap;
+		g->memo_src = src;
+		g->memo_dst = dst;
+	}
 	if (!c->found)
 		return TM_CONV_NO_PATH;
 	gnode *sn = &g->nodes[s];

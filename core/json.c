@@ -34,8 +34,67 @@ typedef struct parser {
 	 * the reference reports it when the input later ends early. */
 	const char *overflow;
 	size_t overflow_len;
+	struct tree *t;  /* where the tree's memory comes from */
 	char detail[TM_ERR_MAX];
 } parser;
+
+/* ---- the tree's memory --------------------------------------------------- */
+
+/* A tree lives in one arena, freed whole by tj_free: a Chrome JSON trace
+ * parses one small document per event, and a malloc per string and per
+ * container array was most of its cost. The root is the first member of
+ * the tree header, so tj_free finds the header from the root. */
+typedef struct arena_blk {
+	struct arena_blk *next;
+	size_t pad; /* keeps the data 16-byte aligned */
+} arena_blk;
+
+typedef struct tree {
+	tj_value root;
+	arena_blk *blocks;   /* the blocks after the first, newest first */
+	unsigned char *cur;  /* free space in the newest block */
+	size_t left;
+} tree;
+
+#define ARENA_ALIGN 16
+#define TREE_FIRST 2048       /* the header and the first block, one malloc */
+#define ARENA_BLOCK 8192      /* later blocks (bigger requests get their own) */
+
+_Static_assert(sizeof(arena_blk) % ARENA_ALIGN == 0, "block data stays aligned");
+
+static size_t round_up(size_t n)
+{
+	return (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+}
+
+static tree *tree_new(void)
+{
+	tree *t = tm_xmalloc(TREE_FIRST);
+	memset(t, 0, sizeof(*t));
+	size_t head = round_up(sizeof(*t));
+	t->cur = (unsigned char *)t + head;
+	t->left = TREE_FIRST - head;
+	return t;
+}
+
+static void *arena_alloc(tree *t, size_t n)
+{
+	n = round_up(n ? n : 1);
+	if (n > t->left) {
+		size_t want = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK - sizeof(arena_blk);
+		arena_blk *b = tm_xmalloc(sizeof(arena_blk) + want);
+		b->next = t->blocks;
+		t->blocks = b;
+		if (want == n) /* a big request: keep the current block's room */
+			return b + 1;
+		t->cur = (unsigned char *)(b + 1);
+		t->left = want;
+	}
+	void *p = t->cur;
+	t->cur += n;
+	t->left -= n;
+	return p;
+}
 
 static step fail(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static step fail(parser *ps, const char *fmt, ...)
@@ -60,13 +119,13 @@ static int rest_len(const parser *ps, const char *from)
 	return clip((size_t)(ps->end - from));
 }
 
-static int is_ws(char c)
+static inline int is_ws(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 /* Skip JSON whitespace; nonzero when a byte remains. */
-static int skip_ws(parser *ps)
+static inline int skip_ws(parser *ps)
 {
 	while (ps->p < ps->end && is_ws(*ps->p))
 		ps->p++;
@@ -96,18 +155,21 @@ static int hex_value(char c)
  * bytes quoted by the \u error (up to three before the bad digit) and the
  * digit reads (which stop at the closing quote, never a hex digit) stay in
  * bounds. */
-static step unescape(parser *ps, const char *body, const char *body_end, tm_buf *out)
+static step unescape(parser *ps, const char *body, const char *body_end, char *out, size_t *out_len)
 {
+	char *o = out;
+#define PUT(src, n) (memcpy(o, (src), (n)), o += (n))
 	const char *run = body;
 	for (const char *it = body; it < body_end; it++) {
-		if (*it != '\\')
-			continue;
-		tm_buf_put(out, run, (size_t)(it - run));
+		it = memchr(it, '\\', (size_t)(body_end - it));
+		if (!it)
+			break;
+		PUT(run, (size_t)(it - run));
 		char e = *++it;
 		static const char simple_from[] = "\"\\/bfnrt", simple_to[] = "\"\\/\b\f\n\r\t";
 		const char *k = e ? strchr(simple_from, e) : NULL;
 		if (k) {
-			tm_buf_put(out, &simple_to[k - simple_from], 1);
+			PUT(&simple_to[k - simple_from], 1);
 		} else if (e == 'u') {
 			uint32_t cp = 0;
 			for (int j = 0; j < 4; j++) {
@@ -136,13 +198,16 @@ static step unescape(parser *ps, const char *body, const char *body_end, tm_buf 
 				u[2] = (unsigned char)(0x80 | (cp & 0x3f));
 				n = 3;
 			}
-			tm_buf_put(out, u, n);
+			PUT(u, n);
 		}
 		/* Any other escaped byte is dropped with its backslash, as the
 		 * reference does. */
 		run = it + 1;
 	}
-	tm_buf_put(out, run, (size_t)(body_end - run));
+	PUT(run, (size_t)(body_end - run));
+#undef PUT
+	*o = '\0';
+	*out_len = (size_t)(o - out);
 	return STEP_OK;
 }
 
@@ -153,6 +218,20 @@ static step unescape(parser *ps, const char *body, const char *body_end, tm_buf 
 static step parse_string(parser *ps, char **out, size_t *out_len)
 {
 	const char *body = ps->p + 1, *q = body;
+	/* Most strings are short and hold no escape: copy those at once. */
+	const char *f = body;
+	while (f < ps->end && *f != '"' && *f != '\\')
+		f++;
+	if (f < ps->end && *f == '"') {
+		size_t n = (size_t)(f - body);
+		char *dst = arena_alloc(ps->t, n + 1);
+		memcpy(dst, body, n);
+		dst[n] = '\0';
+		ps->p = f + 1;
+		*out = dst;
+		*out_len = n;
+		return STEP_OK;
+	}
 	for (;;) {
 		q = memchr(q, '"', (size_t)(ps->end - q));
 		if (!q)
@@ -164,14 +243,14 @@ static step parse_string(parser *ps, char **out, size_t *out_len)
 			break;
 		q++;
 	}
-	tm_buf b = {0};
-	step rc = unescape(ps, body, q, &b);
-	if (rc != STEP_OK) {
-		tm_buf_free(&b);
+	/* Decoding never lengthens: an escape is at least as long as what
+	 * it stands for (\uXXXX, 6 bytes, gives at most 3). */
+	char *dst = arena_alloc(ps->t, (size_t)(q - body) + 1);
+	step rc = unescape(ps, body, q, dst, out_len);
+	if (rc != STEP_OK)
 		return rc;
-	}
 	ps->p = q + 1;
-	*out = tm_buf_detach(&b, out_len);
+	*out = dst;
 	return STEP_OK;
 }
 
@@ -353,15 +432,24 @@ static step after_value(parser *ps, tj_type in)
 }
 
 /* Append an element slot (and its key) to a container. */
-static tj_value *append(tj_value *c, size_t *cap, char *key, size_t key_len)
+static void *arena_grow(tree *t, void *old, size_t n_old, size_t n_new, size_t size)
+{
+	void *p = arena_alloc(t, n_new * size);
+	if (n_old)
+		memcpy(p, old, n_old * size);
+	return p;
+}
+
+static tj_value *append(tree *t, tj_value *c, size_t *cap, char *key, size_t key_len)
 {
 	if (c->len == *cap) {
-		*cap = *cap ? *cap * 2 : 4;
-		c->items = tm_xrealloc(c->items, *cap * sizeof(*c->items));
+		size_t ncap = *cap ? *cap * 2 : 8;
+		c->items = arena_grow(t, c->items, c->len, ncap, sizeof(*c->items));
 		if (c->type == TJ_OBJECT) {
-			c->keys = tm_xrealloc(c->keys, *cap * sizeof(*c->keys));
-			c->key_lens = tm_xrealloc(c->key_lens, *cap * sizeof(*c->key_lens));
+			c->keys = arena_grow(t, c->keys, c->len, ncap, sizeof(*c->keys));
+			c->key_lens = arena_grow(t, c->key_lens, c->len, ncap, sizeof(*c->key_lens));
 		}
+		*cap = ncap;
 	}
 	tj_value *v = &c->items[c->len];
 	memset(v, 0, sizeof(*v));
@@ -392,7 +480,7 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 			return rc;
 		/* The slot owns the key from now on (a failure frees the whole
 		 * tree), so last_key stays valid until the error is reported. */
-		v = append(c, cap, key, key_len);
+		v = append(ps->t, c, cap, key, key_len);
 		ps->last_key = key;
 		ps->last_key_len = key_len;
 		if (!skip_ws(ps))
@@ -403,7 +491,7 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 		if (!skip_ws(ps))
 			return STEP_INCOMPLETE;
 	} else {
-		v = append(c, cap, NULL, 0);
+		v = append(ps->t, c, cap, NULL, 0);
 	}
 	if (*ps->p == '{' || *ps->p == '[') {
 		if (ps->depth >= TJ_MAX_DEPTH)
@@ -468,9 +556,21 @@ static int parse_container(parser *ps, tj_value *c, tj_type parent, tm_error *er
 	return 0;
 }
 
+/* tj_parse, also telling how many bytes of buf the root took (through its
+ * closing bracket). Declared where it is used (json_trace.c: a Chrome JSON
+ * event parsed straight from the read buffer). */
+int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, tm_error *err);
+
 int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err)
 {
+	size_t used;
+	return tj_parse_prefix(buf, len, out, &used, err);
+}
+
+int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, tm_error *err)
+{
 	*out = NULL;
+	*used = 0;
 	if (len == 0)
 		return tm_err(err, TM_EINPUT, "Empty JSON input");
 	/* Field by field: the 4 KiB detail buffer needs no clearing, and a
@@ -489,7 +589,9 @@ int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err)
 	if (*ps.p != '{' && *ps.p != '[')
 		return tm_err(err, TM_EINPUT, "Failed to start parsing: Expected '{' or '[' at the start. Got '%c'",
 			      *ps.p);
-	tj_value *root = tm_xcalloc(1, sizeof(*root));
+	tree *t = tree_new();
+	ps.t = t;
+	tj_value *root = &t->root;
 	root->type = *ps.p == '{' ? TJ_OBJECT : TJ_ARRAY;
 	ps.p++;
 	if (!skip_ws(&ps)) {
@@ -501,6 +603,7 @@ int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err)
 		return -1;
 	}
 	*out = root;
+	*used = (size_t)(ps.p - buf);
 	return 0;
 }
 
@@ -520,26 +623,14 @@ int tj_is_number(const tj_value *v)
 	return v && (v->type == TJ_INT || v->type == TJ_DOUBLE);
 }
 
-static void clear(tj_value *v)
-{
-	if (v->type == TJ_STRING)
-		free(v->s);
-	if (v->type == TJ_ARRAY || v->type == TJ_OBJECT) {
-		for (size_t i = 0; i < v->len; i++) {
-			clear(&v->items[i]);
-			if (v->keys)
-				free(v->keys[i]);
-		}
-		free(v->items);
-		free(v->keys);
-		free(v->key_lens);
-	}
-}
-
 void tj_free(tj_value *v)
 {
 	if (!v)
 		return;
-	clear(v);
-	free(v);
+	tree *t = (tree *)v; /* v is a root: the header's first member */
+	for (arena_blk *b = t->blocks, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(t);
 }

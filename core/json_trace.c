@@ -206,6 +206,73 @@ static int scan_value(reader *r, tm_buf *b)
 	return ch == -1 ? STEP_EOF : STEP_OK;
 }
 
+/* One event object (the next byte is its '{'), found by counting brackets
+ * outside strings as scan_value does. When the whole object lies in the
+ * current chunk, *text points into the chunk (valid until the next read
+ * from the source) and nothing is copied; otherwise it is captured into
+ * r->ev, with the same bound and the same errors as scan_value. */
+static int scan_event(reader *r, const char **text, size_t *len)
+{
+	source *s = &r->src;
+	tm_buf *b = &r->ev;
+	b->len = 0;
+	size_t depth = 0;
+	int in_str = 0, esc = 0, copied = 0;
+	for (;;) {
+		int ch = src_peek(s);
+		if (ch < 0)
+			return fail_step(r, ch);
+		const char *p = s->buf + s->pos, *e = s->buf + s->len, *q = p;
+		int done = 0;
+		while (q < e) {
+			if (in_str) {
+				if (esc) {
+					esc = 0;
+					q++;
+					continue;
+				}
+				while (q < e && *q != '"' && *q != '\\')
+					q++;
+				if (q == e)
+					break;
+				if (*q == '\\')
+					esc = 1;
+				else
+					in_str = 0;
+				q++;
+				continue;
+			}
+			char c = *q++;
+			if (c == '"')
+				in_str = 1;
+			else if (c == '{' || c == '[')
+				depth++;
+			else if ((c == '}' || c == ']') && --depth == 0) {
+				done = 1;
+				break;
+			}
+		}
+		size_t run = (size_t)(q - p);
+		s->pos += run;
+		if (done && !copied) {
+			if (run > JSON_TRACE_EVENT_MAX)
+				return tm_err(r->err, TM_EINPUT, "Failure parsing JSON: event larger than %u bytes",
+					      JSON_TRACE_EVENT_MAX);
+			*text = p;
+			*len = run;
+			return STEP_OK;
+		}
+		if (capture_run(r, b, p, run))
+			return STEP_ERR;
+		copied = 1;
+		if (done) {
+			*text = b->data;
+			*len = b->len;
+			return STEP_OK;
+		}
+	}
+}
+
 /* ---- §3.3 time values and §3.4 ids ------------------------------------ */
 
 /* The largest magnitude whose int64 conversion and ×1000 stay defined. */
@@ -368,12 +435,12 @@ static void summarise_args(const tj_value *args, char *out, size_t n)
 
 /* ---- events ------------------------------------------------------------ */
 
-static int deliver_trace_event(reader *r)
+/* json.c: tj_parse, also giving the bytes the root value took. */
+int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, tm_error *err);
+
+/* Deliver one parsed event object (freed here). */
+static int deliver_parsed(reader *r, tj_value *obj)
 {
-	tj_value *obj = NULL;
-	tm_error perr;
-	if (tj_parse(r->ev.data, r->ev.len, &obj, &perr) < 0)
-		return tm_err(r->err, TM_EINPUT, "Failure parsing JSON: %s", perr.msg);
 	int rc = STEP_OK;
 	if (obj->type != TJ_OBJECT)
 		goto out;
@@ -388,14 +455,49 @@ static int deliver_trace_event(reader *r)
 	ev.dur = ev.tts = ev.tdur = -1;
 	ev.pid = ev.tid = -1;
 
-	const tj_value *ph = tj_get(obj, "ph");
+	/* The members read below, in one pass; a key given twice is its last
+	 * value, as tj_get finds it. */
+	const tj_value *ph = NULL, *v_dur = NULL, *v_tts = NULL, *v_tdur = NULL, *v_ts = NULL, *v_pid = NULL,
+		       *v_tid = NULL, *v_name = NULL, *v_cat = NULL, *args = NULL;
+	for (size_t i = 0; i < obj->len; i++) {
+		const char *k = obj->keys[i];
+		const tj_value *v = &obj->items[i];
+		switch (obj->key_lens[i]) {
+		case 2:
+			if (k[0] == 'p' && k[1] == 'h')
+				ph = v;
+			else if (k[0] == 't' && k[1] == 's')
+				v_ts = v;
+			break;
+		case 3:
+			if (memcmp(k, "dur", 3) == 0)
+				v_dur = v;
+			else if (memcmp(k, "tts", 3) == 0)
+				v_tts = v;
+			else if (memcmp(k, "pid", 3) == 0)
+				v_pid = v;
+			else if (memcmp(k, "tid", 3) == 0)
+				v_tid = v;
+			else if (memcmp(k, "cat", 3) == 0)
+				v_cat = v;
+			break;
+		case 4:
+			if (memcmp(k, "tdur", 4) == 0)
+				v_tdur = v;
+			else if (memcmp(k, "name", 4) == 0)
+				v_name = v;
+			else if (memcmp(k, "args", 4) == 0)
+				args = v;
+			break;
+		}
+	}
 	if (ph && ph->type == TJ_STRING && ph->len > 0)
 		ev.phase = ph->s[0];
 	/* §3.3: a bad dur/tts/tdur drops the event. */
-	static const char *const DURATIONS[] = {"dur", "tts", "tdur"};
+	const tj_value *durations[] = {v_dur, v_tts, v_tdur};
 	int64_t *slots[] = {&ev.dur, &ev.tts, &ev.tdur};
 	for (size_t i = 0; i < 3; i++) {
-		const tj_value *v = tj_get(obj, DURATIONS[i]);
+		const tj_value *v = durations[i];
 		if (v && !json_trace_time_ns(v, slots[i])) {
 			r->st->json_tokenizer_failure++;
 			goto out;
@@ -405,7 +507,7 @@ static int deliver_trace_event(reader *r)
 		r->st->json_tokenizer_failure++;
 		goto out;
 	}
-	ev.has_ts = json_trace_time_ns(tj_get(obj, "ts"), &ev.ts);
+	ev.has_ts = json_trace_time_ns(v_ts, &ev.ts);
 	if (!ev.has_ts) {
 		/* §3.2: ts is required except for M (then 0). */
 		if (ev.phase != 'M') {
@@ -414,12 +516,12 @@ static int deliver_trace_event(reader *r)
 		}
 		ev.ts = 0;
 	}
-	if (ev.phase == 'X' && ev.dur < 0 && !tj_get(obj, "dur")) {
+	if (ev.phase == 'X' && ev.dur < 0 && !v_dur) {
 		r->st->json_parser_failure++;
 		goto out;
 	}
-	ev.has_pid = read_id(r, tj_get(obj, "pid"), &ev.pid, &ev.pid_is_string, &ev.pid_name);
-	ev.has_tid = read_id(r, tj_get(obj, "tid"), &ev.tid, &ev.tid_is_string, &ev.tid_name);
+	ev.has_pid = read_id(r, v_pid, &ev.pid, &ev.pid_is_string, &ev.pid_name);
+	ev.has_tid = read_id(r, v_tid, &ev.tid, &ev.tid_is_string, &ev.tid_name);
 	/* §3.4: tid absent or 0 (and not a string) while pid != 0 -> pid. */
 	int64_t pid_val = ev.has_pid ? ev.pid : 0;
 	int64_t tid_val = ev.has_tid ? ev.tid : 0;
@@ -427,9 +529,8 @@ static int deliver_trace_event(reader *r)
 		ev.tid = ev.pid;
 		ev.has_tid = 1;
 	}
-	ev.name = nonempty_string(tj_get(obj, "name"));
-	ev.category = nonempty_string(tj_get(obj, "cat"));
-	const tj_value *args = tj_get(obj, "args");
+	ev.name = nonempty_string(v_name);
+	ev.category = nonempty_string(v_cat);
 	if (args && args->type == TJ_OBJECT) {
 		ev.args = args;
 		if (r->summaries)
@@ -447,6 +548,15 @@ static int deliver_trace_event(reader *r)
 out:
 	tj_free(obj);
 	return rc;
+}
+
+static int deliver_trace_event(reader *r, const char *text, size_t len)
+{
+	tj_value *obj = NULL;
+	tm_error perr;
+	if (tj_parse(text, len, &obj, &perr) < 0)
+		return tm_err(r->err, TM_EINPUT, "Failure parsing JSON: %s", perr.msg);
+	return deliver_parsed(r, obj);
 }
 
 /* traceEvents (or the bare array); the '[' is consumed. */
@@ -471,13 +581,38 @@ static int read_events(reader *r)
 		if (ch != '{')
 			return tm_err(r->err, TM_EINPUT,
 				      "Failure parsing JSON: unexpected character '%c' in traceEvents", ch);
-		r->ev.len = 0;
-		int rc = scan_value(r, &r->ev);
+		/* Fast path: parse the event straight from the chunk. Where that
+		 * parse succeeds, it ends at the bracket that scan_event would
+		 * find (both skip strings alike, and no other token holds a
+		 * bracket or a quote), so the tree is the one the bounded text
+		 * gives. Anything else (an event cut by the chunk's end, or a bad
+		 * one) takes the general path, which reports as before. */
+		{
+			tj_value *obj = NULL;
+			size_t used = 0;
+			tm_error perr;
+			source *s = &r->src;
+			if (tj_parse_prefix(s->buf + s->pos, s->len - s->pos, &obj, &used, &perr) == 0) {
+				if (used > JSON_TRACE_EVENT_MAX) {
+					tj_free(obj);
+					return tm_err(r->err, TM_EINPUT,
+						      "Failure parsing JSON: event larger than %u bytes",
+						      JSON_TRACE_EVENT_MAX);
+				}
+				s->pos += used;
+				if (deliver_parsed(r, obj))
+					return STEP_ERR;
+				continue;
+			}
+		}
+		const char *text = NULL;
+		size_t len = 0;
+		int rc = scan_event(r, &text, &len);
 		if (rc == STEP_EOF && !r->object_form)
 			return STEP_OK; /* an event cut short ends a bare array */
 		if (rc)
 			return rc;
-		if (deliver_trace_event(r))
+		if (deliver_trace_event(r, text, len))
 			return STEP_ERR;
 	}
 }

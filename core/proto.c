@@ -26,6 +26,10 @@ static inline const uint8_t *pb_varint(const uint8_t *p, const uint8_t *end, uin
 		*out = *p;
 		return p + 1;
 	}
+	if (end - p >= 2 && p[1] < 0x80) { /* two bytes: most timestamps and ids */
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
+	}
 	uint64_t v = 0;
 	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
 		uint8_t b = *p++;
@@ -51,7 +55,7 @@ enum { PB_OK, PB_SKIP, PB_ABORT };
 /* One field at *pp (protozero's ParseOneField): PB_OK with *f filled,
  * PB_SKIP for a well-formed field the reference ignores (id or size too
  * big), PB_ABORT at the end or at malformed bytes (*pp unchanged). */
-static inline int pb_field(const uint8_t **pp, const uint8_t *end, tm_pb_field *f)
+static inline __attribute__((always_inline)) int pb_field(const uint8_t **pp, const uint8_t *end, tm_pb_field *f)
 {
 	const uint8_t *p = *pp;
 	uint64_t tag;

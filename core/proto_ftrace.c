@@ -18,6 +18,34 @@ static inline int32_t as_i32(uint64_t v)
 	return (int32_t)(uint32_t)v;
 }
 
+/* tm_pb_varint, inline for the compact-sched columns (five varints a
+ * row): 1 and *p advanced, or 0 (truncated or longer than 10 bytes). */
+static inline int col_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	if (p < end && *p < 0x80) {
+		*out = *p;
+		*pp = p + 1;
+		return 1;
+	}
+	if (end - p >= 2 && p[1] < 0x80) {
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return 1;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+		uint8_t b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			*pp = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- the bundle ----------------------------------------------------------- */
 
 /* CompactSched field number -> column (its span in tm_compact_sched). */
@@ -309,7 +337,7 @@ static int compact_row(tm_compact_iter *it, uint64_t v[5])
 	}
 	for (int i = 0; i <= COL_COMM; i++) {
 		const uint8_t *p = it->col[i].p;
-		if (!tm_pb_varint(&p, p + it->col[i].n, &v[i])) {
+		if (!col_varint(&p, p + it->col[i].n, &v[i])) {
 			it->bad = true;
 			return -1;
 		}

@@ -154,7 +154,8 @@ int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat)
 	int had = o->has_range;
 	range_add(&o->has_range, &o->first_trace, &o->last_trace, ev->ts, end);
 	range_add(&had, &o->first_own, &o->last_own, ev->raw_ts, raw_end);
-	scan_sync_machines(sc);
+	if (s->n_mach < s->machines.n)
+		scan_sync_machines(sc);
 	if (ev->machine_row < s->n_mach) {
 		tm_scan_machine *mm = &s->mach[ev->machine_row];
 		mm->events++;

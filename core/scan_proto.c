@@ -26,9 +26,14 @@
 
 /* ---- a small uint64 -> uint32 hash map ------------------------------------ */
 
+/* Key and value side by side: a lookup touches one cache line. */
+typedef struct u64slot {
+	uint64_t key;
+	uint32_t val; /* value + 1; 0 marks an empty slot */
+} u64slot;
+
 typedef struct u64map {
-	uint64_t *keys;
-	uint32_t *vals; /* value + 1; 0 marks an empty slot */
+	u64slot *slots;
 	size_t cap, n;  /* cap is 0 or a power of two */
 } u64map;
 
@@ -45,10 +50,11 @@ static const uint32_t *u64map_get(const u64map *m, uint64_t key)
 	if (!m->cap)
 		return NULL;
 	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i])
+		const u64slot *sl = &m->slots[i];
+		if (!sl->val)
 			return NULL;
-		if (m->keys[i] == key)
-			return &m->vals[i];
+		if (sl->key == key)
+			return &sl->val;
 	}
 }
 
@@ -59,13 +65,11 @@ static void u64map_grow(u64map *m)
 	u64map old = *m;
 	m->cap = old.cap ? old.cap * 2 : 16;
 	m->n = 0;
-	m->keys = tm_xcalloc(m->cap, sizeof(*m->keys));
-	m->vals = tm_xcalloc(m->cap, sizeof(*m->vals));
+	m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
 	for (size_t i = 0; i < old.cap; i++)
-		if (old.vals[i])
-			u64map_put(m, old.keys[i], old.vals[i] - 1);
-	free(old.keys);
-	free(old.vals);
+		if (old.slots[i].val)
+			u64map_put(m, old.slots[i].key, old.slots[i].val - 1);
+	free(old.slots);
 }
 
 static void u64map_put(u64map *m, uint64_t key, uint32_t val)
@@ -73,14 +77,15 @@ static void u64map_put(u64map *m, uint64_t key, uint32_t val)
 	if ((m->n + 1) * 4 > m->cap * 3)
 		u64map_grow(m);
 	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i]) {
-			m->keys[i] = key;
-			m->vals[i] = val + 1;
+		u64slot *sl = &m->slots[i];
+		if (!sl->val) {
+			sl->key = key;
+			sl->val = val + 1;
 			m->n++;
 			return;
 		}
-		if (m->keys[i] == key) {
-			m->vals[i] = val + 1;
+		if (sl->key == key) {
+			sl->val = val + 1;
 			return;
 		}
 	}
@@ -89,14 +94,13 @@ static void u64map_put(u64map *m, uint64_t key, uint32_t val)
 static void u64map_clear(u64map *m)
 {
 	if (m->cap)
-		memset(m->vals, 0, m->cap * sizeof(*m->vals));
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
 	m->n = 0;
 }
 
 static void u64map_free(u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -144,6 +148,12 @@ typedef struct reader {
 	track_ids *track_at;
 	size_t n_tracks, cap_tracks;
 	size_t aside_head, aside_tail; /* set-aside packets, index + 1, 0 = none */
+	/* The last lookups (packets of a sequence, events of a track come
+	 * in runs): index + 1, 0 = none. Indices are stable. */
+	uint32_t last_seq;
+	size_t last_seq_ix;
+	uint64_t last_track;
+	uint32_t last_track_ix;
 } reader;
 
 /* A packet set aside for its retry at end of file (clocks.md §6.1). */
@@ -163,6 +173,7 @@ typedef struct pscan {
 	reader *readers;          /* [0] is the base reader */
 	size_t n_readers, cap_readers;
 	u64map by_machine;        /* embedded machine_id -> readers index */
+	int keep_ts;              /* a packet sink: keep ft / sw / wk below */
 	int host_used, adopted_set;
 	uint32_t adopted;
 	int eof;                  /* retrying set-aside packets */
@@ -172,7 +183,6 @@ typedef struct pscan {
 	/* decoders, reused */
 	tm_clock_snapshot snap;
 	tm_remote_clock_sync rcs;
-	tm_track_event te;
 	tm_interned_data idata;
 	tm_ftrace_bundle bundle;
 	tm_packet retry;
@@ -194,7 +204,13 @@ static void vec_push(int64_t **v, size_t *n, size_t *cap, int64_t x)
 	TM_GROW(*v, *cap, *n + 1);
 	(*v)[(*n)++] = x;
 }
-#define PUSH(vec, x) vec_push(&(vec).v, &(vec).n, &(vec).cap, (x))
+/* The per-event trace times are kept for the exporter only (po_emit). */
+#define PUSH(vec, x)                                                            \
+	do {                                                                    \
+		int64_t x_ = (x);                                               \
+		if (ps->keep_ts)                                                \
+			vec_push(&(vec).v, &(vec).n, &(vec).cap, x_);           \
+	} while (0)
 
 static const char msg_machine_override[] =
 	"perfetto_manifest: a `machine` override attributes the file to one machine, but the file contains "
@@ -242,14 +258,21 @@ static void seq_reset_interned(seq_state *s)
 
 static seq_state *seq_get(reader *rd, uint32_t id)
 {
+	if (rd->last_seq_ix && rd->last_seq == id)
+		return &rd->seqs[rd->last_seq_ix - 1];
 	const uint32_t *ix = u64map_get(&rd->seq_index, id);
-	if (ix)
+	if (ix) {
+		rd->last_seq = id;
+		rd->last_seq_ix = *ix;
 		return &rd->seqs[*ix - 1];
+	}
 	TM_GROW(rd->seqs, rd->cap_seqs, rd->n_seqs + 1);
 	seq_state *s = &rd->seqs[rd->n_seqs];
 	memset(s, 0, sizeof(*s));
 	u64map_put(&rd->seq_index, id, (uint32_t)rd->n_seqs);
 	rd->n_seqs++;
+	rd->last_seq = id;
+	rd->last_seq_ix = rd->n_seqs;
 	return s;
 }
 
@@ -271,17 +294,9 @@ static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t 
 	return 1;
 }
 
-static tm_event event_init(const reader *rd, tm_ev_kind kind)
+static inline __attribute__((always_inline)) tm_event event_init(const reader *rd, tm_ev_kind kind)
 {
-	tm_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.machine_row = rd->row;
-	ev.kind = kind;
-	ev.dur = -1;
-	ev.pid = -1;
-	ev.tid = -1;
-	ev.cpu = -1;
-	return ev;
+	return (tm_event){.machine_row = rd->row, .kind = kind, .dur = -1, .pid = -1, .tid = -1, .cpu = -1};
 }
 
 /* ---- machines (machines.md §4) ---------------------------------------------- */
@@ -448,6 +463,197 @@ static int set_aside(pscan *ps, size_t ri, const tm_packet *p)
 	return 1;
 }
 
+/* ---- the two hot messages, read in one pass ---------------------------------- */
+
+/* The scan reads only a few fields of each TrackEvent and FtraceEvent, so
+ * it takes them in one pass of its own instead of the full decoders in
+ * proto_msg.c / proto_ftrace.c. The acceptance rules are the field
+ * iterator's (proto.c, protozero's ParseOneField): a message ends at its
+ * first malformed field, a field with an id above TM_PB_MAX_FIELD_ID or a
+ * length above TM_PB_MAX_LEN is skipped, a scalar given twice is the last
+ * one unless noted. */
+static inline const uint8_t *wire_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+	if (p < end && *p < 0x80) {
+		*out = *p;
+		return p + 1;
+	}
+	if (end - p >= 2 && p[1] < 0x80) { /* two bytes: most timestamps and ids */
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+		uint8_t b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+typedef struct wire_f {
+	uint32_t id, wire;
+	uint64_t val;
+	tm_span data;
+} wire_f;
+
+enum { WIRE_OK, WIRE_SKIP, WIRE_END };
+
+/* One field at *pp: WIRE_OK, WIRE_SKIP (well formed, ignored), or WIRE_END
+ * (malformed bytes; *pp unchanged). *pp must be below end. */
+static inline __attribute__((always_inline)) int wire_field(const uint8_t **pp, const uint8_t *end, wire_f *f)
+{
+	const uint8_t *p = *pp;
+	uint64_t tag, val = 0, len = 0;
+	if (*p < 0x80)
+		tag = *p++;
+	else if (!(p = wire_varint(p, end, &tag)))
+		return WIRE_END;
+	uint32_t id = (uint32_t)(tag >> 3);
+	if (id == 0 || p >= end)
+		return WIRE_END;
+	uint32_t wire = (uint32_t)(tag & 7);
+	switch (wire) {
+	case TM_PB_VARINT:
+		if (*p < 0x80)
+			val = *p++;
+		else if (!(p = wire_varint(p, end, &val)))
+			return WIRE_END;
+		break;
+	case TM_PB_LEN:
+		if (*p < 0x80)
+			len = *p++;
+		else if (!(p = wire_varint(p, end, &len)))
+			return WIRE_END;
+		if (len > (uint64_t)(end - p))
+			return WIRE_END;
+		f->data.p = p;
+		f->data.n = (size_t)len;
+		p += len;
+		break;
+	case TM_PB_I64:
+		if (end - p < 8)
+			return WIRE_END;
+		memcpy(&val, p, 8); /* little endian, as the wire */
+		p += 8;
+		break;
+	case TM_PB_I32: {
+		if (end - p < 4)
+			return WIRE_END;
+		uint32_t v32;
+		memcpy(&v32, p, 4);
+		val = v32;
+		p += 4;
+		break;
+	}
+	default:
+		return WIRE_END;
+	}
+	*pp = p;
+	if (id > TM_PB_MAX_FIELD_ID || len > TM_PB_MAX_LEN)
+		return WIRE_SKIP;
+	f->id = id;
+	f->wire = wire;
+	f->val = val;
+	return WIRE_OK;
+}
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fixed-width fields are read as little endian");
+
+/* What the scan takes from a TrackEvent (the same values as
+ * tm_track_event_decode gives for these fields). */
+typedef struct te_head {
+	bool has_type, has_track_uuid, has_name_iid, has_counter_value, has_double_counter_value;
+	bool has_timestamp_delta_us, has_timestamp_absolute_us;
+	int32_t type;
+	uint64_t track_uuid, name_iid;
+	tm_span name;
+	int64_t counter_value;
+	double double_counter_value;
+	int64_t timestamp_delta_us, timestamp_absolute_us;
+} te_head;
+
+static void te_head_decode(tm_span msg, te_head *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (!msg.p)
+		return;
+	const uint8_t *p = msg.p, *end = msg.p + msg.n;
+	wire_f f;
+	while (p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r == WIRE_SKIP)
+			continue;
+		switch (f.wire) {
+		case TM_PB_VARINT:
+			switch (f.id) {
+			case 9: e->has_type = true; e->type = (int32_t)(uint32_t)f.val; break;
+			case 11: e->has_track_uuid = true; e->track_uuid = f.val; break;
+			case 10: e->has_name_iid = true; e->name_iid = f.val; break;
+			case 30: e->has_counter_value = true; e->counter_value = (int64_t)f.val; break;
+			case 1: e->has_timestamp_delta_us = true; e->timestamp_delta_us = (int64_t)f.val; break;
+			case 16:
+				e->has_timestamp_absolute_us = true;
+				e->timestamp_absolute_us = (int64_t)f.val;
+				break;
+			}
+			break;
+		case TM_PB_LEN:
+			if (f.id == 23)
+				e->name = f.data;
+			break;
+		case TM_PB_I64:
+			if (f.id == 44) {
+				e->has_double_counter_value = true;
+				memcpy(&e->double_counter_value, &f.val, sizeof(double));
+			}
+			break;
+		}
+	}
+}
+
+/* What the scan takes from an FtraceEvent (as tm_ftrace_event_decode):
+ * the first field 1, the last field 2, the first length-delimited field's
+ * number as the kind. */
+typedef struct ft_head {
+	bool has_timestamp, has_pid;
+	uint64_t timestamp;
+	uint32_t pid, kind;
+} ft_head;
+
+static inline void ft_head_decode(tm_span msg, ft_head *ev)
+{
+	ev->has_timestamp = ev->has_pid = false;
+	ev->timestamp = 0;
+	ev->pid = ev->kind = 0;
+	const uint8_t *p = msg.p, *end = msg.p + msg.n;
+	wire_f f;
+	while (p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r == WIRE_SKIP)
+			continue;
+		if (f.wire == TM_PB_LEN) {
+			if (!ev->kind)
+				ev->kind = f.id;
+		} else if (f.wire == TM_PB_VARINT) {
+			if (f.id == 1 && !ev->has_timestamp) {
+				ev->has_timestamp = true;
+				ev->timestamp = f.val;
+			} else if (f.id == 2) {
+				ev->has_pid = true;
+				ev->pid = (uint32_t)f.val;
+			}
+		}
+	}
+}
+
 /* ---- track events (formats.md §5.5, clocks.md §6.1) --------------------------- */
 
 /* A track's pid and tid: a thread track's own, a process track's pid, a
@@ -482,14 +688,24 @@ static void remember_track(reader *rd, const tm_track_descriptor *d)
 
 /* The pid/tid of a track event: its track's (explicit or the sequence
  * default), else the sequence's legacy thread. */
-static void event_ids(const reader *rd, const seq_state *ss, const tm_track_event *e, tm_event *ev)
+static void event_ids(reader *rd, const seq_state *ss, const te_head *e, tm_event *ev)
 {
 	uint64_t uuid = e->has_track_uuid ? e->track_uuid : ss->has_default_track ? ss->default_track : 0;
 	if (uuid) {
-		const uint32_t *ix = u64map_get(&rd->tracks, uuid);
-		if (ix) {
-			ev->pid = rd->track_at[*ix - 1].pid;
-			ev->tid = rd->track_at[*ix - 1].tid;
+		uint32_t k = 0;
+		if (rd->last_track_ix && rd->last_track == uuid) {
+			k = rd->last_track_ix;
+		} else {
+			const uint32_t *ix = u64map_get(&rd->tracks, uuid);
+			if (ix) {
+				k = *ix;
+				rd->last_track = uuid;
+				rd->last_track_ix = k;
+			}
+		}
+		if (k) {
+			ev->pid = rd->track_at[k - 1].pid;
+			ev->tid = rd->track_at[k - 1].tid;
 		}
 	} else if (ss->has_thread) {
 		ev->pid = ss->pid;
@@ -503,8 +719,8 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 	ps->po_drop = 1; /* until placed */
 	if (!p->has_trusted_packet_sequence_id)
 		return 0; /* the reference: track_event_missing_sequence_id */
-	tm_track_event *e = &ps->te;
-	tm_track_event_decode(p->track_event, e);
+	te_head head, *e = &head;
+	te_head_decode(p->track_event, e);
 	int64_t when;
 	int legacy = 0;
 	if (e->has_timestamp_delta_us) {
@@ -691,11 +907,18 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 	if (b->has_compact_sched)
 		ftrace_compact(ps, rd, b, clock, seq);
 
-	tm_ftrace_iter it;
-	tm_ftrace_event ev;
+	/* The bundle's events (field 2) in order, up to malformed bytes. */
+	ft_head ev;
 	uint32_t cpu = b->cpu;
-	tm_ftrace_events_begin(&it, b);
-	while (tm_ftrace_events_next(&it, &ev)) {
+	const uint8_t *fp = b->raw.p, *fend = b->raw.p + b->raw.n;
+	wire_f ff;
+	while (fp && fp < fend) {
+		int fr = wire_field(&fp, fend, &ff);
+		if (fr == WIRE_END)
+			break;
+		if (fr == WIRE_SKIP || ff.id != 2 || ff.wire != TM_PB_LEN)
+			continue;
+		ft_head_decode(ff.data, &ev);
 		if (!ev.has_timestamp) {
 			scan_count(sf, TM_STAT_FTRACE_BUNDLE_ERRORS, 1);
 			PUSH(ps->ft, -1);
@@ -1094,7 +1317,6 @@ static void pscan_free(pscan *ps)
 	free(ps->aside);
 	tm_clock_snapshot_free(&ps->snap);
 	tm_remote_clock_sync_free(&ps->rcs);
-	tm_track_event_free(&ps->te);
 	tm_interned_data_free(&ps->idata);
 	tm_ftrace_bundle_free(&ps->bundle);
 	free(ps->ft.v);
@@ -1111,6 +1333,7 @@ int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err)
 	memset(&ps, 0, sizeof(ps));
 	ps.sf = sf;
 	ps.sc = sf->sc;
+	ps.keep_ts = scan_wants_packets(sf);
 	ps.man = sf->sc->m->manifest;
 	if (ps.man && sf->entry >= 0) {
 		const tm_mf_file *mf = &ps.man->files[sf->entry];

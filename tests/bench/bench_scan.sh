@@ -17,6 +17,9 @@
 #             with a counting sink (the default)
 #   check     tracemount check ARCHIVE
 #   metadata  tracemount cat ARCHIVE metadata.json
+# BENCH_TOOL=PATH times that tm_scan binary instead of the build's (to
+# compare a saved copy of an older build with the current one, on the
+# same cached inputs).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
@@ -26,12 +29,14 @@ mode=${BENCH_SCAN:-tool}
 cache=${BENCH_CACHE:-/tmp/tmbench-cache}
 sizes="proto:${BENCH_PROTO_MB:-1024} json:${BENCH_JSON_MB:-512} systrace:${BENCH_SYSTRACE_MB:-512}"
 
-make --no-print-directory -s "$BUILD/tools/gen_trace" "$BUILD/tools/tm_scan" >/dev/null || {
+targets=("$BUILD/tools/gen_trace")
+[ -n "${BENCH_TOOL:-}" ] || targets+=("$BUILD/tools/tm_scan")
+make --no-print-directory -s "${targets[@]}" >/dev/null || {
 	echo "bench_scan: cannot build the tools" >&2
 	exit 1
 }
 gen=$(realpath "$BUILD/tools/gen_trace")
-scan_tool=$(realpath "$BUILD/tools/tm_scan")
+scan_tool=$(realpath "${BENCH_TOOL:-$BUILD/tools/tm_scan}")
 ghash=$(sha1sum tests/tools/gen_trace.c | cut -c1-8)
 mkdir -p "$cache"
 work=$(mktemp -d /tmp/tmbench-scan.XXXXXX)
