@@ -1,0 +1,252 @@
+/* tests/unit/test_order.c - core/order: the reference sorter's order.
+ *
+ * The oracle below is a literal transcription of TraceSorter (v58.2):
+ * Queue::Append, Queue::Sort (lower_bound of the first out-of-order
+ * timestamp, then std::sort of the rest with the fast or slow comparator)
+ * and SortAndExtractEventsUntilAllocId, on arrays. tm_order must hand out
+ * the same sequence for random inputs, also when its sort spills to disk.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt.h"
+
+#include "order.h"
+
+typedef struct ev {
+	int64_t ts;
+	uint64_t alloc;
+	int json;
+	char phase;
+	int64_t dur;
+	uint32_t queue;
+} ev;
+
+typedef struct rq {
+	ev *e;
+	size_t n, cap;
+	size_t head;
+	int64_t min_ts, max_ts;
+	size_t sort_start_idx;
+	int64_t sort_min_ts;
+} rq;
+
+static int g_slow;
+
+static int64_t key_for(const ev *e)
+{
+	if (!e->json)
+		return INT64_MAX;
+	if (e->phase == 'E')
+		return INT64_MIN;
+	if (e->phase == 'X')
+		return INT64_MAX - (e->dur < 0 ? INT64_MAX : e->dur);
+	return INT64_MAX;
+}
+
+static int cmp_fast(const void *a, const void *b)
+{
+	const ev *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->alloc < y->alloc ? -1 : x->alloc > y->alloc;
+}
+
+static int cmp_slow(const void *a, const void *b)
+{
+	const ev *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	int64_t kx = key_for(x), ky = key_for(y);
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->alloc < y->alloc ? -1 : x->alloc > y->alloc;
+}
+
+static void ref_append(rq *q, ev e)
+{
+	if (q->n == q->cap) {
+		q->cap = q->cap ? q->cap * 2 : 16;
+		q->e = realloc(q->e, q->cap * sizeof(ev));
+	}
+	q->e[q->n++] = e;
+	if (e.ts > q->max_ts || (!g_slow && e.ts == q->max_ts)) {
+		q->max_ts = e.ts;
+	} else {
+		if (q->sort_start_idx == 0) {
+			q->sort_start_idx = q->n - 1;
+			q->sort_min_ts = e.ts;
+		} else if (e.ts < q->sort_min_ts) {
+			q->sort_min_ts = e.ts;
+		}
+	}
+	if (e.ts < q->min_ts)
+		q->min_ts = e.ts;
+}
+
+static void ref_sort(rq *q)
+{
+	size_t lb = 0;
+	while (lb < q->sort_start_idx && q->e[lb].ts < q->sort_min_ts)
+		lb++;
+	qsort(q->e + lb, q->n - lb, sizeof(ev), g_slow ? cmp_slow : cmp_fast);
+	q->sort_start_idx = 0;
+}
+
+/* SortAndExtractEventsUntilAllocId over everything. */
+static size_t ref_extract(rq *qs, size_t nq, ev *out)
+{
+	size_t k = 0;
+	for (;;) {
+		size_t min_i = 0;
+		int64_t m0 = INT64_MAX, m1 = INT64_MAX;
+		int all_empty = 1;
+		for (size_t i = 0; i < nq; i++) {
+			rq *q = &qs[i];
+			if (q->head >= q->n)
+				continue;
+			if (all_empty || q->min_ts < m0) {
+				m1 = m0;
+				m0 = q->min_ts;
+				min_i = i;
+			} else if (q->min_ts < m1) {
+				m1 = q->min_ts;
+			}
+			all_empty = 0;
+		}
+		if (all_empty)
+			break;
+		rq *q = &qs[min_i];
+		if (q->sort_start_idx != 0)
+			ref_sort(q);
+		while (q->head < q->n && q->e[q->head].ts <= m1)
+			out[k++] = q->e[q->head++];
+		q->min_ts = q->head < q->n ? q->e[q->head].ts : INT64_MAX;
+	}
+	return k;
+}
+
+static unsigned rnd_state = 12345;
+static unsigned rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) & 0xffffff;
+}
+
+static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix, size_t run_bytes)
+{
+	tm_order *o = tm_order_new(run_bytes);
+	rq *qs = calloc(n_queues, sizeof(rq));
+	int *is_json = calloc(n_queues, sizeof(int));
+	for (size_t i = 0; i < n_queues; i++) {
+		is_json[i] = json_mix && rnd() % 2;
+		qs[i].min_ts = INT64_MAX;
+		qs[i].sort_min_ts = INT64_MAX;
+		tm_order_queue(o, is_json[i]);
+	}
+	g_slow = 0;
+	tm_error err = {0};
+	int ok = 1;
+	for (size_t k = 0; k < n_events; k++) {
+		uint32_t qi = (uint32_t)(rnd() % n_queues);
+		static const char phases[] = "BEXiXbeM";
+		ev e = {(int64_t)(rnd() % (unsigned)ts_range), k, is_json[qi],
+			is_json[qi] ? phases[rnd() % 8] : 0, (int64_t)(rnd() % 7) - 1, qi};
+		if (e.json && e.phase == 'X')
+			g_slow = 1;
+		ref_append(&qs[qi], e);
+		char payload[24];
+		int pl = snprintf(payload, sizeof payload, "ev%zu", k);
+		if (tm_order_push(o, qi, e.ts, e.phase, e.dur, payload, (uint32_t)pl, &err) != 0)
+			ok = 0;
+	}
+	if (tm_order_finish(o, &err) != 0)
+		ok = 0;
+	ev *want = calloc(n_events ? n_events : 1, sizeof(ev));
+	size_t nw = ref_extract(qs, n_queues, want);
+	tm_order_rec r;
+	size_t i = 0;
+	int rc;
+	while (ok && (rc = tm_order_next(o, &r, &err)) == 1) {
+		char payload[24];
+		int pl = snprintf(payload, sizeof payload, "ev%llu", (unsigned long long)want[i].alloc);
+		if (i >= nw || r.seq != want[i].alloc || r.ts != want[i].ts || r.queue != want[i].queue ||
+		    r.len != (uint32_t)pl || memcmp(r.data, payload, (size_t)pl) != 0)
+			ok = 0;
+		i++;
+	}
+	if (i != nw)
+		ok = 0;
+	for (size_t q = 0; q < n_queues; q++)
+		free(qs[q].e);
+	free(qs);
+	free(is_json);
+	free(want);
+	tm_order_free(o);
+	return ok;
+}
+
+static void test_random_in_memory(void)
+{
+	for (int c = 0; c < 300; c++)
+		if (!run_case(1 + rnd() % 400, 1 + rnd() % 6, 1 + (int)(rnd() % 50), c % 3 != 0, 0))
+			TT_FAIL_("case %d differs from the reference's order", c);
+}
+
+static void test_random_spilled(void)
+{
+	/* tiny runs: many spills and a grouped store in a file */
+	for (int c = 0; c < 60; c++)
+		if (!run_case(2000 + rnd() % 3000, 1 + rnd() % 9, 1 + (int)(rnd() % 300), c % 2, 4096))
+			TT_FAIL_("case %d differs from the reference's order", c);
+}
+
+/* The worked example of order.h: a queue that starts earlier drains its
+ * ties first even when its index is higher. */
+static void test_earlier_queue_drains_ties(void)
+{
+	tm_order *o = tm_order_new(0);
+	uint32_t q0 = tm_order_queue(o, 0), q1 = tm_order_queue(o, 0);
+	tm_error err;
+	tm_order_push(o, q0, 10, 0, -1, "a", 1, &err);
+	tm_order_push(o, q0, 20, 0, -1, "b", 1, &err);
+	tm_order_push(o, q1, 5, 0, -1, "c", 1, &err);
+	tm_order_push(o, q1, 10, 0, -1, "d", 1, &err);
+	CHECK(tm_order_finish(o, &err) == 0);
+	char got[8] = {0};
+	tm_order_rec r;
+	for (int i = 0; i < 4 && tm_order_next(o, &r, &err) == 1; i++)
+		got[i] = *(const char *)r.data;
+	CHECK_STR(got, "cdab");
+	tm_order_free(o);
+}
+
+/* Slow sorting: at a tie, JSON E first, then X by decreasing duration. */
+static void test_slow_ties(void)
+{
+	tm_order *o = tm_order_new(0);
+	uint32_t q = tm_order_queue(o, 1);
+	tm_error err;
+	tm_order_push(o, q, 1, 'X', 5, "x", 1, &err);   /* turns slow sorting on */
+	tm_order_push(o, q, 7, 'B', -1, "b", 1, &err);
+	tm_order_push(o, q, 7, 'X', 2, "s", 1, &err);   /* tie: sorting needed from here */
+	tm_order_push(o, q, 7, 'X', 9, "l", 1, &err);
+	tm_order_push(o, q, 7, 'E', -1, "e", 1, &err);
+	CHECK(tm_order_finish(o, &err) == 0);
+	char got[8] = {0};
+	tm_order_rec r;
+	for (int i = 0; i < 5 && tm_order_next(o, &r, &err) == 1; i++)
+		got[i] = *(const char *)r.data;
+	CHECK_STR(got, "xelsb");
+	tm_order_free(o);
+}
+
+int main(void)
+{
+	TT_RUN(test_earlier_queue_drains_ties);
+	TT_RUN(test_slow_ties);
+	TT_RUN(test_random_in_memory);
+	TT_RUN(test_random_spilled);
+	TT_DONE();
+}
