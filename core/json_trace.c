@@ -438,8 +438,9 @@ static void summarise_args(const tj_value *args, char *out, size_t n)
 /* json.c: tj_parse, also giving the bytes the root value took. */
 int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, tm_error *err);
 
-/* Deliver one parsed event object (freed here). */
-static int deliver_parsed(reader *r, tj_value *obj)
+/* Deliver one parsed event object (freed here); raw/raw_len are its
+ * bytes in the file. */
+static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_len)
 {
 	int rc = STEP_OK;
 	if (obj->type != TJ_OBJECT)
@@ -452,6 +453,8 @@ static int deliver_parsed(reader *r, tj_value *obj)
 	memset(&ev, 0, sizeof ev);
 	ev.kind = JSON_EV_TRACE;
 	ev.object = obj;
+	ev.raw = raw;
+	ev.raw_len = raw_len;
 	ev.dur = ev.tts = ev.tdur = -1;
 	ev.pid = ev.tid = -1;
 
@@ -516,10 +519,10 @@ static int deliver_parsed(reader *r, tj_value *obj)
 		}
 		ev.ts = 0;
 	}
-	if (ev.phase == 'X' && ev.dur < 0 && !v_dur) {
+	/* An X without dur is counted here and still delivered: the reference
+	 * sorts it and makes its thread before it rejects it. */
+	if (ev.phase == 'X' && ev.dur < 0 && !v_dur)
 		r->st->json_parser_failure++;
-		goto out;
-	}
 	ev.has_pid = read_id(r, v_pid, &ev.pid, &ev.pid_is_string, &ev.pid_name);
 	ev.has_tid = read_id(r, v_tid, &ev.tid, &ev.tid_is_string, &ev.tid_name);
 	/* §3.4: tid absent or 0 (and not a string) while pid != 0 -> pid. */
@@ -556,7 +559,7 @@ static int deliver_trace_event(reader *r, const char *text, size_t len)
 	tm_error perr;
 	if (tj_parse(text, len, &obj, &perr) < 0)
 		return tm_err(r->err, TM_EINPUT, "Failure parsing JSON: %s", perr.msg);
-	return deliver_parsed(r, obj);
+	return deliver_parsed(r, obj, text, len);
 }
 
 /* traceEvents (or the bare array); the '[' is consumed. */
@@ -600,7 +603,7 @@ static int read_events(reader *r)
 						      JSON_TRACE_EVENT_MAX);
 				}
 				s->pos += used;
-				if (deliver_parsed(r, obj))
+				if (deliver_parsed(r, obj, s->buf + s->pos - used, used))
 					return STEP_ERR;
 				continue;
 			}
@@ -635,11 +638,14 @@ static int deliver_system_line(reader *r)
 		rc = tm_err(r->err, TM_EINPUT, "Not a known systrace event format (line: %s)",
 			    l->data);
 		break;
-	case SYSTRACE_LINE_BAD_PRINT:
-		r->st->systrace_parse_failure++;
-		break;
 	case SYSTRACE_LINE_SKIP:
 		break;
+	case SYSTRACE_LINE_BAD_PRINT:
+		/* counted, and delivered for its thread (systrace.h) */
+		r->st->systrace_parse_failure++;
+		sev.bad_print = 1;
+		sev.print_phase = 0;
+		/* fall through */
 	case SYSTRACE_LINE_EVENT: {
 		json_event ev;
 		memset(&ev, 0, sizeof ev);

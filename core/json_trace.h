@@ -42,6 +42,8 @@ typedef enum json_event_kind {
 typedef struct json_event {
 	json_event_kind kind;
 	const tj_value *object;   /* TRACE: the whole event object */
+	const char *raw;          /* TRACE: the object's bytes as in the file */
+	size_t raw_len;
 	char phase;               /* first character of "ph"; SYSTRACE: the print phase or 0 */
 	int has_ts;
 	int64_t ts;               /* ns (§3.3); 0 for an M event without ts */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json_trace.h"
+#include "model.h"
 #include "scan_internal.h"
 #include "systrace.h"
 
@@ -196,7 +197,7 @@ static void emit_name(scan_file *sf, int64_t pid, int64_t tid, const char *name)
 
 /* ---- systrace lines (a systrace file, or a JSON file's embedded text) ---- */
 
-static void systrace_to_event(const systrace_event *l, tm_event *ev)
+void scan_systrace_event(const systrace_event *l, tm_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->dur = -1;
@@ -238,8 +239,8 @@ static void systrace_to_event(const systrace_event *l, tm_event *ev)
 		ev->name = l->print_name[0] ? l->print_name : NULL;
 		break;
 	default:
-		if (strcmp(l->event_name, "sched_switch") == 0 || strcmp(l->event_name, "sched_waking") == 0 ||
-		    strcmp(l->event_name, "sched_wakeup") == 0)
+		/* the two the reference builds sched and thread-state rows from */
+		if (strcmp(l->event_name, "sched_switch") == 0 || strcmp(l->event_name, "sched_waking") == 0)
 			ev->kind = TM_EV_SCHED;
 		else
 			ev->kind = TM_EV_FTRACE;
@@ -252,27 +253,11 @@ static void systrace_to_event(const systrace_event *l, tm_event *ev)
 	ev->name_len = ev->name ? strlen(ev->name) : 0;
 }
 
-/* Convert and place one line read on `clock` (MONOTONIC for a systrace
- * file, the private clock for embedded text); a failed conversion drops
- * the line (clocks.md §6.2). */
-static void place_systrace(scan_file *sf, tm_clock_tracker *t, uint32_t clock, const systrace_event *l)
-{
-	int64_t out;
-	if (tm_tracker_to_trace_time(t, clock, 0, l->ts, 0, &out) != TM_CONV_OK) {
-		scan_lost(sf);
-		return;
-	}
-	tm_event ev;
-	systrace_to_event(l, &ev);
-	ev.machine_row = sf->base_row;
-	ev.raw_ts = l->ts;
-	ev.ts = out;
-	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
-}
-
 typedef struct text_ctx {
 	scan_file *sf;
 	tm_clock_tracker *t;
+	uint32_t q_events, q_lines; /* sorter queues: JSON events, systrace lines */
+	tm_buf rec;                 /* a record being built */
 	/* systrace task names already reported: tid -> name hash, open
 	 * addressing, bounded (a full table stops reporting) */
 	uint64_t *tids, *hashes;
@@ -322,22 +307,74 @@ static void task_name(text_ctx *tc, const systrace_event *l)
 	emit_name(tc->sf, l->tgid >= 0 ? l->tgid : l->pid, l->pid, l->task);
 }
 
+/* Convert a file's own timestamp to trace time for an item the reference
+ * pushes to its sorter: 1 with *out (>= 0); 0 when the conversion failed
+ * (the tracker counted it) or the result is negative (counted here), so
+ * the item is dropped before sorting. */
+static int push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out)
+{
+	if (tm_tracker_to_trace_time(t, clock, 0, ts, 0, out) != TM_CONV_OK) {
+		scan_lost(sf);
+		return 0;
+	}
+	if (*out < 0) {
+		scan_count(sf, TM_STAT_NEGATIVE_TS, 1);
+		return 0;
+	}
+	return 1;
+}
+
+static void emit_record(scan_file *sf, uint32_t queue, int64_t ts, char phase, int64_t dur, const void *data,
+			size_t len)
+{
+	const tm_scan_sink *k = sf->sc->sink;
+	if (!k || !k->record)
+		return;
+	tm_rec r = {queue, ts, phase, dur, data, len};
+	k->record(k->ctx, &r);
+}
+
+/* One systrace line read on `clock` (MONOTONIC for a systrace file, the
+ * private clock for embedded text, clocks.md §6.2): recorded for the
+ * model, and placed unless its print payload was bad. */
+static void systrace_line(text_ctx *tc, uint32_t queue, uint32_t clock, const systrace_event *l)
+{
+	scan_file *sf = tc->sf;
+	task_name(tc, l);
+	int64_t out;
+	if (!push_time(sf, tc->t, clock, l->ts, &out))
+		return;
+	if (sf->sc->sink && sf->sc->sink->record) {
+		tm_mrec_systrace(&tc->rec, sf->f->id, sf->base_row, l);
+		emit_record(sf, queue, out, 0, -1, tc->rec.data, tc->rec.len);
+	}
+	if (l->bad_print)
+		return; /* counted as a systrace_parse_failure by the reader */
+	tm_event ev;
+	scan_systrace_event(l, &ev);
+	ev.machine_row = sf->base_row;
+	ev.raw_ts = l->ts;
+	ev.ts = out;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+}
+
 static int on_systrace_line(void *ctx, const systrace_event *l, tm_error *err)
 {
 	(void)err;
 	text_ctx *tc = ctx;
-	task_name(tc, l);
-	place_systrace(tc->sf, tc->t, TM_CLOCK_MONOTONIC, l);
+	systrace_line(tc, tc->q_events, TM_CLOCK_MONOTONIC, l);
 	return 0;
 }
 
 static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
-	text_ctx tc = {sf, t, NULL, NULL, 0, 0};
+	/* SystraceTraceParser: one stream */
+	text_ctx tc = {sf, t, sf->sc->s->next_queue++, 0, {0}, NULL, NULL, 0, 0};
 	systrace_stats st = {0};
 	int rc = systrace_read(c, on_systrace_line, &tc, &st, err);
 	free(tc.tids);
 	free(tc.hashes);
+	tm_buf_free(&tc.rec);
 	for (int64_t i = 0; i < st.systrace_parse_failure; i++)
 		scan_count(sf, TM_STAT_SYSTRACE_PARSE_FAILURE, 1);
 	return rc;
@@ -346,13 +383,10 @@ static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_er
 /* ---- Chrome JSON ---------------------------------------------------------- */
 
 /* formats.md §3.5: a C event is one sample per numeric arg k, on the
- * counter "{name} {k}" ("{name} id: {id} {k}" with an id). */
+ * counter "{name} {k}" ("{name} id: {id} {k}" with a string id: the
+ * reference ignores an integer one there). */
 static int place_counters(scan_file *sf, const json_event *je, tm_event *ev)
 {
-	if (ev->ts < 0) { /* the sorter drops the event once, before the samples exist */
-		scan_place(sf, ev, TM_STAT_NEGATIVE_TS);
-		return 0;
-	}
 	const tj_value *a = je->args;
 	const tj_value *id = je->object ? tj_get(je->object, "id") : NULL;
 	tm_buf name = {0};
@@ -363,10 +397,8 @@ static int place_counters(scan_file *sf, const json_event *je, tm_event *ev)
 		name.len = 0;
 		if (je->name)
 			tm_buf_puts(&name, je->name);
-		if (id && id->type == TJ_STRING)
+		if (id && id->type == TJ_STRING && id->len)
 			tm_buf_printf(&name, " id: %s", id->s);
-		else if (id && id->type == TJ_INT)
-			tm_buf_printf(&name, " id: %lld", (long long)id->i);
 		tm_buf_puts(&name, " ");
 		tm_buf_put(&name, a->keys[i], a->key_lens[i]);
 		ev->name = name.data;
@@ -384,11 +416,24 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	text_ctx *tc = ctx;
 	scan_file *sf = tc->sf;
 	if (je->kind == JSON_EV_SYSTRACE) {
-		task_name(tc, je->systrace);
-		place_systrace(sf, tc->t, TM_CLOCK_THIS_FILE, je->systrace);
+		systrace_line(tc, tc->q_lines, TM_CLOCK_THIS_FILE, je->systrace);
 		return 0;
 	}
-	if (je->kind == JSON_EV_TRACE && je->phase == 'M' && je->name && je->args) {
+	/* V8 samples (P) go to a stream of their own that the model does not
+	 * read; metadata values are not events. */
+	if (je->kind != JSON_EV_TRACE || je->phase == 'P')
+		return 0;
+	int64_t out;
+	if (!push_time(sf, tc->t, TM_CLOCK_THIS_FILE, je->ts, &out))
+		return 0;
+	if (sf->sc->sink && sf->sc->sink->record) {
+		tm_mrec_head h = {TM_MREC_JSON, 0, 0, sf->f->id, sf->base_row};
+		tc->rec.len = 0;
+		tm_buf_put(&tc->rec, &h, sizeof h);
+		tm_buf_put(&tc->rec, je->raw, je->raw_len);
+		emit_record(sf, tc->q_events, out, je->phase, je->dur, tc->rec.data, tc->rec.len);
+	}
+	if (je->phase == 'M' && je->name && je->args) {
 		/* formats.md §3.5: process_name / thread_name in args.name */
 		const tj_value *n = tj_get(je->args, "name");
 		int proc = strcmp(je->name, "process_name") == 0;
@@ -396,8 +441,6 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 			emit_name(sf, je->has_pid ? je->pid : 0, proc ? -1 : je->has_tid ? je->tid : 0, n->s);
 		return 0;
 	}
-	if (je->kind != JSON_EV_TRACE || !je->has_ts)
-		return 0;
 	tm_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.dur = -1;
@@ -430,12 +473,7 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 		ev.dur = je->dur;
 		break;
 	default:
-		return 0; /* metadata, flows, samples: not placed on the timeline */
-	}
-	int64_t out;
-	if (tm_tracker_to_trace_time(tc->t, TM_CLOCK_THIS_FILE, 0, je->ts, 0, &out) != TM_CONV_OK) {
-		scan_lost(sf);
-		return 0;
+		return 0; /* metadata, flows: not placed on the timeline */
 	}
 	ev.machine_row = sf->base_row;
 	ev.ts = out;
@@ -453,11 +491,15 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 
 static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
-	text_ctx tc = {sf, t, NULL, NULL, 0, 0};
+	/* JsonTraceTokenizer: streams for events, systrace lines and V8 samples */
+	tm_scan *s = sf->sc->s;
+	text_ctx tc = {sf, t, s->next_queue, s->next_queue + 1, {0}, NULL, NULL, 0, 0};
+	s->next_queue += 3;
 	json_trace_stats st = {0};
 	int rc = json_trace_read_opt(c, scan_wants_args(sf), on_json_event, &tc, &st, err);
 	free(tc.tids);
 	free(tc.hashes);
+	tm_buf_free(&tc.rec);
 	for (int64_t i = 0; i < st.json_tokenizer_failure; i++)
 		scan_count(sf, TM_STAT_JSON_TOKENIZER_FAILURE, 1);
 	for (int64_t i = 0; i < st.json_parser_failure; i++)

@@ -120,12 +120,30 @@ typedef struct tm_name_out {
 	size_t name_len;
 } tm_name_out;
 
+/* A record for the model (core/model.h): one item the reference's
+ * tokenizers push to its sorter, in push order. `queue` is the sorter queue
+ * it goes to, numbered in the order the reference creates them (per JSON
+ * file its events and its embedded systrace lines, per systrace file one,
+ * ...); `ts` is trace time (>= 0: negative ones are dropped and counted
+ * before). For a JSON event, json_phase / json_dur feed the sorter's tie
+ * rule (core/order.h); both are 0 / -1 otherwise. `data` is a
+ * tm_mrec_head followed by the payload; valid only during the callback. */
+typedef struct tm_rec {
+	uint32_t queue;
+	int64_t ts;
+	char json_phase;
+	int64_t json_dur;
+	const void *data;
+	size_t len;
+} tm_rec;
+
 typedef struct tm_scan_sink {
 	void *ctx;
-	void (*event)(void *ctx, const tm_event *ev);
+	void (*event)(void *ctx, const tm_event *ev); /* may be NULL */
 	void (*packet)(void *ctx, const tm_packet_out *p); /* may be NULL */
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
 	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
+	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
 } tm_scan_sink;
 
 /* ---- results ------------------------------------------------------------ */
@@ -172,6 +190,7 @@ typedef struct tm_scan {
 	tm_clock_node tt_node;    /* trace time at the end of the scan */
 	int has_tt_owner;
 	uint32_t tt_owner_file;
+	uint32_t next_queue;      /* sorter queues created (tm_rec.queue) */
 } tm_scan;
 
 /* Run the scan over the mount tier's session. Never NULL: a failure of the

@@ -67,6 +67,11 @@ void scan_emit_packet(scan_file *sf, tm_packet_out *po);
 /* The row's dense machine bookkeeping is grown to the table's size. */
 void scan_sync_machines(scan_ctx *sc);
 
+/* A systrace line (or a proto print event's payload, parsed) as an event:
+ * kind, name, pid/tid, args, value; the caller sets times and the row. */
+struct systrace_event;
+void scan_systrace_event(const struct systrace_event *l, tm_event *ev);
+
 /* Read a proto file (core/scan_proto.c). Returns 0, or -1 with err set
  * (the exact text; the merge then fails). */
 int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err);

@@ -320,6 +320,32 @@ static systrace_line_result parse_print(char *str, systrace_event *ev)
 #undef FIELD
 }
 
+systrace_line_result systrace_parse_print(char *payload, systrace_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->task = ev->event_name = ev->args = ev->print_name = ev->print_track = "";
+	ev->tgid = -1;
+	return parse_print(payload, ev);
+}
+
+/* The print fields are cut out of a copy of the payload, so that `args`
+ * stays the payload as written (the exporter writes it back as the print
+ * event's buf). One copy per thread, valid until the next line is parsed
+ * there, like the event. */
+static char *print_copy(const char *args)
+{
+	static __thread char *buf;
+	static __thread size_t cap;
+	size_t n = strlen(args) + 1;
+	if (n > cap) {
+		free(buf);
+		cap = n < 256 ? 256 : n;
+		buf = tm_xmalloc(cap);
+	}
+	memcpy(buf, args, n);
+	return buf;
+}
+
 /* formats.md §4.3: the events whose arguments are a print payload. */
 static const char *const PRINT_EVENTS[] = {"tracing_mark_write", "print", "0"};
 
@@ -370,7 +396,7 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 	for (size_t i = 0; i < sizeof PRINT_EVENTS / sizeof PRINT_EVENTS[0]; i++) {
 		if (strcmp(ev->event_name, PRINT_EVENTS[i]) == 0) {
 			/* The summary keeps the payload before it is cut up. */
-			return parse_print((char *)ev->args, ev);
+			return parse_print(print_copy(ev->args), ev);
 		}
 	}
 	return SYSTRACE_LINE_EVENT;
@@ -504,9 +530,13 @@ static int handle_line(reader *r, char *line, size_t len, tm_error *err)
 	case SYSTRACE_LINE_SKIP:
 		return 0;
 	case SYSTRACE_LINE_NO_MATCH:
-	case SYSTRACE_LINE_BAD_PRINT:
 		r->st->systrace_parse_failure++;
 		return 0;
+	case SYSTRACE_LINE_BAD_PRINT:
+		r->st->systrace_parse_failure++;
+		ev.bad_print = 1;
+		ev.print_phase = 0;
+		return r->fn(r->ctx, &ev, err) ? -1 : 0;
 	}
 	return 0;
 }

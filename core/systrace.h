@@ -39,6 +39,9 @@ typedef struct systrace_event {
 	const char *args;       /* everything after "event_name:", trimmed */
 	char args_summary[SYSTRACE_ARGS_SUMMARY_MAX + 1]; /* args cut to 200 bytes */
 	int json_embedded;      /* from a JSON file's systemTraceEvents (§3.1) */
+	int bad_print;          /* a print-family line whose payload does not parse
+				 * (§4.4): delivered for its thread, already counted
+				 * as a systrace_parse_failure, print_phase 0 */
 
 	/* The print family (tracing_mark_write, print, 0; §4.4). print_phase is
 	 * 0 for every other event. */
@@ -58,8 +61,10 @@ typedef int (*systrace_event_fn)(void *ctx, const systrace_event *ev, tm_error *
  * Pre-processing, HTML sections and line skipping follow §4.1; lines that
  * do not match §4.2 or carry a bad print payload add to
  * st->systrace_parse_failure and are skipped; `trace_event_clock_sync:`
- * print payloads are skipped silently. Returns 0, or -1 with err set by the
- * cursor or the callback. */
+ * print payloads are skipped silently. A line whose print payload is bad is
+ * counted and still delivered with bad_print set (the reference makes its
+ * thread before it rejects the payload). Returns 0, or -1 with err set by
+ * the cursor or the callback. */
 int systrace_read(tm_cursor *c, systrace_event_fn fn, void *ctx, systrace_stats *st,
 		  tm_error *err);
 
@@ -80,6 +85,13 @@ typedef enum systrace_line_result {
  * nothing: the caller decides what a failure means (a stat here, fatal in
  * JSON's systemTraceEvents). */
 systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event *ev);
+
+/* Parse a print payload alone (§4.4), as the reference reads the buf of a
+ * proto print FtraceEvent: `payload` is cut up in place and ev's print
+ * fields point into it; the other fields are empty. Returns
+ * SYSTRACE_LINE_EVENT, SYSTRACE_LINE_BAD_PRINT, or SYSTRACE_LINE_SKIP for
+ * a trace_event_clock_sync payload. */
+systrace_line_result systrace_parse_print(char *payload, systrace_event *ev);
 
 /* The value of `key` in a key=value argument string (§4.3: tokens split at
  * spaces; a token without '=' is stored under "name"; the first occurrence

@@ -12,6 +12,8 @@
 
 typedef struct rec {
 	int n;
+	int nodur;   /* X events without dur: delivered, counted, kept apart here */
+	int bad;     /* embedded systrace lines with a bad print payload */
 	json_event_kind kind[MAXEV];
 	char phase[MAXEV];
 	int64_t ts[MAXEV], dur[MAXEV], pid[MAXEV], tid[MAXEV];
@@ -26,6 +28,14 @@ static int collect(void *ctx, const json_event *ev, tm_error *err)
 {
 	(void)err;
 	rec *r = ctx;
+	if (ev->kind == JSON_EV_TRACE && ev->phase == 'X' && ev->dur < 0) {
+		r->nodur++;
+		return 0;
+	}
+	if (ev->kind == JSON_EV_SYSTRACE && ev->systrace->bad_print) {
+		r->bad++;
+		return 0;
+	}
 	if (r->n >= MAXEV)
 		return 0;
 	int i = r->n++;
@@ -222,6 +232,7 @@ static void json_phases(void)
 			    0, &r, &st, &err),
 		  0);
 	CHECK_INT(r.n, 3);
+	CHECK_INT(r.nodur, 1); /* counted, and still delivered for the model */
 	CHECK_INT(st.json_parser_failure, 1);
 	CHECK_INT(st.json_tokenizer_failure, 3);
 	CHECK_INT(r.phase[0], 'C');
@@ -292,12 +303,13 @@ static void json_s68_bad_system_line(void)
 			    &st, &err),
 		  -1);
 	CHECK_STR(err.msg, "Not a known systrace event format (line: this is \"not\" systrace)");
-	/* A bad print payload is only counted. */
+	/* A bad print payload is counted, and the line delivered flagged. */
 	CHECK_INT(read_json("{\"systemTraceEvents\":\"a-1 [000] 1.0: tracing_mark_write: B|x\\n\"}", 0, &r,
 			    &st, &err),
 		  0);
 	CHECK_INT(st.systrace_parse_failure, 1);
 	CHECK_INT(r.n, 0);
+	CHECK_INT(r.bad, 1);
 }
 
 static int stop_cb(void *ctx, const json_event *ev, tm_error *err)

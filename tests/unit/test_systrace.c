@@ -12,6 +12,7 @@
 
 typedef struct rec {
 	int n;
+	int bad; /* lines with a bad print payload: delivered flagged, kept apart */
 	int64_t ts[MAXEV], pid[MAXEV], tgid[MAXEV], value[MAXEV];
 	uint32_t cpu[MAXEV];
 	char phase[MAXEV];
@@ -22,6 +23,10 @@ static int collect(void *ctx, const systrace_event *ev, tm_error *err)
 {
 	(void)err;
 	rec *r = ctx;
+	if (ev->bad_print) {
+		r->bad++;
+		return 0;
+	}
 	if (r->n >= MAXEV)
 		return 0;
 	int i = r->n++;
@@ -149,6 +154,7 @@ static void systrace_print_payloads(void)
 		  0);
 	CHECK_INT(r.n, 8);
 	CHECK_INT(st.systrace_parse_failure, 4);
+	CHECK_INT(r.bad, 4); /* each failure above is a matched line with a bad payload */
 	CHECK_STR(r.pname[0], "[empty slice name]");
 	CHECK_INT(r.phase[1], 'C');
 	CHECK_STR(r.pname[1], "ctr");

@@ -1,0 +1,386 @@
+/* core/model.c - the model's driver: records to parsers, strings, maps,
+ * stats, and the tables' accessors. */
+#include "model_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+#include "order.h"
+#include "scan.h"
+
+/* ---- strings ------------------------------------------------------------------ */
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+uint32_t m_intern(m_strings *p, const char *s, size_t n)
+{
+	if (!s)
+		return 0;
+	if ((p->n + 1) * 2 > p->n_slots) {
+		size_t ns = p->n_slots ? p->n_slots * 2 : 1024;
+		uint32_t *slots = tm_xcalloc(ns, sizeof(*slots));
+		for (size_t i = 0; i < p->n; i++) {
+			size_t j = str_hash(p->s[i], strlen(p->s[i])) & (ns - 1);
+			while (slots[j])
+				j = (j + 1) & (ns - 1);
+			slots[j] = (uint32_t)i + 1;
+		}
+		free(p->slots);
+		p->slots = slots;
+		p->n_slots = ns;
+	}
+	size_t j = str_hash(s, n) & (p->n_slots - 1);
+	while (p->slots[j]) {
+		const char *t = p->s[p->slots[j] - 1];
+		if (strlen(t) == n && memcmp(t, s, n) == 0)
+			return p->slots[j];
+		j = (j + 1) & (p->n_slots - 1);
+	}
+	TM_GROW(p->s, p->cap, p->n + 1);
+	p->s[p->n++] = tm_xstrndup(s, n);
+	p->slots[j] = (uint32_t)p->n;
+	return (uint32_t)p->n;
+}
+
+static void strings_free(m_strings *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->s[i]);
+	free(p->s);
+	free(p->slots);
+}
+
+/* ---- maps --------------------------------------------------------------------- */
+
+uint64_t m_hash2(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x7f4a7c159e3779b9ull + (a << 6) + (a >> 2));
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static size_t slot_of(const m_map *m, uint64_t key)
+{
+	return (size_t)m_hash2(key, 0x5bd1e995) & (m->cap - 1);
+}
+
+uint64_t *m_map_get(m_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->used[i])
+			return NULL;
+		if (m->used[i] == 1 && m->keys[i] == key)
+			return &m->vals[i];
+	}
+}
+
+uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
+{
+	uint64_t *v = m_map_get(m, key);
+	if (v) {
+		if (inserted)
+			*inserted = 0;
+		return v;
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		m_map old = *m;
+		m->cap = old.cap ? old.cap * 2 : 64;
+		m->keys = tm_xcalloc(m->cap, sizeof(*m->keys));
+		m->vals = tm_xcalloc(m->cap, sizeof(*m->vals));
+		m->used = tm_xcalloc(m->cap, 1);
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.used[i] == 1)
+				*m_map_put(m, old.keys[i], NULL) = old.vals[i];
+		free(old.keys);
+		free(old.vals);
+		free(old.used);
+	}
+	size_t i = slot_of(m, key);
+	while (m->used[i] == 1)
+		i = (i + 1) & (m->cap - 1);
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->vals[i] = 0;
+	m->n++;
+	if (inserted)
+		*inserted = 1;
+	return &m->vals[i];
+}
+
+void m_map_del(m_map *m, uint64_t key)
+{
+	uint64_t *v = m_map_get(m, key);
+	if (!v)
+		return;
+	size_t i = (size_t)(v - m->vals);
+	m->used[i] = 2; /* a tombstone keeps probe chains intact */
+}
+
+void m_map_free(m_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- stats -------------------------------------------------------------------- */
+
+void m_stat(tm_model *m, const char *name, int64_t add)
+{
+	for (size_t i = 0; i < m->n_stats; i++)
+		if (strcmp(m->stat_names[i], name) == 0) {
+			m->stat_vals[i] += add;
+			return;
+		}
+	TM_GROW(m->stat_names, m->cap_stats, m->n_stats + 1);
+	m->stat_vals = tm_xrealloc(m->stat_vals, m->cap_stats * sizeof(*m->stat_vals));
+	m->stat_names[m->n_stats] = tm_xstrdup(name);
+	m->stat_vals[m->n_stats++] = add;
+}
+
+size_t tm_model_n_stats(const tm_model *m)
+{
+	return m->n_stats;
+}
+
+const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value)
+{
+	if (i >= m->n_stats)
+		return NULL;
+	*value = m->stat_vals[i];
+	return m->stat_names[i];
+}
+
+/* ---- the driver --------------------------------------------------------------- */
+
+tm_model *tm_model_new(const tm_model_sink *sink)
+{
+	tm_model *m = tm_xcalloc(1, sizeof(*m));
+	if (sink)
+		m->sink = *sink;
+	m->next_string_pid = INT64_C(1) << 32;
+	return m;
+}
+
+void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
+{
+	tm_mrec_head h;
+	if (len < sizeof h)
+		return;
+	memcpy(&h, rec, sizeof h);
+	const char *body = (const char *)rec + sizeof h;
+	size_t n = len - sizeof h;
+	m->cur_ts = ts;
+	m->cur_cpu = h.kind == TM_MREC_SYSTRACE ? h.cpu : -1;
+	switch (h.kind) {
+	case TM_MREC_JSON:
+		m_json_apply(m, &h, ts, body, n);
+		break;
+	case TM_MREC_SYSTRACE:
+		m_systrace_apply(m, &h, ts, body, n);
+		break;
+	default:
+		break;
+	}
+}
+
+void tm_model_finish(tm_model *m)
+{
+	m_slices_flush(m);
+	m_sched_flush(m);
+}
+
+size_t tm_model_n_tracks(const tm_model *m)
+{
+	return m->n_tracks;
+}
+
+const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id)
+{
+	return id < m->n_tracks ? &m->tracks[id].pub : NULL;
+}
+
+size_t tm_model_n_threads(const tm_model *m)
+{
+	return m->n_threads;
+}
+
+const tm_mthread *tm_model_thread(const tm_model *m, size_t utid)
+{
+	if (utid >= m->n_threads)
+		return NULL;
+	m->threads[utid].pub.name = m_str(&m->str, m->threads[utid].name_id);
+	return &m->threads[utid].pub;
+}
+
+size_t tm_model_n_processes(const tm_model *m)
+{
+	return m->n_procs;
+}
+
+const tm_mprocess *tm_model_process(const tm_model *m, size_t upid)
+{
+	if (upid >= m->n_procs)
+		return NULL;
+	m->procs[upid].pub.name = m_str(&m->str, m->procs[upid].name_id);
+	return &m->procs[upid].pub;
+}
+
+static void ctx_free(m_ctx *c)
+{
+	m_map_free(&c->thread_tracks);
+	m_map_free(&c->named_tracks);
+	for (size_t i = 0; i < c->n_csets; i++) {
+		for (size_t k = 0; k < c->csets[i].n; k++)
+			free(c->csets[i].tracks[k].open_ends);
+		free(c->csets[i].tracks);
+	}
+	free(c->csets);
+	m_map_free(&c->async_root_name);
+	m_map_free(&c->flow_to_slice);
+	free(c->flow_slice_id);
+	free(c->flow_slice_ts);
+	m_map_free(&c->v1_flows);
+	free(c->cpus);
+	free(c->sched);
+}
+
+void tm_model_free(tm_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_tracks; i++) {
+		m_track *t = &m->tracks[i];
+		for (size_t k = 0; k < t->depth; k++) {
+			tm_buf_free(&t->stack[k].args);
+			free(t->stack[k].argidx);
+		}
+		free(t->stack);
+		free(t->pending_flows);
+	}
+	free(m->tracks);
+	for (size_t i = 0; i < m->n_ctxs; i++)
+		ctx_free(&m->ctxs[i]);
+	free(m->ctxs);
+	m_map_free(&m->ctx_index);
+	for (size_t i = 0; i < m->n_mach; i++) {
+		m_mach *mc = &m->mach[i];
+		m_map_free(&mc->pids);
+		m_map_free(&mc->live_tid);
+		m_map_free(&mc->tids_head);
+		for (size_t k = 0; k < mc->n_tid_lists; k++)
+			free(mc->tid_lists[k]);
+		free(mc->tid_lists);
+		free(mc->tid_list_n);
+		free(mc->tid_list_cap);
+	}
+	free(m->mach);
+	free(m->threads);
+	free(m->procs);
+	for (size_t i = 0; i < m->n_stats; i++)
+		free(m->stat_names[i]);
+	free(m->stat_names);
+	free(m->stat_vals);
+	m_map_free(&m->json_string_ids);
+	strings_free(&m->str);
+	tm_buf_free(&m->scratch);
+	free(m);
+}
+
+/* ---- running over a merge ----------------------------------------------------- */
+
+typedef struct run_ctx {
+	tm_order *order;
+	uint32_t n_queues;
+	const tm_scan_sink *also;
+	int failed;
+	tm_error err;
+} run_ctx;
+
+static void run_record(void *ctx, const tm_rec *r)
+{
+	run_ctx *rc = ctx;
+	if (rc->failed)
+		return;
+	/* queues the scan numbered but never used still count for the order */
+	while (rc->n_queues <= r->queue) {
+		tm_order_queue(rc->order, 0);
+		rc->n_queues++;
+	}
+	if (tm_order_push(rc->order, r->queue, r->ts, r->json_phase, r->json_dur, r->data, (uint32_t)r->len,
+			  &rc->err) != 0)
+		rc->failed = 1;
+}
+
+static void run_event(void *ctx, const tm_event *ev)
+{
+	run_ctx *rc = ctx;
+	rc->also->event(rc->also->ctx, ev);
+}
+
+static void run_packet(void *ctx, const tm_packet_out *p)
+{
+	run_ctx *rc = ctx;
+	rc->also->packet(rc->also->ctx, p);
+}
+
+static void run_name(void *ctx, const tm_name_out *n)
+{
+	run_ctx *rc = ctx;
+	rc->also->name(rc->also->ctx, n);
+}
+
+tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
+		       tm_error *err)
+{
+	run_ctx rc = {tm_order_new(0), 0, also, 0, {0}};
+	tm_scan_sink ss = {.ctx = &rc, .record = run_record};
+	if (also) {
+		ss.event = also->event ? run_event : NULL;
+		ss.packet = also->packet ? run_packet : NULL;
+		ss.name = also->name ? run_name : NULL;
+		ss.want_args = also->want_args;
+	}
+	tm_scan *s = tm_scan_run(merge, &ss);
+	int failed = s->failed;
+	if (failed)
+		*err = s->err;
+	tm_scan_free(s);
+	if (!failed && rc.failed) {
+		*err = rc.err;
+		failed = 1;
+	}
+	if (!failed && tm_order_finish(rc.order, err) != 0)
+		failed = 1;
+	tm_model *m = NULL;
+	if (!failed) {
+		m = tm_model_new(sink);
+		tm_order_rec r;
+		int k;
+		while ((k = tm_order_next(rc.order, &r, err)) == 1)
+			tm_model_apply(m, r.ts, r.data, r.len);
+		if (k < 0) {
+			tm_model_free(m);
+			m = NULL;
+		} else {
+			tm_model_finish(m);
+		}
+	}
+	tm_order_free(rc.order);
+	return m;
+}

@@ -1,0 +1,240 @@
+/* core/model.h - the reference's tables, rebuilt from the merge.
+ *
+ * The scan places events; the reference then parses them, in the order of
+ * its sorter (core/order.h), into tables: threads and processes per
+ * machine, slices with their depth on thread, async and global tracks,
+ * flows, args, counters and sched slices. The model does the same for the
+ * formats whose tables tracemount shows (Chrome JSON, systrace text, and
+ * the Perfetto proto packets the scan hands it), with the reference's own
+ * rules (Perfetto v58.2: ProcessTracker, SliceTracker, TrackCompressor,
+ * FlowTracker, JsonTraceParser, SystraceLineParser, SystraceParser,
+ * FtraceSchedEventTracker), so that timeline.tsv and the tsv views equal
+ * what the reference shows, and the exporter can encode each event the
+ * way that makes the reference build the same rows from merged.pftrace.
+ *
+ * Memory: open slices, the thread and process tables, async track sets and
+ * live flows. Finished rows are handed to the sink as soon as the
+ * reference would fix them and are not kept.
+ */
+#ifndef TM_MODEL_H
+#define TM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "systrace.h"
+#include "tm.h"
+
+typedef struct tm_model tm_model;
+
+/* ---- input records (what the scan hands over, in push order) ---------- */
+
+typedef enum tm_mrec_kind {
+	TM_MREC_JSON = 1,     /* a Chrome JSON event: the raw object bytes */
+	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
+			       * text): the raw line without its newline */
+	TM_MREC_PROTO,        /* a proto record (core/model_proto.c) */
+} tm_mrec_kind;
+
+/* The fixed head of every record (core/order.h payload). */
+typedef struct tm_mrec_head {
+	uint8_t kind;         /* tm_mrec_kind */
+	uint8_t sub;          /* kind-specific */
+	uint16_t cpu;         /* systrace: the line's CPU */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mrec_head;
+
+/* A systrace prev_state text as the raw kernel state the reference turns
+ * it into (TaskState::FromSystrace(s).ToRawStateOnlyForSystraceConversions,
+ * the kernel 4.4 layout; 0xffff when it is not a state). */
+int64_t tm_model_systrace_state(const char *s);
+
+/* Build a TM_MREC_SYSTRACE record (head and payload) from a parsed line. */
+void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l);
+
+/* ---- tracks --------------------------------------------------------------- */
+
+typedef enum tm_mtrack_kind {
+	TM_MT_THREAD,           /* a thread's slices (InternThreadTrack) */
+	TM_MT_THREAD_OVERLAP,   /* JSON X slices spilled off a thread track */
+	TM_MT_ASYNC_GLOBAL,     /* legacy async slices with global ids */
+	TM_MT_ASYNC_PROCESS,    /* legacy async slices with process-local ids */
+	TM_MT_ATRACE_ASYNC,     /* systrace S/F per (process, name) */
+	TM_MT_ATRACE_TRACK,     /* systrace N/G/H per (process, track name) */
+	TM_MT_GLOBAL_INSTANT,   /* JSON "s":"g" instants */
+	TM_MT_PROCESS_INSTANT,  /* JSON "s":"p" instants */
+	TM_MT_PROCESS_COUNTER,  /* JSON C, systrace C */
+	TM_MT_CPU_COUNTER,      /* cpu_frequency, cpu_idle, ... per CPU */
+	TM_MT_GLOBAL_COUNTER,   /* clock_*, thermal, ... by name */
+	TM_MT_PROTO,            /* a proto TrackDescriptor or legacy track */
+	TM_MT_KIND_COUNT
+} tm_mtrack_kind;
+
+/* The reference's track kinds as the interop comparison and timeline.tsv
+ * name them: the dimension a track hangs off. */
+typedef enum tm_mtrack_scope { TM_SCOPE_THREAD, TM_SCOPE_PROCESS, TM_SCOPE_GLOBAL, TM_SCOPE_CPU } tm_mtrack_scope;
+
+typedef struct tm_mtrack {
+	uint32_t id;
+	tm_mtrack_kind kind;
+	tm_mtrack_scope scope;
+	uint32_t machine_row;
+	int64_t utid, upid;     /* -1 when the track has none */
+	int64_t cpu;            /* CPU tracks */
+	const char *name;       /* NULL for thread tracks */
+	uint32_t file_id;       /* the file that created it */
+	uint64_t proto_uuid;    /* TM_MT_PROTO: the descriptor's uuid in its file */
+} tm_mtrack;
+
+/* ---- output rows ---------------------------------------------------------- */
+
+typedef struct tm_mslice {
+	uint64_t id;            /* the slice table's id (creation order) */
+	int64_t ts, dur;        /* dur -1: never ended */
+	uint32_t track;
+	uint32_t depth;
+	const char *name;       /* NULL: the reference shows no name */
+	const char *category;
+	const char *args;       /* a compact JSON object of the args, or NULL */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mslice;
+
+typedef struct tm_mcounter {
+	const tm_model *model;
+	int64_t ts;
+	uint32_t track;
+	double value;
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mcounter;
+
+typedef struct tm_mflow {
+	uint64_t slice_out, slice_in;
+	int64_t ts_out, ts_in;
+	uint32_t machine_row;
+} tm_mflow;
+
+typedef struct tm_msched {
+	int64_t ts, dur;        /* dur -1: still running at the end */
+	uint32_t cpu;
+	int64_t utid;
+	const char *end_state;  /* NULL while running */
+	int32_t prio;
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_msched;
+
+/* A kernel event the reference keeps no row of (timeline.tsv shows it as
+ * kind `ftrace`). */
+typedef struct tm_mkernel {
+	int64_t ts;
+	uint32_t cpu;
+	int64_t tid;
+	const char *name;       /* the event name */
+	const char *args;       /* its argument text */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mkernel;
+
+typedef struct tm_mthread {
+	int64_t tid;
+	int64_t upid;           /* -1 none */
+	const char *name;       /* NULL: unnamed */
+	uint8_t name_prio;
+	int64_t name_ts;        /* when the name was last set, -1 never */
+	int64_t name_cpu;       /* the CPU of the line that set it, -1 none */
+	int is_main;
+	uint32_t machine_row;
+	int64_t start_ts, end_ts; /* -1 unknown */
+} tm_mthread;
+
+typedef struct tm_mprocess {
+	int64_t pid;
+	const char *name;
+	uint8_t name_prio;
+	int64_t parent_upid;    /* -1 none */
+	uint32_t machine_row;
+	int64_t start_ts, end_ts;
+} tm_mprocess;
+
+/* A JSON event's fields as the reference's tokenizer reads them. */
+typedef struct tm_mjson {
+	char phase;
+	int64_t dur;            /* ns, -1 absent */
+	const char *name, *cat; /* NULL: null (absent or empty) */
+	const tj_value *args;   /* the args object, or NULL */
+	int has_flow_id;        /* s/t/f: the id as a flow id (hex when a string) */
+	uint64_t flow_id;
+	int bind_enclosing;     /* f: "bp":"e" */
+	int has_bind_id;        /* flow v2 */
+	uint64_t bind_id;
+	int flow_in, flow_out;
+} tm_mjson;
+
+/* What the model saw a JSON or systrace event do, for the exporter: the
+ * track it landed on (UINT32_MAX: none) and, for an X event moved off its
+ * thread because it overlapped partially, that it spilled. */
+typedef struct tm_mobserved {
+	const tm_model *model;
+	const tm_mrec_head *head;
+	int64_t ts;
+	const tm_mjson *json;         /* TM_MREC_JSON */
+	const systrace_event *line;   /* TM_MREC_SYSTRACE */
+	uint32_t track;
+	int spilled;
+	int dropped;            /* the reference made no row of it */
+} tm_mobserved;
+
+typedef struct tm_model_sink {
+	void *ctx;
+	void (*slice)(void *ctx, const tm_mslice *s);
+	void (*counter)(void *ctx, const tm_mcounter *c);
+	void (*flow)(void *ctx, const tm_mflow *f);
+	void (*sched)(void *ctx, const tm_msched *s);
+	void (*kernel)(void *ctx, const tm_mkernel *k);
+	/* after each JSON / systrace record was applied (may be NULL) */
+	void (*observed)(void *ctx, const tm_mobserved *o);
+} tm_model_sink;
+
+/* A model over `n_machines` machine rows (more are added as records name
+ * them). `sink` may have NULL members. */
+tm_model *tm_model_new(const tm_model_sink *sink);
+
+/* Apply one record (core/order.h output). Never fails on bad input: what
+ * the reference rejects is counted or dropped as it does. */
+void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len);
+
+/* The end of the input: open slices are handed out with dur -1, running
+ * sched slices likewise (FlushPendingSlices). */
+void tm_model_finish(tm_model *m);
+
+/* Run the model over a merge: one scan (core/scan.h) whose records go
+ * through the reference's order (core/order.h) into a model with `sink`.
+ * `also` (may be NULL) receives the scan's other callbacks in the same
+ * pass, so an exporter reads each input once. Returns the finished model
+ * (its tables stay readable until tm_model_free), or NULL with err set
+ * when the scan fails or a temporary file cannot be written. */
+struct tm_merge;
+struct tm_scan_sink;
+tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
+		       tm_error *err);
+
+/* Tables, valid until tm_model_free. */
+size_t tm_model_n_tracks(const tm_model *m);
+const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id);
+size_t tm_model_n_threads(const tm_model *m);
+const tm_mthread *tm_model_thread(const tm_model *m, size_t utid);
+size_t tm_model_n_processes(const tm_model *m);
+const tm_mprocess *tm_model_process(const tm_model *m, size_t upid);
+/* The reference's stats the model counts (flow_*, misplaced_end_event,
+ * mismatched_sched_switch_tids, ...): name and value pairs, in first-count
+ * order. */
+size_t tm_model_n_stats(const tm_model *m);
+const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value);
+
+void tm_model_free(tm_model *m);
+
+#endif

@@ -1,0 +1,554 @@
+/* core/model_systrace.c - systrace lines into the tables, as the
+ * reference's SystraceLineParser, SystraceParser (print payloads) and
+ * FtraceSchedEventTracker do at v58.2. */
+#include "model_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "systrace.h"
+
+/* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
+ * not empty. */
+static int to_u32(const char *s, uint32_t *out)
+{
+	if (!*s)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno || v > UINT32_MAX)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+static int to_i32(const char *s, int32_t *out)
+{
+	if (!*s)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno || v < INT32_MIN || v > INT32_MAX)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
+}
+
+static int to_double(const char *s, double *out)
+{
+	if (!*s)
+		return 0;
+	char *end;
+	*out = strtod(s, &end);
+	return *end == '\0';
+}
+
+static int arg(const char *args, const char *key, char *out, size_t n)
+{
+	if (!systrace_arg(args, key, out, n)) {
+		out[0] = '\0';
+		return 0;
+	}
+	return 1;
+}
+
+/* TaskState::FromSystrace(...).ToRawStateOnlyForSystraceConversions() */
+enum {
+	TS_RUNNABLE = 0, TS_INT_SLEEP = 1, TS_UNINT_SLEEP = 2, TS_STOPPED = 4, TS_TRACED = 8, TS_EXIT_DEAD = 16,
+	TS_EXIT_ZOMBIE = 32, TS_TASK_DEAD = 64, TS_WAKE_KILL = 128, TS_WAKING = 256, TS_PARKED = 512,
+	TS_NO_LOAD = 1024, TS_IDLE = 2048, TS_PREEMPTED = 4096, TS_INVALID = 0x8000
+};
+
+static int parsed_state(const char *s)
+{
+	if (!s || !*s)
+		return TS_INVALID;
+	if (s[0] == 'R')
+		return strcmp(s, "R+") == 0 ? TS_RUNNABLE | TS_PREEMPTED : TS_RUNNABLE;
+	static const char sym[] = "SDTtXZPxKWNI";
+	static const int flag[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD, TS_EXIT_ZOMBIE,
+				   TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING, TS_NO_LOAD, TS_IDLE};
+	int p = 0;
+	for (; *s; s++) {
+		if (*s == 'R' || *s == '+')
+			return TS_INVALID;
+		if (*s == '|')
+			continue;
+		const char *q = strchr(sym, *s);
+		if (!q || !*s)
+			return TS_INVALID;
+		p |= flag[q - sym];
+	}
+	return p;
+}
+
+int64_t tm_model_systrace_state(const char *s)
+{
+	int p = parsed_state(s);
+	if (p == TS_INVALID)
+		return 0xffff;
+	if (p == TS_PREEMPTED)
+		return 0x0800;
+	int64_t r = p & (0x40 - 1);
+	if (p & TS_TASK_DEAD)
+		r |= 0x40;
+	if (p & TS_WAKE_KILL)
+		r |= 0x80;
+	if (p & TS_WAKING)
+		r |= 0x100;
+	if (p & TS_PARKED)
+		r |= 0x200;
+	if (p & TS_NO_LOAD)
+		r |= 0x400;
+	if (p & TS_IDLE)
+		r |= 0x2 | 0x400;
+	return r;
+}
+
+/* TaskState(raw, kernel 4.4).ToString(): what the sched table shows for a
+ * raw state written by systrace conversion (the model assumes the 4.4
+ * layout, as the reference does when no SystemInfo names the kernel). */
+static const char *end_state(char *buf, int64_t raw)
+{
+	uint16_t r = (uint16_t)raw;
+	int p = r & (0x40 - 1);
+	if (r & 0x40)
+		p |= TS_TASK_DEAD;
+	if (r & 0x80)
+		p |= TS_WAKE_KILL;
+	if (r & 0x100)
+		p |= TS_WAKING;
+	if (r & 0x200)
+		p |= TS_PARKED;
+	if (r & 0x400)
+		p |= TS_NO_LOAD;
+	if (p == (TS_UNINT_SLEEP | TS_NO_LOAD))
+		p = TS_IDLE;
+	if (r & 0x800)
+		p |= TS_PREEMPTED;
+	if (raw == 0xffff) /* kInvalid round trip: the reference prints "?" */
+		return "?";
+	size_t n = 0;
+	if (p == 0 || p == TS_PREEMPTED) {
+		buf[n++] = 'R';
+		if (p & TS_PREEMPTED)
+			buf[n++] = '+';
+	} else {
+		static const int order[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD,
+					    TS_EXIT_ZOMBIE, TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING,
+					    TS_NO_LOAD, TS_IDLE};
+		static const char sym[] = "SDTtXZPxKWNI";
+		for (int i = 0; i < 12; i++)
+			if (p & order[i])
+				buf[n++] = sym[i];
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* ---- sched (FtraceSchedEventTracker, SchedEventTracker) ----------------------- */
+
+static m_pending_sched *pending(m_ctx *c, uint32_t cpu)
+{
+	if (cpu >= c->n_cpus) {
+		c->cpus = tm_xrealloc(c->cpus, (cpu + 1) * sizeof(*c->cpus));
+		for (size_t i = c->n_cpus; i <= cpu; i++)
+			c->cpus[i] = (m_pending_sched){-1, 0, -1, 0};
+		c->n_cpus = cpu + 1;
+	}
+	return &c->cpus[cpu];
+}
+
+static void emit_sched(tm_model *m, const tm_msched *s)
+{
+	if (m->sink.sched)
+		m->sink.sched(m->sink.ctx, s);
+}
+
+void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_pid, const char *prev_comm,
+		    int32_t prev_prio, int64_t prev_state, int64_t next_pid, const char *next_comm, int32_t next_prio,
+		    uint32_t file_id)
+{
+	(void)prev_prio;
+	m_mach *mc = m_machine(m, c->row);
+	int64_t next_utid = m_get_or_create_thread(m, mc, next_pid);
+	m_update_thread_name(m, next_utid, m_intern(&m->str, next_comm, strlen(next_comm)), TP_FTRACE);
+	m_pending_sched *ps = pending(c, cpu);
+	char buf[16];
+	const char *state = end_state(buf, prev_state);
+	if (strcmp(state, "?") == 0)
+		m_stat(m, "task_state_invalid", 1);
+	if (ps->slice_idx >= 0) {
+		if (prev_pid == ps->last_pid) {
+			m_sched_open *o = &c->sched[ps->slice_idx];
+			o->row.dur = ts - o->row.ts;
+			o->row.end_state = state;
+			emit_sched(m, &o->row);
+			o->live = 0;
+		} else {
+			/* the slice stays open in the table: handed out at the end */
+			m_stat(m, "mismatched_sched_switch_tids", 1);
+		}
+	}
+	int64_t prev_utid = m_get_or_create_thread(m, mc, prev_pid);
+	m_update_thread_name(m, prev_utid, m_intern(&m->str, prev_comm, strlen(prev_comm)), TP_FTRACE);
+	/* AddStartSlice. A closed predecessor is never looked at again, so its
+	 * slot is reused; one left open by a mismatch stays until the end. */
+	if (ps->slice_idx < 0 || c->sched[ps->slice_idx].live) {
+		TM_GROW(c->sched, c->cap_sched, c->n_sched + 1);
+		ps->slice_idx = (int64_t)c->n_sched++;
+	}
+	m_sched_open *o = &c->sched[ps->slice_idx];
+	o->row = (tm_msched){ts, -1, cpu, next_utid, NULL, next_prio, file_id, c->row};
+	o->live = 1;
+	ps->last_pid = next_pid;
+	ps->last_utid = next_utid;
+	ps->last_prio = next_prio;
+}
+
+void m_sched_flush(tm_model *m)
+{
+	for (size_t i = 0; i < m->n_ctxs; i++) {
+		m_ctx *c = &m->ctxs[i];
+		for (size_t k = 0; k < c->n_sched; k++)
+			if (c->sched[k].live) {
+				emit_sched(m, &c->sched[k].row);
+				c->sched[k].live = 0;
+			}
+	}
+}
+
+/* ---- print payloads (SystraceParser::ParseSystracePoint) ----------------------- */
+
+static uint64_t atrace_set(uint32_t kind, int64_t upid, uint32_t name)
+{
+	return m_hash2(m_hash2(kind, (uint64_t)upid), name);
+}
+
+static void print_point(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
+			uint32_t file)
+{
+	uint32_t tgid = l->print_has_tgid ? l->print_tgid : 0;
+	const char *name = l->print_name;
+	uint32_t name_id = m_intern(&m->str, name, strlen(name));
+#define GET_UTID() (tgid == 0 ? m_get_or_create_thread(m, mc, pid) : m_update_thread(m, mc, pid, tgid))
+	switch (l->print_phase) {
+	case 'B': {
+		int64_t utid = GET_UTID();
+		uint32_t track = m_thread_track(m, c, utid);
+		m_slice_begin(m, c, track, ts, 0, name_id, NULL, file);
+		if (strncmp(name, "lmk,", 4) == 0) {
+			/* PostProcessSpecialSliceBegin: 'lmk,pid,reason,oom adj,...' */
+			char tmp[256];
+			snprintf(tmp, sizeof tmp, "%s", name);
+			char *tok[5] = {0};
+			int nt = 0;
+			for (char *p = strtok(tmp, ","); p && nt < 5; p = strtok(NULL, ","))
+				tok[nt++] = p;
+			uint32_t killed;
+			int32_t adj;
+			if (nt >= 4 && to_u32(tok[1], &killed) && to_i32(tok[3], &adj)) {
+				int64_t kupid = m_get_or_create_process(m, mc, killed);
+				uint32_t ct = m_named_track(m, c, TM_MT_PROCESS_COUNTER, TM_SCOPE_PROCESS, -1, kupid, -1,
+							    m_intern(&m->str, "oom_score_adj", 13));
+				m_counter(m, ct, ts, adj, file);
+				uint32_t it = m_named_track(m, c, TM_MT_PROCESS_INSTANT, TM_SCOPE_PROCESS, -1, kupid, -1,
+							    m_intern(&m->str, "mem.lmk", 7));
+				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, NULL, file);
+			}
+		}
+		break;
+	}
+	case 'E': {
+		int64_t utid;
+		if (tgid == 0) {
+			utid = m_get_thread_or_null(m, mc, pid);
+			if (utid < 0)
+				break;
+		} else {
+			utid = m_update_thread(m, mc, pid, tgid);
+		}
+		m_slice_end(m, c, m_thread_track(m, c, utid), ts, 0, 0, NULL);
+		break;
+	}
+	case 'S':
+	case 'F': {
+		int64_t upid = m_get_or_create_process(m, mc, tgid);
+		uint64_t set = atrace_set(0x535f46, upid, name_id);
+		if (l->print_phase == 'S') {
+			uint32_t track = m_compress_begin(m, c, set, l->print_value, 0, TM_MT_ATRACE_ASYNC,
+							  TM_SCOPE_PROCESS, upid, name_id);
+			m_slice_begin_unnestable(m, c, track, ts, name_id, l->print_value, file);
+		} else {
+			uint32_t track = m_compress_end(m, c, set, l->print_value, TM_MT_ATRACE_ASYNC, TM_SCOPE_PROCESS,
+							upid, name_id);
+			m_slice_end(m, c, track, ts, 0, 0, NULL);
+		}
+		break;
+	}
+	case 'I': {
+		int64_t utid = GET_UTID();
+		m_slice_scoped(m, c, m_thread_track(m, c, utid), ts, 0, name_id, 0, NULL, NULL, file);
+		break;
+	}
+	case 'N':
+	case 'G':
+	case 'H': {
+		const char *tname = l->print_track;
+		uint32_t tname_id = m_intern(&m->str, tname, strlen(tname));
+		if (strcmp(tname, "DeviceStateChanged") == 0 && l->print_phase == 'N') {
+			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_INSTANT, TM_SCOPE_GLOBAL, -1, -1, -1, tname_id);
+			m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, NULL, file);
+			break;
+		}
+		int64_t upid = m_get_or_create_process(m, mc, tgid);
+		uint64_t set = atrace_set(0x4e4748, upid, tname_id);
+		char v[32];
+		if (l->print_phase == 'N') {
+			uint32_t t = m_compress_scoped(m, c, set, ts, 0, TM_MT_ATRACE_TRACK, TM_SCOPE_PROCESS, upid,
+						       tname_id);
+			int64_t utid = m_get_or_create_thread(m, mc, pid);
+			size_t ix = m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, NULL, file);
+			snprintf(v, sizeof v, "%lld", (long long)utid);
+			m_slice_add_arg(m, t, ix, "utid", v);
+		} else if (l->print_phase == 'G') {
+			uint32_t t = m_compress_begin(m, c, set, l->print_value, 1, TM_MT_ATRACE_TRACK,
+						      TM_SCOPE_PROCESS, upid, tname_id);
+			int64_t utid = m_get_or_create_thread(m, mc, pid);
+			size_t ix = m_slice_begin(m, c, t, ts, 0, name_id, NULL, file);
+			snprintf(v, sizeof v, "%lld", (long long)utid);
+			m_slice_add_arg(m, t, ix, "utid", v);
+		} else {
+			uint32_t t = m_compress_end(m, c, set, l->print_value, TM_MT_ATRACE_TRACK, TM_SCOPE_PROCESS,
+						    upid, tname_id);
+			int64_t utid = m_get_or_create_thread(m, mc, pid);
+			size_t ix = m_slice_end(m, c, t, ts, 0, 0, NULL);
+			(void)ix;
+			(void)utid;
+		}
+		break;
+	}
+	case 'C': {
+		if (strcmp(name, "kill_one_process") == 0) {
+			uint32_t killed = (uint32_t)l->print_value;
+			if (killed) {
+				int64_t kupid = m_get_or_create_process(m, mc, killed);
+				uint32_t it = m_named_track(m, c, TM_MT_PROCESS_INSTANT, TM_SCOPE_PROCESS, -1, kupid, -1,
+							    m_intern(&m->str, "mem.lmk", 7));
+				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, NULL, file);
+			}
+		} else if (strcmp(name, "ScreenState") == 0 || strncmp(name, "battery_stats.", 14) == 0) {
+			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1, name_id);
+			m_counter(m, t, ts, (double)l->print_value, file);
+			break;
+		}
+		int64_t upid = m_get_or_create_process(m, mc, tgid);
+		uint32_t t = m_named_track(m, c, TM_MT_PROCESS_COUNTER, TM_SCOPE_PROCESS, -1, upid, -1, name_id);
+		m_counter(m, t, ts, (double)l->print_value, file);
+		break;
+	}
+	default:
+		break;
+	}
+#undef GET_UTID
+}
+
+/* ---- records ----------------------------------------------------------------- */
+
+/* The payload after the head: fixed fields, then task, event name, args,
+ * print name and print track, each NUL-terminated. */
+typedef struct sys_fixed {
+	int64_t ts, pid, tgid, print_value;
+	uint32_t cpu, print_tgid;
+	char print_phase;
+	uint8_t print_has_tgid, json_embedded, bad_print;
+} sys_fixed;
+
+void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l)
+{
+	b->len = 0;
+	tm_mrec_head h = {TM_MREC_SYSTRACE, 0, (uint16_t)(l->cpu > 0xffff ? 0xffff : l->cpu), file_id, machine_row};
+	sys_fixed f = {l->ts, l->pid, l->tgid, l->print_value, l->cpu, l->print_tgid, l->print_phase,
+		       (uint8_t)l->print_has_tgid, (uint8_t)l->json_embedded, (uint8_t)l->bad_print};
+	tm_buf_put(b, &h, sizeof h);
+	tm_buf_put(b, &f, sizeof f);
+	const char *strs[] = {l->task, l->event_name, l->args, l->print_name, l->print_track};
+	for (size_t i = 0; i < 5; i++)
+		tm_buf_put(b, strs[i] ? strs[i] : "", strlen(strs[i] ? strs[i] : "") + 1);
+}
+
+/* The line back from a record's payload (strings point into it). */
+static int unpack(const char *p, size_t n, systrace_event *l)
+{
+	sys_fixed f;
+	if (n < sizeof f)
+		return 0;
+	memcpy(&f, p, sizeof f);
+	memset(l, 0, sizeof(*l));
+	l->ts = f.ts;
+	l->pid = f.pid;
+	l->tgid = f.tgid;
+	l->print_value = f.print_value;
+	l->cpu = f.cpu;
+	l->print_tgid = f.print_tgid;
+	l->print_phase = f.print_phase;
+	l->print_has_tgid = f.print_has_tgid;
+	l->json_embedded = f.json_embedded;
+	l->bad_print = f.bad_print;
+	const char **strs[] = {&l->task, &l->event_name, &l->args, &l->print_name, &l->print_track};
+	const char *q = p + sizeof f, *end = p + n;
+	for (size_t i = 0; i < 5; i++) {
+		const char *z = memchr(q, 0, (size_t)(end - q));
+		if (!z)
+			return 0;
+		*strs[i] = q;
+		q = z + 1;
+	}
+	return 1;
+}
+
+/* ---- a line (SystraceLineParser::ParseLine) ------------------------------------ */
+
+static void kernel_row(tm_model *m, const tm_mrec_head *h, int64_t ts, const systrace_event *l)
+{
+	if (!m->sink.kernel)
+		return;
+	tm_mkernel k = {ts, l->cpu, l->pid, l->event_name, l->args, h->file_id, h->machine_row};
+	m->sink.kernel(m->sink.ctx, &k);
+}
+
+static void counter_cpu(tm_model *m, m_ctx *c, const char *track_name, uint32_t cpu, int64_t ts, double v,
+			uint32_t file)
+{
+	uint32_t t = m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, cpu,
+				   m_intern(&m->str, track_name, strlen(track_name)));
+	m_counter(m, t, ts, v, file);
+}
+
+void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
+{
+	systrace_event l;
+	if (!unpack(payload, len, &l))
+		return;
+	m_mach *mc = m_machine(m, h->machine_row);
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	uint32_t file = h->file_id;
+	int64_t utid = m_get_or_create_thread(m, mc, l.pid);
+	if (strcmp(l.task, "<...>") != 0)
+		m_update_thread_name(m, utid, m_intern(&m->str, l.task, strlen(l.task)), TP_FTRACE);
+	if (l.tgid >= 0)
+		m_update_thread(m, mc, l.pid, l.tgid);
+	const char *ev = l.event_name, *a = l.args;
+	char v1[256], v2[256], v3[256], v4[256], v5[256], v6[256], v7[256];
+	int acted = 1; /* the reference made rows or state of the line */
+	if (strcmp(ev, "sched_switch") == 0) {
+		arg(a, "prev_state", v1, sizeof v1);
+		int64_t state = tm_model_systrace_state(v1);
+		uint32_t prev_pid, next_pid;
+		int32_t prev_prio, next_prio;
+		arg(a, "prev_pid", v2, sizeof v2);
+		arg(a, "prev_prio", v3, sizeof v3);
+		arg(a, "next_pid", v4, sizeof v4);
+		arg(a, "next_prio", v5, sizeof v5);
+		arg(a, "prev_comm", v6, sizeof v6);
+		arg(a, "next_comm", v7, sizeof v7);
+		if (to_u32(v2, &prev_pid) && to_i32(v3, &prev_prio) && to_u32(v4, &next_pid) && to_i32(v5, &next_prio))
+			m_sched_switch(m, c, l.cpu, ts, prev_pid, v6, prev_prio, state, next_pid, v7, next_prio, file);
+		else
+			acted = 0; /* "Could not parse sched_switch": no row */
+	} else if (strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "0") == 0 || strcmp(ev, "print") == 0) {
+		if (l.print_phase)
+			print_point(m, c, mc, ts, (uint32_t)l.pid, &l, file);
+		else
+			acted = 0;
+	} else if (strcmp(ev, "sched_waking") == 0) {
+		arg(a, "comm", v1, sizeof v1);
+		uint32_t wakee;
+		arg(a, "pid", v2, sizeof v2);
+		if (to_u32(v2, &wakee)) {
+			int64_t w = m_get_or_create_thread(m, mc, wakee);
+			m_update_thread_name(m, w, m_intern(&m->str, v1, strlen(v1)), TP_FTRACE);
+		} else {
+			acted = 0;
+		}
+	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
+		uint32_t cpu;
+		double st;
+		arg(a, "cpu_id", v1, sizeof v1);
+		arg(a, "state", v2, sizeof v2);
+		if (to_u32(v1, &cpu) && to_double(v2, &st))
+			counter_cpu(m, c, ev[4] == 'f' ? "cpufreq" : "cpuidle", cpu, ts, st, file);
+		else
+			acted = 0;
+	} else if (strcmp(ev, "cpu_frequency_limits") == 0) {
+		uint32_t cpu;
+		double mx, mn;
+		arg(a, "cpu_id", v1, sizeof v1);
+		if (to_u32(v1, &cpu)) {
+			int has_max = arg(a, "max", v2, sizeof v2) ? to_double(v2, &mx)
+								   : (arg(a, "max_freq", v2, sizeof v2), to_double(v2, &mx));
+			int has_min = arg(a, "min", v3, sizeof v3) ? to_double(v3, &mn)
+								   : (arg(a, "min_freq", v3, sizeof v3), to_double(v3, &mn));
+			if (has_max)
+				counter_cpu(m, c, "cpu.max_freq", cpu, ts, mx, file);
+			if (has_min)
+				counter_cpu(m, c, "cpu.min_freq", cpu, ts, mn, file);
+		}
+	} else if (strcmp(ev, "clock_set_rate") == 0 || strcmp(ev, "clock_enable") == 0 ||
+		   strcmp(ev, "clock_disable") == 0) {
+		uint32_t rate;
+		arg(a, "state", v1, sizeof v1);
+		arg(a, "name", v2, sizeof v2);
+		if (to_u32(v1, &rate)) {
+			tm_buf *n = &m->scratch;
+			n->len = 0;
+			tm_buf_puts(n, v2);
+			tm_buf_puts(n, ev[6] == 's' ? " Frequency" : " State");
+			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1,
+						   m_intern(&m->str, n->data, n->len));
+			m_counter(m, t, ts, rate, file);
+		}
+	} else if (strcmp(ev, "workqueue_execute_start") == 0) {
+		const char *f = strstr(a, "function ");
+		if (f) {
+			f += 9;
+			const char *e = strstr(f, "function ");
+			size_t n = e ? (size_t)(e - f) : strlen(f);
+			m_slice_begin(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9),
+				      m_intern(&m->str, f, n), NULL, file);
+		}
+	} else if (strcmp(ev, "workqueue_execute_end") == 0) {
+		m_slice_end(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9), 0, NULL);
+	} else if (strcmp(ev, "thermal_temperature") == 0 || strcmp(ev, "cdev_update") == 0) {
+		int t_ = ev[0] == 't';
+		arg(a, t_ ? "thermal_zone" : "type", v1, sizeof v1);
+		arg(a, t_ ? "temp" : "target", v2, sizeof v2);
+		int32_t ti;
+		double dv;
+		int ok = t_ ? to_i32(v2, &ti) : to_double(v2, &dv);
+		if (ok) {
+			tm_buf *n = &m->scratch;
+			n->len = 0;
+			tm_buf_puts(n, v1);
+			tm_buf_puts(n, t_ ? " Temperature" : " Cooling Device");
+			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1,
+						   m_intern(&m->str, n->data, n->len));
+			m_counter(m, t, ts, t_ ? ti : dv, file);
+		}
+	} else if (strncmp(ev, "binder_", 7) == 0 || strcmp(ev, "sched_blocked_reason") == 0 ||
+		   strcmp(ev, "rss_stat") == 0) {
+		/* kept by the reference in tables the model does not rebuild */
+	} else {
+		acted = 0;
+	}
+	if (!acted)
+		kernel_row(m, h, ts, &l);
+	if (m->sink.observed) {
+		tm_mobserved ob = {m, h, ts, NULL, &l, UINT32_MAX, 0, !acted};
+		m->sink.observed(m->sink.ctx, &ob);
+	}
+}
