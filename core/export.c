@@ -1,6 +1,9 @@
-/* core/export.c - merged.pftrace: a second scan whose kept proto packets
- * are rewritten at the wire level and whose Chrome JSON and systrace
- * events are encoded as native packets (spec/formats.md §5.9). */
+/* core/export.c - merged.pftrace: one scan whose kept proto packets are
+ * rewritten at the wire level (spec/formats.md §5.9) while the model
+ * replays the rest, which core/export_text.c encodes. The header (a
+ * SystemInfo and the clock snapshots per machine) is built with
+ * protobuf-c; rewriting the kept packets stays at the wire level, where
+ * copying untouched fields as they are is what keeps it fast. */
 #include "export.h"
 
 #include <stdio.h>
@@ -9,9 +12,10 @@
 #include <unistd.h>
 
 #include "clockid.h"
+#include "export_internal.h"
 #include "proto.h"
 #include "spool.h"
-#include "systrace.h"
+#include "trace.pb-c.h"
 
 /* ---- encoding ------------------------------------------------------------- */
 
@@ -45,11 +49,6 @@ static void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
 		tm_buf_put(b, p, n);
 }
 
-static void put_str(tm_buf *b, uint32_t id, const char *s)
-{
-	put_bytes(b, id, s, strlen(s));
-}
-
 static void put_fixed64(tm_buf *b, uint32_t id, uint64_t v)
 {
 	uint8_t t[8];
@@ -57,13 +56,6 @@ static void put_fixed64(tm_buf *b, uint32_t id, uint64_t v)
 		t[i] = (uint8_t)(v >> (8 * i));
 	put_tag(b, id, TM_PB_I64);
 	tm_buf_put(b, t, 8);
-}
-
-static void put_double(tm_buf *b, uint32_t id, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, sizeof v);
-	put_fixed64(b, id, v);
 }
 
 /* A nested message from a scratch buffer. */
@@ -87,7 +79,7 @@ static uint64_t mix64(uint64_t x)
 /* Track uuids and flow ids are scoped per (file, machine reader): a
  * bijection of the id within one scope, distinct scopes apart. 0 stays 0
  * (it means "none" in both places). */
-static uint64_t scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id)
+uint64_t exp_scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id)
 {
 	if (!id)
 		return 0;
@@ -97,40 +89,28 @@ static uint64_t scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id)
 
 #define SALT_TRACK 0x7472616b75756964ull
 #define SALT_FLOW 0x666c6f7769647321ull
-#define SALT_JSON 0x6a736f6e74726b73ull
-
-/* A map from a (file, row, key) triple to a value, open addressing. */
-typedef struct map_slot {
-	uint64_t a, b, v;
-	int used;
-} map_slot;
-
-typedef struct map {
-	map_slot *s;
-	size_t cap, n;
-} map;
 
 static size_t map_hash(uint64_t a, uint64_t b)
 {
 	return (size_t)mix64(a * 0x9e3779b97f4a7c15ull ^ mix64(b));
 }
 
-static map_slot *map_find(map *m, uint64_t a, uint64_t b, int insert)
+exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert)
 {
 	if (insert && (m->n + 1) * 2 > m->cap) {
-		map old = *m;
+		exp_map old = *m;
 		m->cap = old.cap ? old.cap * 2 : 64;
 		m->s = tm_xcalloc(m->cap, sizeof(*m->s));
 		m->n = 0;
 		for (size_t i = 0; i < old.cap; i++)
 			if (old.s[i].used)
-				*map_find(m, old.s[i].a, old.s[i].b, 1) = old.s[i];
+				*exp_map_find(m, old.s[i].a, old.s[i].b, 1) = old.s[i];
 		free(old.s);
 	}
 	if (!m->cap)
 		return NULL;
 	for (size_t i = map_hash(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		map_slot *x = &m->s[i];
+		exp_map_slot *x = &m->s[i];
 		if (x->used && x->a == a && x->b == b)
 			return x;
 		if (!x->used) {
@@ -148,28 +128,12 @@ static map_slot *map_find(map *m, uint64_t a, uint64_t b, int insert)
 
 /* ---- the exporter ------------------------------------------------------------ */
 
-typedef struct exp {
-	tm_merge *m;
-	const tm_scan *scan;
-	tm_spool *out;         /* [0] all, [1 + row] per machine */
-	size_t n_out;
-	uint32_t *mach_id;     /* row -> TracePacket.machine_id, 0 for the host */
-	map seqs;              /* (file << 32 | row, seq) -> new sequence id */
-	map tracks;            /* (uuid, 0) -> emitted (JSON/systrace tracks) */
-	uint32_t next_seq;
-	tm_buf pkt, s1, s2, s3, s4;
-	tm_ftrace_bundle bundle;
-	TM_VEC(uint64_t) col[12];
-} exp;
-
-/* Frame a packet as a Trace.packet field into the whole merge's output
- * and its machine's. */
-static void emit(exp *x, uint32_t row, const tm_buf *pkt)
+void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
 {
 	uint8_t head[11];
 	size_t n = 0;
-	head[n++] = 0x0a; /* field 1, length-delimited */
-	uint64_t v = pkt->len;
+	head[n++] = 0x0a; /* Trace.packet: field 1, length-delimited */
+	uint64_t v = len;
 	do {
 		head[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		v >>= 7;
@@ -179,13 +143,13 @@ static void emit(exp *x, uint32_t row, const tm_buf *pkt)
 		if (!o)
 			continue;
 		tm_spool_put(o, head, n);
-		tm_spool_put(o, pkt->data, pkt->len);
+		tm_spool_put(o, pkt, len);
 	}
 }
 
-static uint32_t new_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
+uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
 {
-	map_slot *s = map_find(&x->seqs, ((uint64_t)file << 32) | row, seq, 1);
+	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, seq, 1);
 	if (!s->v)
 		s->v = ++x->next_seq;
 	return (uint32_t)s->v;
@@ -200,11 +164,11 @@ static void copy_raw(tm_buf *b, const uint8_t *from, const uint8_t *to)
 static void put_scoped_ids(tm_buf *b, const tm_pb_field *f, uint32_t file, uint32_t row, uint64_t salt)
 {
 	if (f->wire == TM_PB_VARINT) {
-		put_uint(b, f->id, scoped(file, row, salt, f->val));
+		put_uint(b, f->id, exp_scoped(file, row, salt, f->val));
 		return;
 	}
 	if (f->wire == TM_PB_I64) {
-		put_fixed64(b, f->id, scoped(file, row, salt, f->val));
+		put_fixed64(b, f->id, exp_scoped(file, row, salt, f->val));
 		return;
 	}
 	if (f->wire != TM_PB_LEN)
@@ -217,7 +181,7 @@ static void put_scoped_ids(tm_buf *b, const tm_pb_field *f, uint32_t file, uint3
 			uint64_t v = 0;
 			for (int i = 0; i < 8; i++)
 				v |= (uint64_t)q[i] << (8 * i);
-			v = scoped(file, row, salt, v);
+			v = exp_scoped(file, row, salt, v);
 			uint8_t t[8];
 			for (int i = 0; i < 8; i++)
 				t[i] = (uint8_t)(v >> (8 * i));
@@ -226,7 +190,7 @@ static void put_scoped_ids(tm_buf *b, const tm_pb_field *f, uint32_t file, uint3
 	} else {
 		uint64_t v;
 		while (q < end && tm_pb_varint(&q, end, &v))
-			put_varint(&p, scoped(file, row, salt, v));
+			put_varint(&p, exp_scoped(file, row, salt, v));
 	}
 	put_bytes(b, f->id, p.data, p.len);
 	tm_buf_free(&p);
@@ -271,7 +235,7 @@ static void rewrite_track_descriptor(exp *x, tm_buf *b, tm_span msg, const tm_pa
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		if ((f.id == 1 || f.id == 5) && f.wire == TM_PB_VARINT)
-			put_uint(b, f.id, scoped(file, row, SALT_TRACK, f.val));
+			put_uint(b, f.id, exp_scoped(file, row, SALT_TRACK, f.val));
 		else
 			copy_raw(b, at, it.p);
 		at = it.p;
@@ -504,268 +468,51 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	if (po->has_ts && !clock_only)
 		put_uint(b, 8, (uint64_t)po->ts);
 	if (had_seq && po->seq_id)
-		put_uint(b, 10, new_seq(x, po->file_id, po->machine_row, po->seq_id));
+		put_uint(b, 10, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
 	if (po->machine_row < x->scan->machines.n && x->mach_id[po->machine_row])
 		put_uint(b, 98, x->mach_id[po->machine_row]);
-	emit(x, po->machine_row, b);
-}
-
-/* ---- Chrome JSON and systrace events as native packets --------------------- */
-
-static void start_packet(exp *x, tm_buf *b, uint32_t file, uint32_t row, int64_t ts)
-{
-	b->len = 0;
-	if (ts >= 0)
-		put_uint(b, 8, (uint64_t)ts);
-	map_slot *s = map_find(&x->seqs, ((uint64_t)file << 32) | row, UINT64_MAX, 1);
-	int first = !s->v;
-	if (first)
-		s->v = ++x->next_seq;
-	put_uint(b, 10, s->v);
-	if (first)
-		put_uint(b, 13, TM_SEQ_INCREMENTAL_STATE_CLEARED);
-}
-
-static void end_packet(exp *x, tm_buf *b, uint32_t row)
-{
-	if (row < x->scan->machines.n && x->mach_id[row])
-		put_uint(b, 98, x->mach_id[row]);
-	emit(x, row, b);
-}
-
-/* The uuid of a JSON/systrace track: kind 't' thread, 'p' process, 'c'
- * counter, 'a' async (the last two per name), scoped to the file and
- * machine. */
-static uint64_t track_uuid(const tm_event *ev, char kind, int64_t pid, int64_t tid)
-{
-	uint64_t key = mix64(((uint64_t)(unsigned char)kind << 56) ^ mix64((uint64_t)pid) ^
-			     mix64((uint64_t)tid * 31 + 7));
-	if (kind == 'c' || kind == 'a') {
-		uint64_t h = 1469598103934665603ull;
-		for (size_t i = 0; i < ev->name_len; i++)
-			h = (h ^ (unsigned char)ev->name[i]) * 1099511628211ull;
-		key ^= mix64(h);
-	}
-	return scoped(ev->file_id, ev->machine_row, SALT_JSON, key ? key : 1);
-}
-
-/* Emit the TrackDescriptor of a track; `label` names a thread or process
- * (thread_name / process_name), or NULL. */
-static void describe(exp *x, const tm_event *ev, char kind, int64_t pid, int64_t tid, uint64_t uuid,
-		     uint64_t parent, const char *label, size_t label_len)
-{
-	tm_buf *d = &x->s1, *sub = &x->s2, *b = &x->s3;
-	d->len = sub->len = 0;
-	put_uint(d, 1, uuid);
-	if (parent)
-		put_uint(d, 5, parent);
-	if (kind == 't') {
-		put_uint(sub, 1, (uint64_t)(int64_t)(int32_t)pid);
-		put_uint(sub, 2, (uint64_t)tid);
-		if (label)
-			put_bytes(sub, 5, label, label_len);
-		put_msg(d, 4, sub);
-	} else if (kind == 'p') {
-		put_uint(sub, 1, (uint64_t)(int64_t)(int32_t)pid);
-		if (label)
-			put_bytes(sub, 6, label, label_len);
-		put_msg(d, 3, sub);
-	} else {
-		put_bytes(d, 2, ev->name ? ev->name : "", ev->name ? ev->name_len : 0);
-		if (kind == 'c')
-			put_bytes(d, 8, "", 0);
-	}
-	start_packet(x, b, ev->file_id, ev->machine_row, -1);
-	put_msg(b, 60, d);
-	end_packet(x, b, ev->machine_row);
-}
-
-/* A track's uuid, its descriptor emitted on first use. */
-static uint64_t track(exp *x, const tm_event *ev, char kind, int64_t pid, int64_t tid)
-{
-	uint64_t uuid = track_uuid(ev, kind, pid, tid);
-	map_slot *s = map_find(&x->tracks, uuid, 0, 1);
-	if (s->v)
-		return uuid;
-	s->v = 1;
-	uint64_t parent = kind == 'c' || kind == 'a' ? track(x, ev, 'p', pid, 0) : 0;
-	describe(x, ev, kind, pid, tid, uuid, parent, NULL, 0);
-	return uuid;
-}
-
-/* A process or thread name: its descriptor again, with the name. */
-static void on_name(void *ctx, const tm_name_out *n)
-{
-	exp *x = ctx;
-	if (n->file_id >= x->m->n_files || x->m->files[n->file_id].type == TM_TYPE_PROTO)
-		return;
-	tm_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.file_id = n->file_id;
-	ev.machine_row = n->machine_row;
-	char kind = n->tid < 0 ? 'p' : 't';
-	int64_t tid = n->tid < 0 ? 0 : n->tid;
-	uint64_t uuid = track_uuid(&ev, kind, n->pid, tid);
-	map_find(&x->tracks, uuid, 0, 1)->v = 1;
-	describe(x, &ev, kind, n->pid, tid, uuid, 0, n->name, n->name_len);
-}
-
-static int64_t prev_state_of(const char *s)
-{
-	static const char states[] = "RSDTtXZxKWPN";
-	int64_t v = 0;
-	for (; *s; s++) {
-		if (*s == '+') {
-			v |= 2048;
-			continue;
-		}
-		const char *p = strchr(states, *s);
-		if (p && *s && p != states)
-			v |= INT64_C(1) << (p - states - 1);
-	}
-	return v;
-}
-
-static int64_t arg_int(const char *args, const char *key)
-{
-	char v[64];
-	return systrace_arg(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
-}
-
-static void kernel_event(exp *x, const tm_event *ev)
-{
-	const char *args = ev->args ? ev->args : "";
-	tm_buf *body = &x->s1, *fe = &x->s2, *bundle = &x->s3, *b = &x->s4;
-	body->len = fe->len = bundle->len = 0;
-	char comm[64];
-	uint32_t kind;
-	if (ev->name_len == 12 && memcmp(ev->name, "sched_switch", 12) == 0) {
-		kind = 4;
-		put_str(body, 1, systrace_arg(args, "prev_comm", comm, sizeof comm) ? comm : "");
-		put_uint(body, 2, (uint64_t)arg_int(args, "prev_pid"));
-		put_uint(body, 3, (uint64_t)arg_int(args, "prev_prio"));
-		put_uint(body, 4, (uint64_t)prev_state_of(systrace_arg(args, "prev_state", comm, sizeof comm) ? comm : ""));
-		put_str(body, 5, systrace_arg(args, "next_comm", comm, sizeof comm) ? comm : "");
-		put_uint(body, 6, (uint64_t)arg_int(args, "next_pid"));
-		put_uint(body, 7, (uint64_t)arg_int(args, "next_prio"));
-	} else if (ev->name_len == 12 && memcmp(ev->name, "sched_waking", 12) == 0) {
-		kind = 20;
-		put_str(body, 1, systrace_arg(args, "comm", comm, sizeof comm) ? comm : "");
-		put_uint(body, 2, (uint64_t)arg_int(args, "pid"));
-		put_uint(body, 3, (uint64_t)arg_int(args, "prio"));
-		put_uint(body, 4, 1);
-		put_uint(body, 5, (uint64_t)arg_int(args, "target_cpu"));
-	} else {
-		/* other kernel events: an instant on the thread with the text */
-		uint64_t t = track(x, ev, 't', ev->pid >= 0 ? ev->pid : ev->tid, ev->tid);
-		tm_buf *te = &x->s1, *da = &x->s2;
-		te->len = da->len = 0;
-		put_uint(te, 9, 3);
-		put_uint(te, 11, t);
-		put_bytes(te, 23, ev->name, ev->name_len);
-		put_str(da, 10, "args");
-		put_str(da, 6, args);
-		put_msg(te, 4, da);
-		start_packet(x, b, ev->file_id, ev->machine_row, ev->ts);
-		put_msg(b, 11, te);
-		end_packet(x, b, ev->machine_row);
-		return;
-	}
-	put_uint(fe, 1, (uint64_t)ev->ts);
-	put_uint(fe, 2, (uint64_t)(ev->tid >= 0 ? ev->tid : 0));
-	put_msg(fe, kind, body);
-	put_uint(bundle, 1, (uint64_t)(ev->cpu >= 0 ? ev->cpu : 0));
-	put_msg(bundle, 2, fe);
-	b->len = 0;
-	put_msg(b, 1, bundle);
-	end_packet(x, b, ev->machine_row);
-}
-
-static void track_event(exp *x, const tm_event *ev, uint64_t track_uuid, int type, int64_t ts, int named)
-{
-	tm_buf *te = &x->s1, *b = &x->s4;
-	te->len = 0;
-	put_uint(te, 9, (uint64_t)type);
-	put_uint(te, 11, track_uuid);
-	if (named && ev->name)
-		put_bytes(te, 23, ev->name, ev->name_len);
-	if (type == TM_TE_COUNTER)
-		put_double(te, 44, ev->value);
-	start_packet(x, b, ev->file_id, ev->machine_row, ts);
-	put_msg(b, 11, te);
-	end_packet(x, b, ev->machine_row);
-}
-
-static void on_event(void *ctx, const tm_event *ev)
-{
-	exp *x = ctx;
-	if (ev->file_id >= x->m->n_files || x->m->files[ev->file_id].type == TM_TYPE_PROTO)
-		return; /* proto files are exported packet by packet */
-	int64_t pid = ev->pid >= 0 ? ev->pid : ev->tid >= 0 ? ev->tid : 0;
-	int64_t tid = ev->tid >= 0 ? ev->tid : pid;
-	switch (ev->kind) {
-	case TM_EV_SLICE: {
-		uint64_t t = track(x, ev, 't', pid, tid);
-		track_event(x, ev, t, TM_TE_SLICE_BEGIN, ev->ts, 1);
-		int64_t end = ev->dur > 0 && ev->ts <= INT64_MAX - ev->dur ? ev->ts + ev->dur : ev->ts;
-		track_event(x, ev, t, TM_TE_SLICE_END, end, 0);
-		break;
-	}
-	case TM_EV_BEGIN:
-		track_event(x, ev, track(x, ev, 't', pid, tid), TM_TE_SLICE_BEGIN, ev->ts, 1);
-		break;
-	case TM_EV_END:
-		track_event(x, ev, track(x, ev, 't', pid, tid), TM_TE_SLICE_END, ev->ts, 0);
-		break;
-	case TM_EV_INSTANT:
-		track_event(x, ev, track(x, ev, 't', pid, tid), TM_TE_INSTANT, ev->ts, 1);
-		break;
-	case TM_EV_COUNTER:
-		track_event(x, ev, track(x, ev, 'c', pid, 0), TM_TE_COUNTER, ev->ts, 0);
-		break;
-	case TM_EV_ASYNC_BEGIN:
-		track_event(x, ev, track(x, ev, 'a', pid, 0), TM_TE_SLICE_BEGIN, ev->ts, 1);
-		break;
-	case TM_EV_ASYNC_END:
-		track_event(x, ev, track(x, ev, 'a', pid, 0), TM_TE_SLICE_END, ev->ts, 0);
-		break;
-	case TM_EV_SCHED:
-	case TM_EV_FTRACE:
-		kernel_event(x, ev);
-		break;
-	default:
-		break;
-	}
+	exp_emit(x, po->machine_row, b->data, b->len);
 }
 
 /* ---- header ------------------------------------------------------------------ */
 
+/* A header packet straight into one output (the header differs per
+ * output: each machine's file starts with its own machine). */
+static void put_header_packet(exp *x, uint32_t row, size_t out, Perfetto__Protos__TracePacket *p)
+{
+	if (x->mach_id[row]) {
+		p->has_machine_id = 1;
+		p->machine_id = x->mach_id[row];
+	}
+	size_t n = perfetto__protos__trace_packet__get_packed_size(p);
+	TM_GROW(x->pkt.data, x->pkt.cap, n + 1);
+	perfetto__protos__trace_packet__pack(p, (uint8_t *)x->pkt.data);
+	tm_buf frame = {0};
+	put_bytes(&frame, 1, x->pkt.data, n); /* Trace.packet */
+	tm_spool_put(&x->out[out], frame.data, frame.len);
+	tm_buf_free(&frame);
+}
+
 static void system_info(exp *x, uint32_t row, size_t out)
 {
 	const tm_machine *mc = &x->scan->machines.rows[row];
-	tm_buf *si = &x->s1, *un = &x->s2, *b = &x->pkt;
-	si->len = un->len = b->len = 0;
-	if (mc->sysname)
-		put_str(un, 1, mc->sysname);
-	if (mc->version)
-		put_str(un, 2, mc->version);
-	if (mc->release)
-		put_str(un, 3, mc->release);
-	if (mc->arch)
-		put_str(un, 4, mc->arch);
-	if (un->len)
-		put_msg(si, 1, un);
-	if (mc->num_cpus >= 0)
-		put_uint(si, 8, (uint64_t)mc->num_cpus);
-	if (mc->name)
-		put_str(si, 17, mc->name);
-	put_msg(b, 45, si);
-	if (x->mach_id[row])
-		put_uint(b, 98, x->mach_id[row]);
-	tm_buf frame = {0};
-	put_bytes(&frame, 1, b->data, b->len);
-	tm_spool_put(&x->out[out], frame.data, frame.len);
-	tm_buf_free(&frame);
+	Perfetto__Protos__Utsname un = PERFETTO__PROTOS__UTSNAME__INIT;
+	Perfetto__Protos__SystemInfo si = PERFETTO__PROTOS__SYSTEM_INFO__INIT;
+	un.sysname = mc->sysname;
+	un.version = mc->version;
+	un.release = mc->release;
+	un.machine = mc->arch;
+	if (mc->sysname || mc->version || mc->release || mc->arch)
+		si.utsname = &un;
+	if (mc->num_cpus >= 0) {
+		si.has_num_cpus = 1;
+		si.num_cpus = (uint32_t)mc->num_cpus;
+	}
+	si.machine_name = mc->name;
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO;
+	p.system_info = &si;
+	put_header_packet(x, row, out, &p);
 }
 
 /* The re-import's clocks (clocks.md §5.2, §7). The values are already
@@ -795,23 +542,26 @@ static void trace_clock(exp *x, uint32_t row, size_t out, int first)
 	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
 		if (more[i] != c && (more[i] != TM_CLOCK_TRACE_FILE || !first))
 			ids[n++] = more[i];
-	tm_buf *cs = &x->s1, *cl = &x->s2, *b = &x->pkt;
-	cs->len = b->len = 0;
+	Perfetto__Protos__ClockSnapshot__Clock clocks[6], *cp[6];
 	for (size_t i = 0; i < n; i++) {
-		cl->len = 0;
-		put_uint(cl, 1, ids[i]);
-		put_uint(cl, 2, 0);
-		put_msg(cs, 1, cl);
+		Perfetto__Protos__ClockSnapshot__Clock init = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+		clocks[i] = init;
+		clocks[i].has_clock_id = clocks[i].has_timestamp = 1;
+		clocks[i].clock_id = ids[i];
+		clocks[i].timestamp = 0;
+		cp[i] = &clocks[i];
 	}
-	if (first)
-		put_uint(cs, 2, c);
-	put_msg(b, 6, cs);
-	if (x->mach_id[row])
-		put_uint(b, 98, x->mach_id[row]);
-	tm_buf frame = {0};
-	put_bytes(&frame, 1, b->data, b->len);
-	tm_spool_put(&x->out[out], frame.data, frame.len);
-	tm_buf_free(&frame);
+	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	cs.n_clocks = n;
+	cs.clocks = cp;
+	if (first) {
+		cs.has_primary_trace_clock = 1;
+		cs.primary_trace_clock = (Perfetto__Protos__BuiltinClock)c;
+	}
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+	p.clock_snapshot = &cs;
+	put_header_packet(x, row, out, &p);
 }
 
 static void header(exp *x, size_t out, int64_t only_row)
@@ -838,6 +588,18 @@ static void header(exp *x, size_t out, int64_t only_row)
 		if (clock)
 			trace_clock(x, (uint32_t)r, out, 0);
 	}
+}
+
+static void on_observed(void *ctx, const tm_mobserved *o)
+{
+	exp *x = ctx;
+	exp_text_observed(x->text, o);
+}
+
+static void on_counter(void *ctx, const tm_mcounter *c)
+{
+	exp *x = ctx;
+	exp_text_counter(x->text, c);
 }
 
 tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err)
@@ -873,31 +635,35 @@ tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err)
 		x.mach_id[r] = next++;
 	}
 	tm_export *res = NULL;
+	tm_model *model = NULL;
 	for (size_t i = 0; i < x.n_out; i++)
 		if (tm_spool_open(&x.out[i], err))
 			goto out;
 	header(&x, 0, -1);
 	for (size_t r = 0; r < nm; r++)
 		header(&x, r + 1, (int64_t)r);
-	tm_scan_sink sink = {.ctx = &x, .event = on_event, .packet = on_packet, .name = on_name};
-	tm_scan *s2 = tm_scan_run(m, &sink);
-	int failed = s2->failed;
-	if (failed)
-		*err = s2->err;
-	tm_scan_free(s2);
-	if (failed)
+	/* One scan: kept proto packets are rewritten as they are read; the
+	 * JSON and systrace events are replayed through the model after it,
+	 * in the reference's order, and encoded from what the model saw. */
+	x.text = exp_text_new(&x);
+	tm_scan_sink pass = {.ctx = &x, .packet = on_packet};
+	tm_model_sink ms = {.ctx = &x, .observed = on_observed, .counter = on_counter};
+	model = tm_model_run(m, &ms, &pass, err);
+	if (!model)
 		goto out;
+	exp_text_finish(x.text, model);
 	for (size_t i = 0; i < x.n_out; i++)
 		if (tm_spool_finish(&x.out[i], "merged.pftrace", err))
 			goto out;
 	res = tm_spooled_take(x.out, nm);
 out:
+	tm_model_free(model);
+	exp_text_free(x.text);
 	for (size_t i = 0; i < x.n_out; i++)
 		tm_spool_close(&x.out[i]);
 	free(x.out);
 	free(x.mach_id);
 	free(x.seqs.s);
-	free(x.tracks.s);
 	tm_buf_free(&x.pkt);
 	tm_buf_free(&x.s1);
 	tm_buf_free(&x.s2);

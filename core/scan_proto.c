@@ -15,6 +15,7 @@
 
 #include "proto.h"
 #include "scan_internal.h"
+#include "systrace.h"
 
 /* Total bytes of packets set aside for the end-of-file retry, per file.
  * The reference keeps them all; a cap keeps hostile input from holding the
@@ -574,7 +575,27 @@ typedef struct te_head {
 	int64_t counter_value;
 	double double_counter_value;
 	int64_t timestamp_delta_us, timestamp_absolute_us;
+	int32_t legacy_phase;     /* LegacyEvent.phase, 0 when absent */
+	int64_t legacy_duration_us;
 } te_head;
+
+/* The LegacyEvent fields placement needs: phase and duration_us. */
+static void legacy_decode(tm_span msg, te_head *e)
+{
+	const uint8_t *p = msg.p, *end = msg.p + msg.n;
+	wire_f f;
+	while (p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r == WIRE_SKIP || f.wire != TM_PB_VARINT)
+			continue;
+		if (f.id == 2)
+			e->legacy_phase = (int32_t)(uint32_t)f.val;
+		else if (f.id == 3)
+			e->legacy_duration_us = (int64_t)f.val;
+	}
+}
 
 static void te_head_decode(tm_span msg, te_head *e)
 {
@@ -606,6 +627,8 @@ static void te_head_decode(tm_span msg, te_head *e)
 		case TM_PB_LEN:
 			if (f.id == 23)
 				e->name = f.data;
+			else if (f.id == 6)
+				legacy_decode(f.data, e);
 			break;
 		case TM_PB_I64:
 			if (f.id == 44) {
@@ -624,6 +647,7 @@ typedef struct ft_head {
 	bool has_timestamp, has_pid;
 	uint64_t timestamp;
 	uint32_t pid, kind;
+	tm_span body; /* the event's message (field `kind`) */
 } ft_head;
 
 static inline void ft_head_decode(tm_span msg, ft_head *ev)
@@ -640,8 +664,10 @@ static inline void ft_head_decode(tm_span msg, ft_head *ev)
 		if (r == WIRE_SKIP)
 			continue;
 		if (f.wire == TM_PB_LEN) {
-			if (!ev->kind)
+			if (!ev->kind) {
 				ev->kind = f.id;
+				ev->body = f.data;
+			}
 		} else if (f.wire == TM_PB_VARINT) {
 			if (f.id == 1 && !ev->has_timestamp) {
 				ev->has_timestamp = true;
@@ -750,14 +776,32 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 			when = out; /* else the raw value is kept */
 	}
 	tm_ev_kind kind;
+	int64_t dur = -1;
 	switch (e->has_type ? e->type : TM_TE_TYPE_UNSPECIFIED) {
 	case TM_TE_SLICE_BEGIN: kind = TM_EV_BEGIN; break;
 	case TM_TE_SLICE_END: kind = TM_EV_END; break;
 	case TM_TE_INSTANT: kind = TM_EV_INSTANT; break;
 	case TM_TE_COUNTER: kind = TM_EV_COUNTER; break;
-	default: kind = TM_EV_PACKET; break;
+	default:
+		/* a legacy phase, placed as the JSON event it stands for */
+		switch (e->has_type ? 0 : e->legacy_phase) {
+		case 'B': kind = TM_EV_BEGIN; break;
+		case 'E': kind = TM_EV_END; break;
+		case 'X':
+			kind = TM_EV_SLICE;
+			dur = sat_mul_1000(e->legacy_duration_us);
+			break;
+		case 'i': case 'I': case 'R': case 'n': kind = TM_EV_INSTANT; break;
+		case 'b': kind = TM_EV_ASYNC_BEGIN; break;
+		case 'e': kind = TM_EV_ASYNC_END; break;
+		case 's': case 't': case 'f': case 'M':
+			return 0; /* flows and metadata: nothing on the timeline */
+		default: kind = TM_EV_PACKET; break;
+		}
+		break;
 	}
 	tm_event ev = event_init(rd, kind);
+	ev.dur = dur;
 	ev.ts = when;
 	ev.raw_ts = raw;
 	if (TM_SPAN_HAS(e->name)) {
@@ -813,6 +857,44 @@ static int64_t place_ftrace(pscan *ps, reader *rd, tm_ev_kind kind, const char *
 	ev.name_len = strlen(name);
 	ev.args = args;
 	return scan_place(ps->sf, &ev, TM_STAT_NEGATIVE_TS) ? out : -1;
+}
+
+/* A print event: its buf is a systrace print payload, placed as the text
+ * line would be (the reference parses both with one parser); a payload it
+ * rejects is counted, not placed. Returns the trace time or -1. */
+static int64_t place_print(pscan *ps, reader *rd, const ft_head *fe, int64_t out, int64_t raw, uint32_t cpu)
+{
+	tm_span buf;
+	buf.p = NULL;
+	buf.n = 0;
+	const uint8_t *p = fe->body.p, *end = fe->body.p + fe->body.n;
+	wire_f f;
+	while (p && p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r == WIRE_OK && f.id == 2 && f.wire == TM_PB_LEN)
+			buf = f.data; /* PrintFtraceEvent.buf */
+	}
+	char *text = tm_xstrndup(buf.p ? (const char *)buf.p : "", buf.n);
+	systrace_event l;
+	systrace_line_result res = systrace_parse_print(text, &l);
+	int64_t placed = -1;
+	if (res == SYSTRACE_LINE_EVENT) {
+		l.pid = fe->has_pid ? fe->pid : 0;
+		l.cpu = cpu;
+		l.event_name = "print";
+		tm_event ev;
+		scan_systrace_event(&l, &ev);
+		ev.machine_row = rd->row;
+		ev.ts = out;
+		ev.raw_ts = raw;
+		placed = scan_place(ps->sf, &ev, TM_STAT_NEGATIVE_TS) ? out : -1;
+	} else if (res == SYSTRACE_LINE_BAD_PRINT) {
+		scan_count(ps->sf, TM_STAT_SYSTRACE_PARSE_FAILURE, 1);
+	}
+	free(text);
+	return placed;
 }
 
 static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uint32_t clock, uint32_t seq)
@@ -933,6 +1015,10 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 0, &out) != TM_CONV_OK) {
 			scan_lost(sf);
 			PUSH(ps->ft, -1);
+			continue;
+		}
+		if (ev.kind == TM_FT_PRINT) {
+			PUSH(ps->ft, place_print(ps, rd, &ev, out, raw, cpu));
 			continue;
 		}
 		char fallback[32];

@@ -129,7 +129,7 @@ static tm_scan *scan(tm_buf *trace, evs *out)
 	if (!g_merge)
 		return NULL;
 	memset(out, 0, sizeof(*out));
-	tm_scan_sink sink = {out, on_event, NULL};
+	tm_scan_sink sink = {.ctx = out, .event = on_event};
 	return tm_scan_run(g_merge, &sink);
 }
 
@@ -175,7 +175,7 @@ static void test_ftrace_bundle(void)
 	f_var(&body, 6, 42); /* next_pid */
 	e = ftrace_event(600, 41, 4, &body);
 	f_msg(&b, 2, &e);
-	f_str(&body, 2, "hello");
+	f_str(&body, 2, "I|43|hello"); /* print: an instant payload */
 	e = ftrace_event(700, 43, 3, &body);
 	f_msg(&b, 2, &e);
 	f_var(&body, 1, 1);
@@ -226,8 +226,9 @@ static void test_ftrace_bundle(void)
 	CHECK_INT(r.v[0].ts, 1600);
 	CHECK_INT(r.v[0].raw_ts, 600);
 	CHECK_INT(r.v[0].tid, 41);
-	CHECK_INT(r.v[1].kind, TM_EV_FTRACE);
-	CHECK_STR(r.v[1].name, "print");
+	/* a print is placed as the text line with its payload would be */
+	CHECK_INT(r.v[1].kind, TM_EV_INSTANT);
+	CHECK_STR(r.v[1].name, "hello");
 	CHECK_INT(r.v[1].ts, 1700);
 	CHECK_STR(r.v[2].name, "ftrace_999");
 	CHECK_INT(r.v[2].ts, 1800);

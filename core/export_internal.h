@@ -1,0 +1,67 @@
+/* core/export_internal.h - what the two halves of the exporter share:
+ * core/export.c (the header, kept proto packets rewritten at the wire
+ * level) and core/export_text.c (Chrome JSON and systrace events encoded
+ * from the model). Not for front ends. */
+#ifndef TM_EXPORT_INTERNAL_H
+#define TM_EXPORT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export.h"
+#include "model.h"
+#include "proto.h"
+#include "spool.h"
+
+/* A map from a (a, b) pair to a value, open addressing. */
+typedef struct exp_map_slot {
+	uint64_t a, b, v;
+	int used;
+} exp_map_slot;
+
+typedef struct exp_map {
+	exp_map_slot *s;
+	size_t cap, n;
+} exp_map;
+
+/* The slot of (a, b): created with v = 0 when `insert`, else NULL when
+ * absent. */
+exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert);
+
+typedef struct exp_text exp_text;
+
+typedef struct exp {
+	tm_merge *m;
+	const tm_scan *scan;
+	tm_spool *out;         /* [0] all, [1 + row] per machine */
+	size_t n_out;
+	uint32_t *mach_id;     /* row -> TracePacket.machine_id, 0 for the host */
+	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
+	uint32_t next_seq;
+	tm_buf pkt, s1, s2, s3, s4;
+	tm_ftrace_bundle bundle;
+	TM_VEC(uint64_t) col[12];
+	exp_text *text;
+} exp;
+
+/* Frame a TracePacket as a Trace.packet field into the whole merge's
+ * output and its machine's. */
+void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len);
+
+/* The merged trace's sequence id for (file, machine row, sequence). */
+uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq);
+
+/* An id made unique per (file, machine row) scope: a bijection of `id`
+ * within the scope, 0 kept as 0. */
+uint64_t exp_scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id);
+
+/* core/export_text.c: JSON and systrace events, from the model's replay. */
+exp_text *exp_text_new(exp *x);
+void exp_text_observed(exp_text *t, const tm_mobserved *o);
+void exp_text_counter(exp_text *t, const tm_mcounter *c);
+/* After the replay: pending ends, and the threads and processes the model
+ * made with their names. */
+void exp_text_finish(exp_text *t, const tm_model *model);
+void exp_text_free(exp_text *t);
+
+#endif

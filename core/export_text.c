@@ -1,0 +1,752 @@
+/* core/export_text.c - merged.pftrace: Chrome JSON and systrace events,
+ * encoded from the model's replay so that the reference builds the same
+ * rows from them (issue 8).
+ *
+ * Each JSON event becomes one TrackEvent, written in the order the
+ * reference parses the archive, on a track the model names: its thread
+ * track, the overflow track of an X that overlapped partially, the async
+ * track the reference's TrackCompressor gives an id, a global or process
+ * instant track, a process counter track. So the reference runs the same
+ * slice and flow rules on the same per-track sequences:
+ *   B, b -> SLICE_BEGIN; E, e -> SLICE_END (with its name and category,
+ *   which the reference matches); i/I/R and n -> INSTANT; X -> a legacy
+ *   complete event (its lazily closed stack is the JSON one); an X whose
+ *   duration is not a whole microsecond (legacy durations are in µs) ->
+ *   SLICE_BEGIN, and SLICE_END at its end; s/t/f -> legacy flow events;
+ *   bind_id with flow_in/flow_out -> legacy bind_id and flow_direction;
+ *   C -> one COUNTER per numeric arg; args -> nested debug annotations.
+ * Each systrace line the reference's text import acts on becomes the
+ * typed FtraceEvent the reference's proto import parses the same way
+ * (sched_switch, sched_waking, print, cpu_frequency, cpu_idle); the rest
+ * of the lines make no rows there and are not written.
+ * At the end: the threads and processes the model made, with their final
+ * names (a ProcessTree per machine; a task_rename after the line that
+ * named a thread of no known process).
+ *
+ * Messages are built with protobuf-c from protos/trace.proto.
+ */
+#include "export_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.pb-c.h"
+
+#define SALT_MTRACK 0x6d747261636b7321ull
+#define SALT_MPROC 0x6d70726f63657373ull
+#define SALT_FLOW_V1 0x666c6f7776316964ull
+#define SALT_FLOW_V2 0x666c6f7776326964ull
+#define DERIVED_SEQ UINT64_MAX /* the sequence of a file's derived packets */
+#define BUNDLE_MAX 512
+
+typedef Perfetto__Protos__TracePacket Packet;
+typedef Perfetto__Protos__TrackEvent TrackEvent;
+typedef Perfetto__Protos__TrackEvent__LegacyEvent LegacyEvent;
+typedef Perfetto__Protos__DebugAnnotation DebugAnnotation;
+typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
+typedef Perfetto__Protos__FtraceEvent FtraceEvent;
+
+typedef struct pend_end {
+	int64_t ts;
+	uint64_t order;
+	uint32_t file, row;
+	uint64_t uuid;
+} pend_end;
+
+/* An FtraceEvent kept for the bundle being filled (owned copies). */
+typedef struct bev {
+	FtraceEvent ev;
+	union {
+		Perfetto__Protos__SchedSwitchFtraceEvent sw;
+		Perfetto__Protos__SchedWakingFtraceEvent wk;
+		Perfetto__Protos__PrintFtraceEvent pr;
+		Perfetto__Protos__CpuFrequencyFtraceEvent cf;
+		Perfetto__Protos__CpuIdleFtraceEvent ci;
+		Perfetto__Protos__TaskRenameFtraceEvent tr;
+	} u;
+	char *s1, *s2;
+} bev;
+
+struct exp_text {
+	exp *x;
+	uint64_t *track_uuid;   /* by model track id: 0 until described */
+	size_t cap_tracks;
+	exp_map procs;          /* (file << 32 | row, pid) -> described */
+	pend_end *heap;         /* X ends written later, by (ts, order) */
+	size_t n_heap, cap_heap;
+	uint64_t order;
+	/* the bundle being filled */
+	int has_bundle;
+	uint32_t b_file, b_row, b_cpu;
+	bev *bevs;
+	size_t n_bevs, cap_bevs;
+	tm_buf buf;
+};
+
+exp_text *exp_text_new(exp *x)
+{
+	exp_text *t = tm_xcalloc(1, sizeof(*t));
+	t->x = x;
+	return t;
+}
+
+/* ---- packets -------------------------------------------------------------------- */
+
+static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, Packet *p)
+{
+	exp *x = t->x;
+	if (ts >= 0) {
+		p->has_timestamp = 1;
+		p->timestamp = (uint64_t)ts;
+	}
+	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, DERIVED_SEQ, 1);
+	int first = !s->v;
+	if (first)
+		s->v = ++x->next_seq;
+	p->optional_trusted_packet_sequence_id_case =
+		PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+	p->trusted_packet_sequence_id = (uint32_t)s->v;
+	if (first) {
+		p->has_sequence_flags = 1;
+		p->sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+	}
+	if (row < x->scan->machines.n && x->mach_id[row]) {
+		p->has_machine_id = 1;
+		p->machine_id = x->mach_id[row];
+	}
+	size_t n = perfetto__protos__trace_packet__get_packed_size(p);
+	TM_GROW(t->buf.data, t->buf.cap, n + 1);
+	perfetto__protos__trace_packet__pack(p, (uint8_t *)t->buf.data);
+	exp_emit(x, row, t->buf.data, n);
+}
+
+/* ---- tracks ----------------------------------------------------------------------- */
+
+static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t pid)
+{
+	uint64_t uuid = exp_scoped(file, row, SALT_MPROC, (uint64_t)pid + 1);
+	exp_map_slot *s = exp_map_find(&t->procs, ((uint64_t)file << 32) | row, (uint64_t)pid, 1);
+	if (s->v)
+		return uuid;
+	s->v = 1;
+	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+	pd.has_pid = 1;
+	pd.pid = (int32_t)pid;
+	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	d.has_uuid = 1;
+	d.uuid = uuid;
+	d.process = &pd;
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+	p.track_descriptor = &d;
+	write_packet(t, file, row, -1, &p);
+	return uuid;
+}
+
+static int64_t thread_pid(const tm_model *m, int64_t utid)
+{
+	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
+	if (!th || th->upid < 0)
+		return 0;
+	return tm_model_process(m, (size_t)th->upid)->pid;
+}
+
+/* The uuid of a model track, its descriptor written on first use. */
+static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
+{
+	if (id >= t->cap_tracks) {
+		size_t n = t->cap_tracks ? t->cap_tracks : 64;
+		while (n <= id)
+			n *= 2;
+		t->track_uuid = tm_xrealloc(t->track_uuid, n * sizeof(*t->track_uuid));
+		memset(t->track_uuid + t->cap_tracks, 0, (n - t->cap_tracks) * sizeof(*t->track_uuid));
+		t->cap_tracks = n;
+	}
+	if (t->track_uuid[id])
+		return t->track_uuid[id];
+	const tm_mtrack *tr = tm_model_track(m, id);
+	uint32_t file = tr->file_id, row = tr->machine_row;
+	uint64_t uuid = exp_scoped(file, row, SALT_MTRACK, (uint64_t)id + 1);
+	t->track_uuid[id] = uuid;
+	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+	d.has_uuid = 1;
+	d.uuid = uuid;
+	if (tr->scope == TM_SCOPE_THREAD) {
+		const tm_mthread *th = tm_model_thread(m, (size_t)tr->utid);
+		td.has_pid = 1;
+		td.pid = (int32_t)thread_pid(m, tr->utid);
+		td.has_tid = 1;
+		td.tid = th ? (int32_t)th->tid : 0;
+		d.thread = &td;
+	} else {
+		if (tr->name) {
+			d.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
+			d.name = (char *)tr->name;
+		}
+		if (tr->scope == TM_SCOPE_PROCESS && tr->upid >= 0) {
+			d.has_parent_uuid = 1;
+			d.parent_uuid = process_uuid(t, file, row, tm_model_process(m, (size_t)tr->upid)->pid);
+		}
+		if (tr->kind == TM_MT_PROCESS_COUNTER || tr->kind == TM_MT_GLOBAL_COUNTER)
+			d.counter = &cd;
+	}
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+	p.track_descriptor = &d;
+	write_packet(t, file, row, -1, &p);
+	return uuid;
+}
+
+/* ---- debug annotations from JSON args --------------------------------------------- */
+
+typedef struct annots {
+	DebugAnnotation **v;
+	size_t n, cap;
+	char **strs; /* owned copies */
+	size_t n_strs, cap_strs;
+	DebugAnnotation *pool; /* chunks, freed together */
+	DebugAnnotation **chunks;
+	size_t n_chunks, cap_chunks, used;
+} annots;
+
+#define ANNOT_CHUNK 64
+
+static DebugAnnotation *annot_new(annots *a)
+{
+	if (!a->n_chunks || a->used == ANNOT_CHUNK) {
+		TM_GROW(a->chunks, a->cap_chunks, a->n_chunks + 1);
+		a->chunks[a->n_chunks++] = tm_xmalloc(ANNOT_CHUNK * sizeof(DebugAnnotation));
+		a->used = 0;
+	}
+	DebugAnnotation *d = &a->chunks[a->n_chunks - 1][a->used++];
+	DebugAnnotation init = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	*d = init;
+	return d;
+}
+
+static char *annot_str(annots *a, const char *s, size_t n)
+{
+	TM_GROW(a->strs, a->cap_strs, a->n_strs + 1);
+	return a->strs[a->n_strs++] = tm_xstrndup(s, n);
+}
+
+static void annots_free(annots *a)
+{
+	for (size_t i = 0; i < a->n_chunks; i++) {
+		for (size_t k = 0; k < (i + 1 == a->n_chunks ? a->used : ANNOT_CHUNK); k++) {
+			free(a->chunks[i][k].dict_entries);
+			free(a->chunks[i][k].array_values);
+		}
+		free(a->chunks[i]);
+	}
+	free(a->chunks);
+	for (size_t i = 0; i < a->n_strs; i++)
+		free(a->strs[i]);
+	free(a->strs);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* One JSON value as an annotation (name set by the caller); NULL for a
+ * null value, which the reference skips. */
+static DebugAnnotation *annot_of(annots *a, const tj_value *v)
+{
+	if (v->type == TJ_NULL)
+		return NULL;
+	DebugAnnotation *d = annot_new(a);
+	switch (v->type) {
+	case TJ_BOOL:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE;
+		d->bool_value = v->b;
+		break;
+	case TJ_INT:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
+		d->int_value = v->i;
+		break;
+	case TJ_DOUBLE:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
+		d->double_value = v->d;
+		break;
+	case TJ_STRING:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+		d->string_value = annot_str(a, v->s, v->len);
+		break;
+	case TJ_OBJECT:
+		d->dict_entries = tm_xcalloc(v->len ? v->len : 1, sizeof(*d->dict_entries));
+		for (size_t i = 0; i < v->len; i++) {
+			DebugAnnotation *e = annot_of(a, &v->items[i]);
+			if (!e)
+				continue;
+			e->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+			e->name = annot_str(a, v->keys[i], v->key_lens[i]);
+			d->dict_entries[d->n_dict_entries++] = e;
+		}
+		break;
+	case TJ_ARRAY:
+		d->array_values = tm_xcalloc(v->len ? v->len : 1, sizeof(*d->array_values));
+		for (size_t i = 0; i < v->len; i++) {
+			DebugAnnotation *e = annot_of(a, &v->items[i]);
+			if (e)
+				d->array_values[d->n_array_values++] = e;
+		}
+		break;
+	default:
+		break;
+	}
+	return d;
+}
+
+static void set_args(annots *a, TrackEvent *te, const tj_value *args)
+{
+	if (!args || args->type != TJ_OBJECT)
+		return;
+	for (size_t i = 0; i < args->len; i++) {
+		DebugAnnotation *e = annot_of(a, &args->items[i]);
+		if (!e)
+			continue;
+		e->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+		e->name = annot_str(a, args->keys[i], args->key_lens[i]);
+		TM_GROW(a->v, a->cap, a->n + 1);
+		a->v[a->n++] = e;
+	}
+	te->n_debug_annotations = a->n;
+	te->debug_annotations = a->v;
+}
+
+/* ---- JSON events ---------------------------------------------------------------- */
+
+static void heap_push(exp_text *t, pend_end e)
+{
+	TM_GROW(t->heap, t->cap_heap, t->n_heap + 1);
+	size_t i = t->n_heap++;
+	t->heap[i] = e;
+	while (i) {
+		size_t p = (i - 1) / 2;
+		const pend_end *a = &t->heap[i], *b = &t->heap[p];
+		if (a->ts > b->ts || (a->ts == b->ts && a->order > b->order))
+			break;
+		pend_end tmp = t->heap[i];
+		t->heap[i] = t->heap[p];
+		t->heap[p] = tmp;
+		i = p;
+	}
+}
+
+static pend_end heap_pop(exp_text *t)
+{
+	pend_end top = t->heap[0];
+	t->heap[0] = t->heap[--t->n_heap];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < t->n_heap && (t->heap[l].ts < t->heap[m].ts ||
+				      (t->heap[l].ts == t->heap[m].ts && t->heap[l].order < t->heap[m].order)))
+			m = l;
+		if (r < t->n_heap && (t->heap[r].ts < t->heap[m].ts ||
+				      (t->heap[r].ts == t->heap[m].ts && t->heap[r].order < t->heap[m].order)))
+			m = r;
+		if (m == i)
+			break;
+		pend_end tmp = t->heap[i];
+		t->heap[i] = t->heap[m];
+		t->heap[m] = tmp;
+		i = m;
+	}
+	return top;
+}
+
+static void write_track_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, TrackEvent *te)
+{
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+	p.track_event = te;
+	write_packet(t, file, row, ts, &p);
+}
+
+/* Ends of X slices due at or before `ts` (they close before what begins
+ * there, as the reference pops a slice that ends where another starts). */
+static void flush_ends(exp_text *t, int64_t ts)
+{
+	while (t->n_heap && t->heap[0].ts <= ts) {
+		pend_end e = heap_pop(t);
+		TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+		te.has_type = 1;
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+		te.has_track_uuid = 1;
+		te.track_uuid = e.uuid;
+		write_track_event(t, e.file, e.row, e.ts, &te);
+	}
+}
+
+static void flush_bundle(exp_text *t);
+
+static void json_event(exp_text *t, const tm_mobserved *o)
+{
+	const tm_mjson *j = o->json;
+	const tm_model *m = o->model;
+	uint32_t file = o->head->file_id, row = o->head->machine_row;
+	char ph = j->phase;
+	if (o->dropped || o->track == UINT32_MAX || !ph || !strchr("BEXiIRbensft", ph))
+		return;
+	flush_bundle(t);
+	flush_ends(t, o->ts);
+	uint64_t uuid = track_uuid(t, m, o->track);
+	const tm_mtrack *tr = tm_model_track(m, o->track);
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	LegacyEvent le = PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INIT;
+	annots a = {0};
+	char *cat = (char *)j->cat;
+	te.has_track_uuid = 1;
+	te.track_uuid = uuid;
+	if (cat) {
+		te.n_categories = 1;
+		te.categories = &cat;
+	}
+	/* the name the reference gives the slice: "[No name]" for a nameless
+	 * begin, complete or thread instant; as is for ends and for global,
+	 * process and async instants */
+	const char *name = j->name;
+	int default_name = ph == 'B' || ph == 'X' || ph == 'b' ||
+			   ((ph == 'i' || ph == 'I' || ph == 'R') && tr->scope == TM_SCOPE_THREAD);
+	if (!name && default_name)
+		name = "[No name]";
+	if (name) {
+		te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+		te.name = (char *)name;
+	}
+	int v2_flow = ph == 'B' || ph == 'X' || ph == 'b' || ph == 'n';
+	int with_args = ph != 's' && ph != 't' && ph != 'f';
+	if (with_args)
+		set_args(&a, &te, j->args);
+	switch (ph) {
+	case 'B':
+	case 'b':
+		te.has_type = 1;
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+		break;
+	case 'E':
+	case 'e':
+		te.has_type = 1;
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+		break;
+	case 'i':
+	case 'I':
+	case 'R':
+	case 'n':
+		te.has_type = 1;
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+		break;
+	case 'X':
+		if (j->dur % 1000 == 0) {
+			le.has_phase = 1;
+			le.phase = 'X';
+			le.has_duration_us = 1;
+			le.duration_us = j->dur / 1000;
+		} else {
+			te.has_type = 1;
+			te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+			heap_push(t, (pend_end){o->ts + j->dur, t->order++, file, row, uuid});
+		}
+		break;
+	case 's':
+	case 't':
+	case 'f':
+		le.has_phase = 1;
+		le.phase = ph;
+		if (j->has_flow_id) {
+			le.id_case = PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_UNSCOPED_ID;
+			le.unscoped_id = exp_scoped(file, row, SALT_FLOW_V1, j->flow_id + 1);
+		}
+		if (ph == 'f' && j->bind_enclosing) {
+			le.has_bind_to_enclosing = 1;
+			le.bind_to_enclosing = 1;
+		}
+		break;
+	}
+	if (v2_flow && j->has_bind_id) {
+		le.has_bind_id = 1;
+		le.bind_id = exp_scoped(file, row, SALT_FLOW_V2, j->bind_id + 1);
+		if (j->flow_in || j->flow_out) {
+			le.has_flow_direction = 1;
+			le.flow_direction = j->flow_in && j->flow_out ? PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__FLOW_DIRECTION__FLOW_INOUT
+					    : j->flow_out ? PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__FLOW_DIRECTION__FLOW_OUT
+							  : PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__FLOW_DIRECTION__FLOW_IN;
+		}
+	}
+	if (le.has_phase || le.has_bind_id)
+		te.legacy_event = &le;
+	write_track_event(t, file, row, o->ts, &te);
+	annots_free(&a);
+}
+
+void exp_text_counter(exp_text *t, const tm_mcounter *c)
+{
+	const tm_model *m = c->model;
+	if (c->file_id >= t->x->m->n_files || t->x->m->files[c->file_id].type != TM_TYPE_JSON)
+		return; /* systrace counters travel as their ftrace events */
+	flush_bundle(t);
+	flush_ends(t, c->ts);
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	te.has_type = 1;
+	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+	te.has_track_uuid = 1;
+	te.track_uuid = track_uuid(t, m, c->track);
+	te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
+	te.double_counter_value = c->value;
+	write_track_event(t, c->file_id, c->machine_row, c->ts, &te);
+}
+
+/* ---- systrace lines -------------------------------------------------------------------- */
+
+static void bev_free(bev *b)
+{
+	free(b->s1);
+	free(b->s2);
+}
+
+static void flush_bundle(exp_text *t)
+{
+	if (!t->has_bundle)
+		return;
+	Perfetto__Protos__FtraceEventBundle fb = PERFETTO__PROTOS__FTRACE_EVENT_BUNDLE__INIT;
+	fb.has_cpu = 1;
+	fb.cpu = t->b_cpu;
+	FtraceEvent **evs = tm_xmalloc((t->n_bevs ? t->n_bevs : 1) * sizeof(*evs));
+	for (size_t i = 0; i < t->n_bevs; i++) {
+		bev *b = &t->bevs[i];
+		/* the union members moved with the array: point again */
+		switch (b->ev.event_case) {
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH: b->ev.sched_switch = &b->u.sw; break;
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_WAKING: b->ev.sched_waking = &b->u.wk; break;
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT: b->ev.print = &b->u.pr; break;
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY: b->ev.cpu_frequency = &b->u.cf; break;
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_IDLE: b->ev.cpu_idle = &b->u.ci; break;
+		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME: b->ev.task_rename = &b->u.tr; break;
+		default: break;
+		}
+		evs[i] = &b->ev;
+	}
+	fb.n_event = t->n_bevs;
+	fb.event = evs;
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS;
+	p.ftrace_events = &fb;
+	write_packet(t, t->b_file, t->b_row, -1, &p);
+	free(evs);
+	for (size_t i = 0; i < t->n_bevs; i++)
+		bev_free(&t->bevs[i]);
+	t->n_bevs = 0;
+	t->has_bundle = 0;
+}
+
+static bev *bundle_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, int64_t ts, uint32_t pid)
+{
+	if (t->has_bundle && (t->b_file != file || t->b_row != row || t->b_cpu != cpu || t->n_bevs >= BUNDLE_MAX))
+		flush_bundle(t);
+	if (!t->has_bundle) {
+		t->has_bundle = 1;
+		t->b_file = file;
+		t->b_row = row;
+		t->b_cpu = cpu;
+	}
+	TM_GROW(t->bevs, t->cap_bevs, t->n_bevs + 1);
+	bev *b = &t->bevs[t->n_bevs++];
+	memset(b, 0, sizeof(*b));
+	FtraceEvent init = PERFETTO__PROTOS__FTRACE_EVENT__INIT;
+	b->ev = init;
+	b->ev.has_timestamp = 1;
+	b->ev.timestamp = (uint64_t)ts;
+	b->ev.has_pid = 1;
+	b->ev.pid = pid;
+	return b;
+}
+
+/* A text argument as the reference's StringToInt32 / StringToUInt32 /
+ * StringToDouble would read it; the model already checked that the line
+ * parsed, so a missing value cannot happen here. */
+static int64_t arg_i(const char *args, const char *key)
+{
+	char v[64];
+	return systrace_arg(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
+}
+
+static char *arg_s(const char *args, const char *key)
+{
+	char v[256];
+	return tm_xstrdup(systrace_arg(args, key, v, sizeof v) ? v : "");
+}
+
+static void systrace_line(exp_text *t, const tm_mobserved *o)
+{
+	const systrace_event *l = o->line;
+	uint32_t file = o->head->file_id, row = o->head->machine_row;
+	const char *ev = l->event_name, *a = l->args;
+	int print = strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "print") == 0 || strcmp(ev, "0") == 0;
+	/* a print with a bad payload is written too: the reference counts the
+	 * same parse failure when it reads it back */
+	if (o->dropped && !print)
+		return;
+	bev *b;
+	if (print) {
+		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
+		Perfetto__Protos__PrintFtraceEvent pr = PERFETTO__PROTOS__PRINT_FTRACE_EVENT__INIT;
+		b->u.pr = pr;
+		b->s1 = tm_xstrdup(a);
+		b->u.pr.buf = b->s1;
+		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT;
+	} else if (strcmp(ev, "sched_switch") == 0) {
+		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
+		Perfetto__Protos__SchedSwitchFtraceEvent sw = PERFETTO__PROTOS__SCHED_SWITCH_FTRACE_EVENT__INIT;
+		b->u.sw = sw;
+		char st[64];
+		systrace_arg(a, "prev_state", st, sizeof st) || (st[0] = '\0');
+		b->s1 = arg_s(a, "prev_comm");
+		b->s2 = arg_s(a, "next_comm");
+		b->u.sw.prev_comm = b->s1;
+		b->u.sw.next_comm = b->s2;
+		b->u.sw.has_prev_pid = b->u.sw.has_prev_prio = b->u.sw.has_prev_state = 1;
+		b->u.sw.has_next_pid = b->u.sw.has_next_prio = 1;
+		b->u.sw.prev_pid = (int32_t)arg_i(a, "prev_pid");
+		b->u.sw.prev_prio = (int32_t)arg_i(a, "prev_prio");
+		b->u.sw.prev_state = tm_model_systrace_state(st);
+		b->u.sw.next_pid = (int32_t)arg_i(a, "next_pid");
+		b->u.sw.next_prio = (int32_t)arg_i(a, "next_prio");
+		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH;
+	} else if (strcmp(ev, "sched_waking") == 0) {
+		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
+		Perfetto__Protos__SchedWakingFtraceEvent wk = PERFETTO__PROTOS__SCHED_WAKING_FTRACE_EVENT__INIT;
+		b->u.wk = wk;
+		b->s1 = arg_s(a, "comm");
+		b->u.wk.comm = b->s1;
+		b->u.wk.has_pid = b->u.wk.has_prio = b->u.wk.has_target_cpu = 1;
+		b->u.wk.pid = (int32_t)arg_i(a, "pid");
+		b->u.wk.prio = (int32_t)arg_i(a, "prio");
+		b->u.wk.target_cpu = (int32_t)arg_i(a, "target_cpu");
+		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_WAKING;
+	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
+		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
+		char v[64];
+		double state = systrace_arg(a, "state", v, sizeof v) ? strtod(v, NULL) : 0;
+		uint32_t cpu = (uint32_t)arg_i(a, "cpu_id");
+		if (ev[4] == 'f') {
+			Perfetto__Protos__CpuFrequencyFtraceEvent cf = PERFETTO__PROTOS__CPU_FREQUENCY_FTRACE_EVENT__INIT;
+			b->u.cf = cf;
+			b->u.cf.has_state = b->u.cf.has_cpu_id = 1;
+			b->u.cf.state = (uint32_t)state;
+			b->u.cf.cpu_id = cpu;
+			b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY;
+		} else {
+			Perfetto__Protos__CpuIdleFtraceEvent ci = PERFETTO__PROTOS__CPU_IDLE_FTRACE_EVENT__INIT;
+			b->u.ci = ci;
+			b->u.ci.has_state = b->u.ci.has_cpu_id = 1;
+			b->u.ci.state = (uint32_t)state;
+			b->u.ci.cpu_id = cpu;
+			b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_IDLE;
+		}
+	}
+}
+
+void exp_text_observed(exp_text *t, const tm_mobserved *o)
+{
+	if (o->json)
+		json_event(t, o);
+	else if (o->line)
+		systrace_line(t, o);
+}
+
+/* ---- the end --------------------------------------------------------------------------- */
+
+void exp_text_finish(exp_text *t, const tm_model *m)
+{
+	flush_bundle(t);
+	flush_ends(t, INT64_MAX);
+	const tm_scan *scan = t->x->scan;
+	size_t nt = tm_model_n_threads(m), np = tm_model_n_processes(m);
+	/* a task_rename after the line that last named a thread of no known
+	 * process: ftrace priority, like that line, and no process to rename */
+	for (size_t i = 0; i < nt; i++) {
+		const tm_mthread *th = tm_model_thread(m, i);
+		if (th->tid == 0 || th->upid >= 0 || !th->name || th->name_cpu < 0)
+			continue;
+		bev *b = bundle_event(t, 0, th->machine_row, (uint32_t)th->name_cpu, th->name_ts, (uint32_t)th->tid);
+		Perfetto__Protos__TaskRenameFtraceEvent tr = PERFETTO__PROTOS__TASK_RENAME_FTRACE_EVENT__INIT;
+		b->u.tr = tr;
+		b->s1 = tm_xstrdup(th->name);
+		b->u.tr.has_pid = 1;
+		b->u.tr.pid = (int32_t)th->tid;
+		b->u.tr.newcomm = b->s1;
+		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME;
+	}
+	flush_bundle(t);
+	/* one ProcessTree per machine: every thread of a known process (its
+	 * association, and its name when no proto named it), every named
+	 * process (a second, empty cmdline element keeps a name with spaces
+	 * whole: a single element is cut at its first space) */
+	for (size_t row = 0; row < scan->machines.n; row++) {
+		Perfetto__Protos__ProcessTree pt = PERFETTO__PROTOS__PROCESS_TREE__INIT;
+		Perfetto__Protos__ProcessTree__Thread *ths = tm_xcalloc(nt ? nt : 1, sizeof(*ths));
+		Perfetto__Protos__ProcessTree__Thread **thp = tm_xcalloc(nt ? nt : 1, sizeof(*thp));
+		Perfetto__Protos__ProcessTree__Process *prs = tm_xcalloc(np ? np : 1, sizeof(*prs));
+		Perfetto__Protos__ProcessTree__Process **prp = tm_xcalloc(np ? np : 1, sizeof(*prp));
+		char **cmd = tm_xcalloc(2 * (np ? np : 1), sizeof(*cmd));
+		for (size_t i = 0; i < np; i++) {
+			const tm_mprocess *p = tm_model_process(m, i);
+			if (p->machine_row != row || p->pid == 0 || !p->name)
+				continue;
+			Perfetto__Protos__ProcessTree__Process init = PERFETTO__PROTOS__PROCESS_TREE__PROCESS__INIT;
+			Perfetto__Protos__ProcessTree__Process *x = &prs[pt.n_processes];
+			*x = init;
+			x->has_pid = 1;
+			x->pid = (int32_t)p->pid;
+			cmd[2 * pt.n_processes] = (char *)p->name;
+			cmd[2 * pt.n_processes + 1] = (char *)"";
+			x->n_cmdline = 2;
+			x->cmdline = &cmd[2 * pt.n_processes];
+			prp[pt.n_processes++] = x;
+		}
+		for (size_t i = 0; i < nt; i++) {
+			const tm_mthread *th = tm_model_thread(m, i);
+			if (th->machine_row != row || th->tid == 0 || th->upid < 0)
+				continue;
+			Perfetto__Protos__ProcessTree__Thread init = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
+			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
+			*x = init;
+			x->has_tid = x->has_tgid = 1;
+			x->tid = (int32_t)th->tid;
+			x->tgid = (int32_t)tm_model_process(m, (size_t)th->upid)->pid;
+			if (th->name && th->name_prio < 2)
+				x->name = (char *)th->name;
+			thp[pt.n_threads++] = x;
+		}
+		if (pt.n_threads || pt.n_processes) {
+			pt.threads = thp;
+			pt.processes = prp;
+			Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+			p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_PROCESS_TREE;
+			p.process_tree = &pt;
+			/* no timestamp: the reference gives it the latest one read,
+			 * the end of the trace, and it is not an event */
+			write_packet(t, 0, (uint32_t)row, -1, &p);
+		}
+		free(ths);
+		free(thp);
+		free(prs);
+		free(prp);
+		free(cmd);
+	}
+}
+
+void exp_text_free(exp_text *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_bevs; i++)
+		bev_free(&t->bevs[i]);
+	free(t->bevs);
+	free(t->track_uuid);
+	free(t->procs.s);
+	free(t->heap);
+	tm_buf_free(&t->buf);
+	free(t);
+}
