@@ -564,6 +564,34 @@ static void trace_clock(exp *x, uint32_t row, size_t out, int first)
 	put_header_packet(x, row, out, &p);
 }
 
+/* A machine whose kernel text travels as ftrace events: the reference
+ * reads a text file as a trace of its own, with no start time, while in
+ * merged.pftrace a proto's start would make it drop the older events. */
+static int has_kernel_text(const exp *x, uint32_t row)
+{
+	for (size_t i = 0; i < x->m->n_files; i++) {
+		tm_type ty = x->m->files[i].type;
+		if ((ty == TM_TYPE_SYSTRACE || ty == TM_TYPE_JSON) && tm_scan_file_on_row(x->scan, i, row))
+			return 1;
+	}
+	return 0;
+}
+
+static void preserve_ftrace(exp *x, uint32_t row, size_t out)
+{
+	if (!has_kernel_text(x, row))
+		return;
+	Perfetto__Protos__FtraceStats fs = PERFETTO__PROTOS__FTRACE_STATS__INIT;
+	fs.has_phase = 1;
+	fs.phase = PERFETTO__PROTOS__FTRACE_STATS__PHASE__START_OF_TRACE;
+	fs.has_preserve_ftrace_buffer = 1;
+	fs.preserve_ftrace_buffer = 1;
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_STATS;
+	p.ftrace_stats = &fs;
+	put_header_packet(x, row, out, &p);
+}
+
 static void header(exp *x, size_t out, int64_t only_row)
 {
 	const tm_machines *ms = &x->scan->machines;
@@ -579,14 +607,19 @@ static void header(exp *x, size_t out, int64_t only_row)
 	system_info(x, (uint32_t)first, out);
 	if (clock)
 		trace_clock(x, (uint32_t)first, out, 1);
+	preserve_ftrace(x, (uint32_t)first, out);
 	if (only_row >= 0)
 		return;
 	for (size_t r = 0; r < ms->n; r++) {
-		if ((int64_t)r == first)
+		/* A machine no file put data on (a name the manifest declares)
+		 * gets no packet: one would give it the threads and processes
+		 * the reference makes for every machine it reads data for. */
+		if ((int64_t)r == first || !ms->rows[r].has_context)
 			continue;
 		system_info(x, (uint32_t)r, out);
 		if (clock)
 			trace_clock(x, (uint32_t)r, out, 0);
+		preserve_ftrace(x, (uint32_t)r, out);
 	}
 }
 

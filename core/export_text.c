@@ -27,6 +27,7 @@
  */
 #include "export_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +35,15 @@
 
 #define SALT_MTRACK 0x6d747261636b7321ull
 #define SALT_MPROC 0x6d70726f63657373ull
+#define SALT_MTHREAD 0x6d74687265616473ull
 #define SALT_FLOW_V1 0x666c6f7776316964ull
 #define SALT_FLOW_V2 0x666c6f7776326964ull
-#define DERIVED_SEQ UINT64_MAX /* the sequence of a file's derived packets */
+/* A file's derived events travel on one sequence, its track descriptors on
+ * another: a descriptor of a thread sets its sequence's pid and tid, and
+ * the reference would then tie every later event of that sequence on a
+ * global or process track to that thread (legacy_event.passthrough_utid). */
+#define EVENT_SEQ UINT64_MAX
+#define DESCRIPTOR_SEQ (UINT64_MAX - 1)
 #define BUNDLE_MAX 512
 
 typedef Perfetto__Protos__TracePacket Packet;
@@ -72,6 +79,7 @@ struct exp_text {
 	uint64_t *track_uuid;   /* by model track id: 0 until described */
 	size_t cap_tracks;
 	exp_map procs;          /* (file << 32 | row, pid) -> described */
+	exp_map threads;        /* (row, utid) -> described */
 	pend_end *heap;         /* X ends written later, by (ts, order) */
 	size_t n_heap, cap_heap;
 	uint64_t order;
@@ -99,7 +107,8 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, P
 		p->has_timestamp = 1;
 		p->timestamp = (uint64_t)ts;
 	}
-	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, DERIVED_SEQ, 1);
+	uint64_t seq = p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR ? DESCRIPTOR_SEQ : EVENT_SEQ;
+	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, seq, 1);
 	int first = !s->v;
 	if (first)
 		s->v = ++x->next_seq;
@@ -143,6 +152,35 @@ static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t p
 	return uuid;
 }
 
+static int64_t thread_pid(const tm_model *m, int64_t utid);
+
+/* The root descriptor of a thread: the reference gives every descriptor
+ * of one thread its one thread track, so each of our thread tracks is a
+ * child of it (see track_uuid). */
+static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid)
+{
+	uint64_t uuid = exp_scoped(0, row, SALT_MTHREAD, (uint64_t)utid + 1);
+	exp_map_slot *s = exp_map_find(&t->threads, row, (uint64_t)utid, 1);
+	if (s->v)
+		return uuid;
+	s->v = 1;
+	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
+	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	td.has_pid = 1;
+	td.pid = (int32_t)thread_pid(m, utid);
+	td.has_tid = 1;
+	td.tid = th ? (int32_t)th->tid : 0;
+	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	d.has_uuid = 1;
+	d.uuid = uuid;
+	d.thread = &td;
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+	p.track_descriptor = &d;
+	write_packet(t, 0, row, -1, &p);
+	return uuid;
+}
+
 static int64_t thread_pid(const tm_model *m, int64_t utid)
 {
 	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
@@ -169,17 +207,17 @@ static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
 	uint64_t uuid = exp_scoped(file, row, SALT_MTRACK, (uint64_t)id + 1);
 	t->track_uuid[id] = uuid;
 	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	d.has_uuid = 1;
 	d.uuid = uuid;
+	/* Every model track is a track of its own, as the reference keeps one
+	 * per file and machine; merging same-named siblings (its default for
+	 * descriptor tracks) would share stacks between them. */
+	d.has_sibling_merge_behavior = 1;
+	d.sibling_merge_behavior = PERFETTO__PROTOS__TRACK_DESCRIPTOR__SIBLING_MERGE_BEHAVIOR__SIBLING_MERGE_BEHAVIOR_NONE;
 	if (tr->scope == TM_SCOPE_THREAD) {
-		const tm_mthread *th = tm_model_thread(m, (size_t)tr->utid);
-		td.has_pid = 1;
-		td.pid = (int32_t)thread_pid(m, tr->utid);
-		td.has_tid = 1;
-		td.tid = th ? (int32_t)th->tid : 0;
-		d.thread = &td;
+		d.has_parent_uuid = 1;
+		d.parent_uuid = thread_root_uuid(t, m, row, tr->utid);
 	} else {
 		if (tr->name) {
 			d.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
@@ -609,7 +647,13 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 		b->u.sw.has_next_pid = b->u.sw.has_next_prio = 1;
 		b->u.sw.prev_pid = (int32_t)arg_i(a, "prev_pid");
 		b->u.sw.prev_prio = (int32_t)arg_i(a, "prev_prio");
-		b->u.sw.prev_state = tm_model_systrace_state(st);
+		int major = 0, minor = 0;
+		const tm_machines *ms = &t->x->scan->machines;
+		if (row < ms->n && ms->rows[row].release)
+			sscanf(ms->rows[row].release, "%d.%d", &major, &minor);
+		/* the reference reads the text line with no kernel version (its
+		 * own trace), and merged.pftrace with the machine's SystemInfo */
+		b->u.sw.prev_state = tm_model_systrace_state_for(st, major, minor);
 		b->u.sw.next_pid = (int32_t)arg_i(a, "next_pid");
 		b->u.sw.next_prio = (int32_t)arg_i(a, "next_prio");
 		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH;
@@ -746,6 +790,7 @@ void exp_text_free(exp_text *t)
 	free(t->bevs);
 	free(t->track_uuid);
 	free(t->procs.s);
+	free(t->threads.s);
 	free(t->heap);
 	tm_buf_free(&t->buf);
 	free(t);

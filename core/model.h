@@ -51,6 +51,12 @@ typedef struct tm_mrec_head {
  * the kernel 4.4 layout; 0xffff when it is not a state). */
 int64_t tm_model_systrace_state(const char *s);
 
+/* The same state as the raw value a kernel `major.minor` writes, so that
+ * the reference, knowing that kernel (a SystemInfo), shows the letters it
+ * shows for the text line read without one. A state that kernel cannot
+ * report falls back to tm_model_systrace_state(). */
+int64_t tm_model_systrace_state_for(const char *s, int major, int minor);
+
 /* Build a TM_MREC_SYSTRACE record (head and payload) from a parsed line. */
 void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l);
 

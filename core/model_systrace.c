@@ -109,6 +109,29 @@ int64_t tm_model_systrace_state(const char *s)
 	return r;
 }
 
+int64_t tm_model_systrace_state_for(const char *s, int major, int minor)
+{
+	int p = parsed_state(s);
+	int64_t raw44 = tm_model_systrace_state(s);
+	if (p == TS_INVALID || major < 4 || (major == 4 && minor < 8))
+		return raw44; /* the layout the reference assumes without a version */
+	if (major == 4 && minor < 14) /* [4.8, 4.14): preemption is 0x1000 */
+		return p == TS_PREEMPTED ? 0x1000 : (p & TS_PREEMPTED ? 0xffff : raw44);
+	/* 4.14 and later: the low flags as they are, then parked 0x40, the
+	 * idle report 0x80, preemption 0x100; the flags masked off there
+	 * cannot be said */
+	if (p & (TS_TASK_DEAD | TS_WAKE_KILL | TS_WAKING | TS_NO_LOAD))
+		return raw44;
+	int64_t r = p & (0x40 - 1);
+	if (p & TS_PARKED)
+		r |= 0x40;
+	if (p & TS_IDLE)
+		r |= 0x80;
+	if (p & TS_PREEMPTED)
+		r |= 0x100;
+	return r;
+}
+
 /* TaskState(raw, kernel 4.4).ToString(): what the sched table shows for a
  * raw state written by systrace conversion (the model assumes the 4.4
  * layout, as the reference does when no SystemInfo names the kernel). */

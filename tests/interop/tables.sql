@@ -1,0 +1,68 @@
+-- tests/interop/tables.sql - the tables the interop comparison holds the
+-- reference's import of an archive and of its merged.pftrace to. Every
+-- statement yields one column, `row`: a table name, then the row's fields,
+-- tab-separated; run.sh compares them as multisets per table.
+--
+-- Machines are named (NULL for an unnamed one). A track's kind is the
+-- dimension it hangs off: thread (utid), process (upid), cpu, or global.
+-- Args: JSON args import under `args.`, debug annotations under `debug.`;
+-- the comparison reads both as `args.` (tracemount(1), "merged.pftrace").
+
+CREATE PERFETTO FUNCTION tm_kind(track_id LONG) RETURNS STRING AS
+SELECT CASE
+  WHEN EXISTS (SELECT 1 FROM track t JOIN args a ON a.arg_set_id = t.dimension_arg_set_id
+               WHERE t.id = $track_id AND a.key = 'utid') THEN 'thread'
+  WHEN EXISTS (SELECT 1 FROM track t JOIN args a ON a.arg_set_id = t.dimension_arg_set_id
+               WHERE t.id = $track_id AND a.key = 'upid') THEN 'process'
+  WHEN EXISTS (SELECT 1 FROM track t JOIN track p ON p.id = t.parent_id
+               JOIN args a ON a.arg_set_id = p.dimension_arg_set_id
+               WHERE t.id = $track_id AND a.key = 'upid') THEN 'process'
+  WHEN EXISTS (SELECT 1 FROM track t JOIN args a ON a.arg_set_id = t.dimension_arg_set_id
+               WHERE t.id = $track_id AND a.key = 'ucpu') THEN 'cpu'
+  ELSE 'global' END;
+
+CREATE PERFETTO FUNCTION tm_machine(machine_id LONG) RETURNS STRING AS
+SELECT ifnull((SELECT name FROM machine WHERE id = $machine_id), '\N');
+
+CREATE PERFETTO FUNCTION tm_s(v STRING) RETURNS STRING AS
+SELECT ifnull(replace(replace(replace($v, '\', '\\'), char(9), '\t'), char(10), '\n'), '\N');
+
+SELECT 'slice' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) || s.dur || char(9) ||
+       tm_s(s.category) || char(9) || s.depth || char(9) || tm_machine(t.machine_id) || char(9) ||
+       tm_kind(s.track_id) AS row
+FROM slice s JOIN track t ON t.id = s.track_id WHERE s.dur != 0;
+
+SELECT 'instant' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) || tm_s(s.category) ||
+       char(9) || s.depth || char(9) || tm_machine(t.machine_id) || char(9) || tm_kind(s.track_id) AS row
+FROM slice s JOIN track t ON t.id = s.track_id WHERE s.dur = 0;
+
+SELECT 'thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_s(name) AS row
+FROM thread;
+
+SELECT 'process' || char(9) || tm_machine(machine_id) || char(9) || pid || char(9) || tm_s(name) AS row
+FROM process;
+
+SELECT 'counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_s(t.name) || char(9) || c.ts ||
+       char(9) || printf('%.17g', c.value) AS row
+FROM counter c JOIN track t ON t.id = c.track_id;
+
+SELECT 'sched' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || s.dur || char(9) ||
+       s.cpu || char(9) || th.tid || char(9) || tm_s(s.end_state) AS row
+FROM sched s JOIN thread th USING (utid);
+
+SELECT 'thread_state' || char(9) || tm_machine(th.machine_id) || char(9) || ts.ts || char(9) || ts.dur ||
+       char(9) || ifnull(ts.cpu, '\N') || char(9) || th.tid || char(9) || tm_s(ts.state) AS row
+FROM thread_state ts JOIN thread th USING (utid);
+
+SELECT 'flow' || char(9) || tm_s(so.name) || char(9) || so.ts || char(9) || tm_s(si.name) || char(9) ||
+       si.ts || char(9) || tm_machine(t.machine_id) AS row
+FROM flow f JOIN slice so ON so.id = f.slice_out JOIN slice si ON si.id = f.slice_in
+JOIN track t ON t.id = so.track_id;
+
+SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
+       tm_s(CASE WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7) ELSE a.key END) || char(9) ||
+       tm_s(a.display_value) AS row
+FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
+
+SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) || value AS row
+FROM stats WHERE severity IN ('error', 'data_loss') AND value > 0;
