@@ -301,9 +301,15 @@ static const char *basename_of(const char *path)
 
 tm_vtree *vtree_open(const char *archive_path, tm_error *err)
 {
-	tm_merge *m = tm_merge_open(archive_path, err);
+	return vtree_open_inputs(&(vt_inputs){.paths = &archive_path, .n = 1}, err);
+}
+
+tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
+{
+	tm_merge *m = tm_merge_open_inputs(in->paths, in->n, in->manifest, in->as_members, err);
 	if (!m)
 		return NULL;
+	const char *archive_path = in->n ? in->paths[0] : "";
 	tm_vtree *t = tm_xcalloc(1, sizeof(*t));
 	t->merge = m;
 	pthread_rwlock_init(&t->tree, NULL);
@@ -766,7 +772,7 @@ int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 		*size = f->node->len;
 		return 0;
 	}
-	if (f->node->src != SRC_BLOB || tm_blob_file_range(f->node->blob, fd, off) != 0)
+	if (f->node->src != SRC_BLOB || !f->cursor || tm_cursor_file_range(f->cursor, fd, off) != 0)
 		return -1;
 	*size = f->node->size;
 	return 0;
@@ -798,3 +804,4 @@ void vtree_set_logger(tm_vtree *t, void (*log)(const char *msg))
 {
 	t->log = log;
 }
+

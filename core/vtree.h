@@ -35,6 +35,23 @@ typedef struct vt_stat {
 tm_vtree *vtree_open(const char *archive_path, tm_error *err);
 void vtree_free(tm_vtree *t);
 
+/* What to open (DESIGN.md "Inputs"): INPUT operands (trace files,
+ * archives, directories) merged exactly as one archive holding them in the
+ * order given, and the manifest file of `-o manifest=FILE`. */
+typedef struct vt_inputs {
+	const char *const *paths;
+	size_t n;
+	const char *manifest; /* NULL: none */
+	int as_members;       /* even a single archive is a member of the virtual one */
+} vt_inputs;
+
+/* Mount tier for several inputs. One input that is not a directory, with no
+ * manifest and no `as_members`, is opened as vtree_open opens it. Errors:
+ * as vtree_open, and TM_EARGS (tracemount's own text) when the inputs
+ * cannot form one archive: two with one member name, a manifest file that
+ * is no manifest. */
+tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err);
+
 /* Resolve a path: "" or "/" is the root; components separated by '/'.
  * TM_ENOENT / TM_ENOTDIR as appropriate. Never runs a costly tier for the
  * root or files/; may run the scan for paths under machines/. */

@@ -15,9 +15,9 @@
 static const struct {
 	const char *cmd, *synopsis;
 } synopses[] = {
-	{"ls", "ls [-l] ARCHIVE [PATH]"},
-	{"cat", "cat ARCHIVE PATH"},
-	{"check", "check ARCHIVE"},
+	{"ls", "ls [-l] [-o manifest=FILE] INPUT... [PATH]"},
+	{"cat", "cat [-o manifest=FILE] INPUT... PATH"},
+	{"check", "check [-o manifest=FILE] INPUT..."},
 };
 
 static int usage_error(const char *cmd, const char *msg)
@@ -30,13 +30,35 @@ static int usage_error(const char *cmd, const char *msg)
 	return EXIT_USAGE;
 }
 
-/* Options of a command: -h/--help everywhere, -l for ls. Returns -1 to go
- * on, else the exit status (help printed, or a usage error). */
-static int parse_options(int argc, char **argv, const char *accepted, int *long_format)
+/* What the options of ls, cat and check say. */
+struct tree_opts {
+	int long_format;      /* ls -l */
+	const char *manifest; /* -o manifest=FILE */
+};
+
+/* getopt's complaint (c is '?' or ':') as a usage error of command argv[0]. */
+static int option_error(char **argv, int c)
+{
+	char msg[80];
+	if (c == ':' && optopt > 0 && optopt < 128)
+		snprintf(msg, sizeof msg, "option '-%c' needs a value", optopt);
+	else if (c == ':')
+		snprintf(msg, sizeof msg, "option '%.40s' needs a value", argv[optind - 1]);
+	else if (optopt > 0 && optopt < 128)
+		snprintf(msg, sizeof msg, "unknown option '-%c'", optopt);
+	else
+		snprintf(msg, sizeof msg, "unknown option '%.40s'", argv[optind - 1]);
+	return usage_error(argv[0], msg);
+}
+
+/* Options of a command: -h/--help everywhere, -o manifest=FILE, -l for ls.
+ * Returns -1 to go on, else the exit status (help printed, or a usage
+ * error). */
+static int parse_options(int argc, char **argv, const char *accepted, struct tree_opts *o)
 {
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	char spec[8];
-	snprintf(spec, sizeof spec, ":h%s", accepted);
+	char spec[16];
+	snprintf(spec, sizeof spec, ":ho:%s", accepted);
 	opterr = 0;
 	optind = 1;
 	for (int c; (c = getopt_long(argc, argv, spec, longopts, NULL)) != -1;) {
@@ -45,23 +67,27 @@ static int parse_options(int argc, char **argv, const char *accepted, int *long_
 			return EXIT_OK;
 		}
 		if (c == 'l') {
-			*long_format = 1;
+			o->long_format = 1;
 			continue;
 		}
-		char msg[64];
-		if (optopt)
-			snprintf(msg, sizeof msg, "unknown option '-%c'", optopt);
-		else
-			snprintf(msg, sizeof msg, "unknown option '%s'", argv[optind - 1]);
-		return usage_error(argv[0], msg);
+		if (c == 'o') {
+			if (strncmp(optarg, "manifest=", 9) != 0 || !optarg[9])
+				return usage_error(argv[0], "-o takes manifest=FILE");
+			if (o->manifest)
+				return usage_error(argv[0], "-o manifest=FILE given twice");
+			o->manifest = optarg + 9;
+			continue;
+		}
+		return option_error(argv, c);
 	}
 	return -1;
 }
 
-static tm_vtree *open_or_report(const char *archive)
+static tm_vtree *open_or_report(char **inputs, size_t n, const char *manifest)
 {
 	tm_error err = {0};
-	tm_vtree *t = vtree_open(archive, &err);
+	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = manifest};
+	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t)
 		front_report(&err);
 	return t;
@@ -183,14 +209,18 @@ static int print_entry(void *arg, const char *name, vt_ino ino, const vt_stat *s
 
 int cli_ls(int argc, char **argv)
 {
-	int long_format = 0;
-	int rc = parse_options(argc, argv, "l", &long_format);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "l", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind < 1 || argc - optind > 2)
-		return usage_error("ls", "expected ARCHIVE [PATH]");
-	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	tm_vtree *t = open_or_report(argv[optind]);
+	int long_format = o.long_format;
+	int n = argc - optind;
+	if (n < 1)
+		return usage_error("ls", "expected INPUT... [PATH]");
+	/* With two operands or more the last is the PATH: `ls a.json b.json /`
+	 * lists the root of two inputs (one operand alone lists its root). */
+	const char *path = n >= 2 ? argv[argc - 1] : "/";
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(n >= 2 ? n - 1 : 1), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -250,13 +280,14 @@ static int copy_out(vt_file *f, const char *path)
 
 int cli_cat(int argc, char **argv)
 {
-	int rc = parse_options(argc, argv, "", NULL);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind != 2)
-		return usage_error("cat", "expected ARCHIVE PATH");
-	const char *path = argv[optind + 1];
-	tm_vtree *t = open_or_report(argv[optind]);
+	if (argc - optind < 2)
+		return usage_error("cat", "expected INPUT... PATH");
+	const char *path = argv[argc - 1];
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -281,12 +312,13 @@ int cli_cat(int argc, char **argv)
 
 int cli_check(int argc, char **argv)
 {
-	int rc = parse_options(argc, argv, "", NULL);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind != 1)
-		return usage_error("check", "expected ARCHIVE");
-	tm_vtree *t = open_or_report(argv[optind]);
+	if (argc - optind < 1)
+		return usage_error("check", "expected INPUT...");
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_buf sum = {0};
@@ -302,3 +334,4 @@ int cli_check(int argc, char **argv)
 	vtree_free(t);
 	return rc;
 }
+

@@ -12,8 +12,8 @@
 /* Exit statuses (tracemount(1), EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_MERGE = 1, EXIT_USAGE = 2 };
 
-/* `tracemount ARCHIVE MOUNTPOINT [options]`: parses the options, opens the
- * archive, mounts, serves until unmounted. Returns the exit status. */
+/* `tracemount INPUT... MOUNTPOINT [options]`: parses the options, opens the
+ * inputs, mounts, serves until unmounted. Returns the exit status. */
 int fuse_front_main(int argc, char **argv);
 
 /* `tracemount ls|cat|check ...`, argv[0] being the command name. Each
