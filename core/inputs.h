@@ -10,7 +10,7 @@
  * (formats.md §2.5), and a `.git` folder is no place to look for traces.
  * Other special files (FIFOs, sockets, devices) inside a directory are
  * skipped too. A manifest file (-o manifest=FILE) comes first, named
- * TM_INPUTS_MANIFEST_NAME.
+ * TM_INPUTS_MANIFEST_NAME, as `tracemount pack` writes it.
  *
  * Nothing is read here but the head of the manifest file: members are
  * loose blobs (archive.h) read in place, one fd per reader.

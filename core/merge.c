@@ -370,6 +370,12 @@ fail:
 	return NULL;
 }
 
+void tm_merge_set_name(tm_merge *m, const char *name)
+{
+	free(m->path);
+	m->path = tm_xstrdup(name);
+}
+
 void tm_merge_free(tm_merge *m)
 {
 	if (!m)

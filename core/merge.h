@@ -73,10 +73,15 @@ void tm_merge_free(tm_merge *m);
  * TM_TYPE_INPUTS: no bytes, size -1); the inputs are its members (ids from
  * 1, a manifest file first), shown under files/. One input that is not a
  * directory, without a manifest, is opened as tm_merge_open opens it unless
- * `as_members` is set.
+ * `as_members` is set (`tracemount pack` always makes inputs members).
  * Errors: those of tm_inputs_list, then those of tm_merge_open. */
 tm_merge *tm_merge_open_inputs(const char *const *paths, size_t n, const char *manifest, int as_members,
 			       tm_error *err);
+
+/* The name messages and the check summary give the session (`tracemount
+ * pack` names its dry run after the archive it writes, not the temporary
+ * file it reads). */
+void tm_merge_set_name(tm_merge *m, const char *name);
 
 /* The file row for an id, or NULL. */
 const tm_file *tm_merge_file(const tm_merge *m, uint32_t id);

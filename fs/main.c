@@ -1,5 +1,5 @@
 /* fs/main.c - command-line dispatch: mount, one of the no-FUSE commands
- * (ls, cat, check), or --help / --version; and the two things both
+ * (ls, cat, check, pack), or --help / --version; and the two things both
  * front ends share, the errno mapping and the error printer. */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@ void front_usage(FILE *out)
 	      "       tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]\n"
 	      "       tracemount cat [-o manifest=FILE] INPUT... PATH\n"
 	      "       tracemount check [-o manifest=FILE] INPUT...\n"
+	      "       tracemount pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT...\n"
 	      "       tracemount --help | --version\n"
 	      "\n"
 	      "Mount a trace archive (ZIP, TAR, tar.gz, gzip or a single trace file) read-only\n"
@@ -37,6 +38,12 @@ void front_usage(FILE *out)
 	      "  cat INPUT... PATH        write a file of the tree to standard output\n"
 	      "  check INPUT...           exit 0 with a summary if the inputs merge,\n"
 	      "                           1 with the exact error if they do not\n"
+	      "  pack -o OUT INPUT...     write the inputs as one archive (.zip, .tar, .tar.gz,\n"
+	      "                           .tgz), the manifest first; validate, then dry-run it\n"
+	      "                           and report dropped events on stderr\n"
+	      "    --manifest FILE        pack FILE first as perfetto_manifest.json\n"
+	      "    --strict               exit 1 (and write nothing) if any event is dropped\n"
+	      "    --no-validate          skip the dry run\n"
 	      "\n"
 	      "Exit status: 0 success, 1 the inputs cannot be merged or a path cannot be read,\n"
 	      "2 usage error. See tracemount(1).\n",
@@ -76,6 +83,7 @@ static const struct {
 	{"ls", cli_ls},
 	{"cat", cli_cat},
 	{"check", cli_check},
+	{"pack", cli_pack},
 };
 
 int main(int argc, char **argv)

@@ -18,9 +18,10 @@ out=$("$tm" --help); rc=$?
 eq "help exits 0" "$rc" 0
 contains "help names every command" "$out" "tracemount check [-o manifest=FILE] INPUT..."
 contains "help documents ls -l" "$out" "tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]"
+contains "help documents pack" "$out" "tracemount pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..."
 out=$("$tm" --version); eq "version" "$out" "tracemount 0.1.0"
 
-for c in ls cat check; do
+for c in ls cat check pack; do
 	out=$("$tm" $c --help); rc=$?
 	eq "$c --help exits 0" "$rc" 0
 	contains "$c --help prints the usage" "$out" "usage: tracemount"
@@ -126,7 +127,8 @@ man=$here/../man/tracemount.1
 eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
 page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
 for w in "ls [-l] [-o manifest=FILE] INPUT... [PATH]" "cat [-o manifest=FILE] INPUT... PATH" \
-	"check [-o manifest=FILE] INPUT..." "-o manifest=FILE" "INPUTS" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
+	"check [-o manifest=FILE] INPUT..." "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..." \
+	"-o manifest=FILE" "--strict" "--no-validate" "INPUTS" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
 	metadata.json perfetto_manifest.json "files/MEMBER" processing_order files_path manifest_entry ignored \
 	"EXIT STATUS" "SUBCOMMANDS" "DIVERGENCES FROM PERFETTO" "%2E%2E"; do
 	contains "man page documents '$w'" "$page" "$w"
