@@ -12,8 +12,10 @@
  * skipped too. A manifest file (-o manifest=FILE) comes first, named
  * TM_INPUTS_MANIFEST_NAME, as `tracemount pack` writes it.
  *
- * Nothing is read here but the head of the manifest file: members are
- * loose blobs (archive.h) read in place, one fd per reader.
+ * Of the inputs only directories are read here, and the head of an input
+ * whose name clashes with the manifest's: members are loose blobs
+ * (archive.h) read in place, one fd per reader. The manifest file is read
+ * whole into memory (it is small, and may be a pipe).
  */
 #ifndef TM_INPUTS_H
 #define TM_INPUTS_H
