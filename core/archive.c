@@ -209,6 +209,92 @@ tm_blob *tm_blob_open_path(const char *path, tm_error *err)
 	return tm_blob_new_(&file_ops, NULL, 0, (int64_t)st.st_size, f);
 }
 
+/* ---- a loose file, opened by each reader ---------------------------------- */
+
+/* Loose inputs (issue 11) may be thousands of files: holding one fd per
+ * file for the mount's lifetime would run into RLIMIT_NOFILE, so each
+ * cursor opens the file for as long as it reads. The file is identified by
+ * what stat said when it was listed; a reader that finds another file (or
+ * this one changed) fails rather than serve bytes the merge never saw. */
+typedef struct loose_blob {
+	char *path; /* absolute: the daemon may chdir("/") after listing */
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+} loose_blob;
+
+static int loose_open(tm_cursor *c, tm_error *err)
+{
+	const loose_blob *l = c->blob->priv;
+	int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tm_err(err, TM_EIO, "%s: %s", l->path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		tm_err(err, TM_EIO, "%s: %s", l->path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (st.st_dev != l->dev || st.st_ino != l->ino || st.st_size != tm_blob_size(c->blob) ||
+	    st.st_mtim.tv_sec != l->mtime.tv_sec || st.st_mtim.tv_nsec != l->mtime.tv_nsec) {
+		close(fd);
+		return tm_err(err, TM_EIO, "%s: the file changed since it was listed", l->path);
+	}
+	int *state = tm_xmalloc(sizeof(*state));
+	*state = fd;
+	c->state = state;
+	return 0;
+}
+
+static ssize_t loose_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	const loose_blob *l = c->blob->priv;
+	int fd = *(int *)c->state;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return tm_err(err, TM_EIO, "%s: %s", l->path, strerror(errno));
+		if (r == 0)
+			return tm_err(err, TM_EIO, "%s: file is shorter than when it was listed", l->path);
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static void loose_close(tm_cursor *c)
+{
+	if (c->state)
+		close(*(int *)c->state);
+	free(c->state);
+}
+
+static void loose_free(tm_blob *b)
+{
+	loose_blob *l = b->priv;
+	free(l->path);
+	free(l);
+}
+
+static const blob_ops loose_ops = {
+	.open = loose_open,
+	.pread = loose_pread,
+	.close = loose_close,
+	.free = loose_free,
+};
+
+tm_blob *tm_blob_open_loose(const char *path, const struct stat *st)
+{
+	loose_blob *l = tm_xcalloc(1, sizeof(*l));
+	l->path = tm_xstrdup(path);
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->mtime = st->st_mtim;
+	return tm_blob_new_(&loose_ops, NULL, 0, (int64_t)st->st_size, l);
+}
+
 /* ---- a private memory copy ----------------------------------------------- */
 
 static ssize_t mem_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
@@ -260,6 +346,24 @@ int tm_blob_file_range(const tm_blob *b, int *fd, uint64_t *off)
 		return -1;
 	*fd = ((const file_blob *)b->priv)->fd;
 	*off = base;
+	return 0;
+}
+
+int tm_cursor_file_range(const tm_cursor *c, int *fd, uint64_t *off)
+{
+	uint64_t base = 0;
+	if (c->blob->ops == &range_ops) { /* a range's cursor reads its source's */
+		base = c->blob->off;
+		c = c->src;
+	}
+	if (c->blob->ops == &loose_ops && c->state) {
+		*fd = *(const int *)c->state;
+		*off = base;
+		return 0;
+	}
+	if (tm_blob_file_range(c->blob, fd, off) != 0)
+		return -1;
+	*off += base;
 	return 0;
 }
 

@@ -48,6 +48,15 @@ typedef struct tm_cursor tm_cursor;
  * the blob's lifetime. Error: TM_EIO "<path>: <strerror>". */
 tm_blob *tm_blob_open_path(const char *path, tm_error *err);
 
+/* A loose input file (issue 11): `path` (absolute, so that a daemon that
+ * left its working directory still finds it) as `st` describes it. Each
+ * cursor opens the file for as long as it lives, so a mount of thousands of
+ * files holds no fd per file. A cursor that finds the file replaced or
+ * changed (device, inode, size or mtime differ from `st`) fails with TM_EIO
+ * "<path>: the file changed since it was listed". */
+struct stat;
+tm_blob *tm_blob_open_loose(const char *path, const struct stat *st);
+
 /* A blob over a private copy of `n` bytes (tests, fuzzing). Never fails. */
 tm_blob *tm_blob_open_memory(const void *data, size_t n);
 
@@ -56,6 +65,10 @@ tm_blob *tm_blob_open_memory(const void *data, size_t n);
  * blob) and the offset of byte 0. Lets a front end hand reads to the kernel
  * without copying. -1 for anything decoded. */
 int tm_blob_file_range(const tm_blob *b, int *fd, uint64_t *off);
+
+/* The same for an open cursor: also answers for a loose file (the fd is
+ * the cursor's own, valid until tm_cursor_close). -1 for anything decoded. */
+int tm_cursor_file_range(const tm_cursor *c, int *fd, uint64_t *off);
 
 /* Reference counting; a blob holds references to the blobs it reads from.
  * tm_blob_ref(NULL) and tm_blob_unref(NULL) are no-ops. */

@@ -670,6 +670,7 @@ static const struct {
 	[TM_TYPE_PPROF] = {"pprof", "unknown", 2, 0, 0},
 	[TM_TYPE_BZIP2] = {"bzip2", "unknown", 1, 1, 1},
 	[TM_TYPE_XZ] = {"xz", "unknown", 1, 1, 1},
+	[TM_TYPE_INPUTS] = {"inputs", "inputs", 1, 1, 1},
 };
 
 const char *tm_type_name(tm_type t)

@@ -45,6 +45,9 @@ typedef enum tm_type {
 	/* tracemount extensions (the reference does not open these): */
 	TM_TYPE_BZIP2,
 	TM_TYPE_XZ,
+	/* Never detected: the top level of several inputs, a virtual archive
+	 * whose members they are (issue 11; core/inputs.h). */
+	TM_TYPE_INPUTS,
 	TM_TYPE_COUNT
 } tm_type;
 
@@ -63,7 +66,8 @@ tm_type tm_detect(const unsigned char *buf, size_t n);
 
 /* The name metadata.json uses for a type: "proto", "json", "systrace",
  * "perfetto_manifest", "gzip", "zip", "tar" for the types tracemount
- * handles, "unknown" otherwise. */
+ * handles, "inputs" for the virtual archive of several inputs, "unknown"
+ * otherwise. */
 const char *tm_type_name(tm_type t);
 
 /* The reference's own name for any type ("gecko", "zstd", "ctrace", ...). */

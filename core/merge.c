@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "inputs.h"
 #include "manifest.h"
 
 /* A manifest is read whole (it is a small JSON document); past this size
@@ -146,15 +147,14 @@ static int process_manifest(tm_merge *m, tm_file *f, tm_error *err)
 	return 0;
 }
 
-/* List a ZIP or TAR container, give its visible members file ids in listing
- * order, sniff them all, then process them in sorted order. */
-static int process_archive(tm_merge *m, tm_file *f, int depth, tm_error *err)
+/* Give the visible members of a listed container (a ZIP, a TAR, or the
+ * virtual archive of several inputs) file ids in listing order, sniff them
+ * all, then process them in sorted order. Takes the listing's entries. */
+static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, tm_error *err)
 {
-	tm_listing l = {0};
+	tm_listing l = *lp;
+	*lp = (tm_listing){0};
 	uint32_t fid = f->id;
-	int rc = f->type == TM_TYPE_ZIP ? tm_zip_list(f->blob, &l, err) : tm_tar_list(f->blob, &l, err);
-	if (rc != 0)
-		return -1;
 
 	/* files/ shows the outermost archive: the input, or the stream inside a
 	 * top-level gzip/zstd/... (a .tar.gz shows its tar members). */
@@ -223,6 +223,15 @@ static int process_archive(tm_merge *m, tm_file *f, int depth, tm_error *err)
 	return 0;
 }
 
+static int process_archive(tm_merge *m, tm_file *f, int depth, tm_error *err)
+{
+	tm_listing l = {0};
+	int rc = f->type == TM_TYPE_ZIP ? tm_zip_list(f->blob, &l, err) : tm_tar_list(f->blob, &l, err);
+	if (rc != 0)
+		return -1;
+	return process_listing(m, f, &l, depth, err);
+}
+
 static tm_codec codec_of(tm_type t)
 {
 	switch (t) {
@@ -253,15 +262,22 @@ static int process_stream(tm_merge *m, tm_file *f, int depth, tm_error *err)
 	return process_file(m, cid, depth + 1, err);
 }
 
-static int process_file(tm_merge *m, uint32_t id, int depth, tm_error *err)
+/* The file starts being processed: it takes the next processing order. */
+static tm_file *begin_file(tm_merge *m, uint32_t id)
 {
-	if (depth > MAX_DEPTH)
-		return tm_err(err, TM_EINPUT, "containers nested more than %d deep", MAX_DEPTH);
 	tm_file *f = &m->files[id];
 	TM_GROW(m->order, m->cap_order, m->n_order + 1);
 	f->order = (uint32_t)m->n_order;
 	m->order[m->n_order++] = id;
 	f->processed = 1;
+	return f;
+}
+
+static int process_file(tm_merge *m, uint32_t id, int depth, tm_error *err)
+{
+	if (depth > MAX_DEPTH)
+		return tm_err(err, TM_EINPUT, "containers nested more than %d deep", MAX_DEPTH);
+	tm_file *f = begin_file(m, id);
 
 	if (f->type == TM_TYPE_MANIFEST)
 		return process_manifest(m, f, err);
@@ -308,10 +324,65 @@ fail:
 	return NULL;
 }
 
+/* The INPUT operands opened as one archive rather than as themselves. */
+static int as_virtual_archive(const char *const *paths, size_t n, const char *manifest, int as_members)
+{
+	struct stat st;
+	if (as_members || manifest || n != 1)
+		return 1;
+	return stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+tm_merge *tm_merge_open_inputs(const char *const *paths, size_t n, const char *manifest, int as_members,
+			       tm_error *err)
+{
+	if (!as_virtual_archive(paths, n, manifest, as_members))
+		return tm_merge_open(paths[0], err);
+	tm_merge *m = tm_xcalloc(1, sizeof(*m));
+	m->manifest_file = -1;
+	m->n_inputs = n;
+	m->inputs = tm_xcalloc(n ? n : 1, sizeof(*m->inputs));
+	tm_buf shown = {0};
+	for (size_t i = 0; i < n; i++) {
+		m->inputs[i] = tm_xstrdup(paths[i]);
+		tm_buf_printf(&shown, "%s%s", i ? " " : "", paths[i]);
+		struct stat st;
+		if (stat(paths[i], &st) == 0 && (int64_t)st.st_mtime > m->mtime)
+			m->mtime = (int64_t)st.st_mtime;
+	}
+	m->path = tm_buf_detach(&shown, NULL);
+	if (!m->path)
+		m->path = tm_xstrdup("");
+	tm_listing l = {0};
+	if (tm_inputs_list(paths, n, manifest, &l, err) != 0)
+		goto fail;
+	/* formats.md §2.6: file 0 is the top level; here the archive that
+	 * would hold the inputs, which has no bytes of its own. */
+	tm_file *f = add_file(m, -1, NULL, NULL, -1);
+	f->type = TM_TYPE_INPUTS;
+	begin_file(m, 0);
+	if (process_listing(m, f, &l, 0, err) != 0)
+		goto fail;
+	return m;
+fail:
+	tm_listing_free(&l);
+	tm_merge_free(m);
+	return NULL;
+}
+
+void tm_merge_set_name(tm_merge *m, const char *name)
+{
+	free(m->path);
+	m->path = tm_xstrdup(name);
+}
+
 void tm_merge_free(tm_merge *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < m->n_inputs; i++)
+		free(m->inputs[i]);
+	free(m->inputs);
 	for (size_t i = 0; i < m->n_files; i++) {
 		free(m->files[i].name);
 		tm_blob_unref(m->files[i].blob);

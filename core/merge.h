@@ -20,7 +20,8 @@ struct tm_manifest;
 
 /* One row of the trace-file table (formats.md §2.6). */
 typedef struct tm_file {
-	uint32_t id;          /* 0 = the top-level input; members 1, 2, ... in listing order */
+	uint32_t id;          /* 0 = the top-level input (or the virtual archive of
+	                         several inputs); members 1, 2, ... in listing order */
 	int64_t parent;       /* id of the container, -1 for the top level */
 	char *name;           /* NULL for the top level, "" for a decompressed stream,
 	                         else the member name as matched by the manifest */
@@ -42,9 +43,12 @@ typedef struct tm_member_view {
 } tm_member_view;
 
 typedef struct tm_merge {
-	char *path;               /* the archive as given */
-	int64_t mtime;            /* the archive's mtime */
-	tm_blob *top;
+	char *path;               /* the archive as given; for several inputs, their
+	                             paths joined by spaces (for messages) */
+	char **inputs;            /* several inputs: the INPUT operands in order, else NULL */
+	size_t n_inputs;
+	int64_t mtime;            /* the archive's mtime (several inputs: the newest) */
+	tm_blob *top;             /* the archive's bytes; NULL for several inputs */
 	tm_file *files;           /* by id */
 	size_t n_files, cap_files;
 	uint32_t *order;          /* file ids in processing order */
@@ -62,6 +66,22 @@ typedef struct tm_merge {
  * cannot be merged, TM_EIO when it cannot be read. */
 tm_merge *tm_merge_open(const char *path, tm_error *err);
 void tm_merge_free(tm_merge *m);
+
+/* Several inputs (issue 11, core/inputs.h): trace files, archives and
+ * directories, and an optional manifest file, merged exactly as one archive
+ * holding them in the order given would be. File 0 is that archive (type
+ * TM_TYPE_INPUTS: no bytes, size -1); the inputs are its members (ids from
+ * 1, a manifest file first), shown under files/. One input that is not a
+ * directory, without a manifest, is opened as tm_merge_open opens it unless
+ * `as_members` is set (`tracemount pack` always makes inputs members).
+ * Errors: those of tm_inputs_list, then those of tm_merge_open. */
+tm_merge *tm_merge_open_inputs(const char *const *paths, size_t n, const char *manifest, int as_members,
+			       tm_error *err);
+
+/* The name messages and the check summary give the session (`tracemount
+ * pack` names its dry run after the archive it writes, not the temporary
+ * file it reads). */
+void tm_merge_set_name(tm_merge *m, const char *name);
 
 /* The file row for an id, or NULL. */
 const tm_file *tm_merge_file(const tm_merge *m, uint32_t id);

@@ -104,7 +104,7 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
 	cJSON_AddStringToObject(o, "type", tm_type_name(f->type));
 	if (strcmp(tm_type_name(f->type), tm_type_format_name(f->type)) != 0)
 		cJSON_AddStringToObject(o, "format", tm_type_format_name(f->type));
-	int64_t size = f->size >= 0 ? f->size : tm_blob_size(f->blob);
+	int64_t size = f->size >= 0 ? f->size : f->blob ? tm_blob_size(f->blob) : -1;
 	if (size >= 0)
 		add_int(o, "size", size);
 	else
@@ -206,7 +206,13 @@ int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err
 		cJSON_AddStringToObject(root, "status", "ok");
 		cJSON_AddNullToObject(root, "error");
 	}
-	cJSON_AddStringToObject(root, "archive", m->path);
+	if (m->inputs) {
+		cJSON *in = cJSON_AddArrayToObject(root, "archive");
+		for (size_t i = 0; i < m->n_inputs; i++)
+			cJSON_AddItemToArray(in, cJSON_CreateString(m->inputs[i]));
+	} else {
+		cJSON_AddStringToObject(root, "archive", m->path);
+	}
 	cJSON_AddItemToObject(root, "trace_time", render_trace_time(m, s));
 
 	cJSON_AddItemToObject(root, "attributes",

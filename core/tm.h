@@ -20,6 +20,8 @@ typedef enum tm_code {
 	TM_EISDIR,
 	TM_ENOMEM,
 	TM_EUNSUP,   /* recognised but not supported by tracemount */
+	TM_EARGS,    /* the inputs cannot be used as given (two with one member name, a
+	                -o manifest file that is no manifest): tracemount's own text */
 } tm_code;
 
 #define TM_ERR_MAX 4096

@@ -21,6 +21,7 @@
 
 #include "export.h"
 #include "merge.h"
+#include "pack.h"
 #include "render.h"
 #include "scan.h"
 #include "timeline.h"
@@ -301,9 +302,17 @@ static const char *basename_of(const char *path)
 
 tm_vtree *vtree_open(const char *archive_path, tm_error *err)
 {
-	tm_merge *m = tm_merge_open(archive_path, err);
+	return vtree_open_inputs(&(vt_inputs){.paths = &archive_path, .n = 1}, err);
+}
+
+tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
+{
+	tm_merge *m = tm_merge_open_inputs(in->paths, in->n, in->manifest, in->as_members, err);
 	if (!m)
 		return NULL;
+	if (in->name)
+		tm_merge_set_name(m, in->name);
+	const char *archive_path = in->n ? in->paths[0] : "";
 	tm_vtree *t = tm_xcalloc(1, sizeof(*t));
 	t->merge = m;
 	pthread_rwlock_init(&t->tree, NULL);
@@ -766,7 +775,7 @@ int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 		*size = f->node->len;
 		return 0;
 	}
-	if (f->node->src != SRC_BLOB || tm_blob_file_range(f->node->blob, fd, off) != 0)
+	if (f->node->src != SRC_BLOB || !f->cursor || tm_cursor_file_range(f->cursor, fd, off) != 0)
 		return -1;
 	*size = f->node->size;
 	return 0;
@@ -797,4 +806,37 @@ int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err)
 void vtree_set_logger(tm_vtree *t, void (*log)(const char *msg))
 {
 	t->log = log;
+}
+
+vt_pack_format vtree_pack_format(const char *out_name)
+{
+	static const vt_pack_format of[] = {
+		[TM_PACK_ZIP] = VT_PACK_ZIP, [TM_PACK_TAR] = VT_PACK_TAR, [TM_PACK_TGZ] = VT_PACK_TGZ};
+	tm_pack_format f = tm_pack_format_of(out_name);
+	return f == TM_PACK_NONE ? VT_PACK_NONE : of[f];
+}
+
+int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_error *err)
+{
+	static const tm_pack_format of[] = {
+		[VT_PACK_ZIP] = TM_PACK_ZIP, [VT_PACK_TAR] = TM_PACK_TAR, [VT_PACK_TGZ] = TM_PACK_TGZ};
+	if ((int)fmt < 0 || (size_t)fmt >= sizeof of / sizeof of[0])
+		return tm_err(err, TM_EARGS, "no archive format given");
+	if (tm_pack_check_paths(t->merge, err) != 0)
+		return -1;
+	return tm_pack_write(t->merge, fd, of[fmt], members, err);
+}
+
+int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err)
+{
+	pthread_mutex_lock(&t->lock);
+	const tm_scan *s = scan_locked(t);
+	pthread_mutex_unlock(&t->lock);
+	if (s->failed) {
+		if (err)
+			*err = s->err;
+		return -1;
+	}
+	*dropped = tm_pack_drops(t->merge, s, report);
+	return 0;
 }

@@ -35,6 +35,25 @@ typedef struct vt_stat {
 tm_vtree *vtree_open(const char *archive_path, tm_error *err);
 void vtree_free(tm_vtree *t);
 
+/* What to open (DESIGN.md "Inputs"): INPUT operands (trace files,
+ * archives, directories) merged exactly as one archive holding them in the
+ * order given, and the manifest file of `-o manifest=FILE`. */
+typedef struct vt_inputs {
+	const char *const *paths;
+	size_t n;
+	const char *manifest; /* NULL: none */
+	int as_members;       /* even a single archive is a member (`tracemount pack`) */
+	const char *name;     /* the name messages and the check summary use; NULL:
+	                         the paths */
+} vt_inputs;
+
+/* Mount tier for several inputs. One input that is not a directory, with no
+ * manifest and no `as_members`, is opened as vtree_open opens it. Errors:
+ * as vtree_open, and TM_EARGS (tracemount's own text) when the inputs
+ * cannot form one archive: two with one member name, a manifest file that
+ * is no manifest. */
+tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err);
+
 /* Resolve a path: "" or "/" is the root; components separated by '/'.
  * TM_ENOENT / TM_ENOTDIR as appropriate. Never runs a costly tier for the
  * root or files/; may run the scan for paths under machines/. */
@@ -78,5 +97,24 @@ void vtree_set_logger(tm_vtree *t, void (*log)(const char *msg));
  * exists) and write a short human summary into `summary`. Returns 0 when
  * the archive merges, -1 with the exact error otherwise. */
 int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err);
+
+/* ---- `tracemount pack` -------------------------------------------------- */
+
+typedef enum vt_pack_format { VT_PACK_NONE = -1, VT_PACK_ZIP, VT_PACK_TAR, VT_PACK_TGZ } vt_pack_format;
+
+/* The format an output file name asks for: .zip, .tar, .tar.gz or .tgz. */
+vt_pack_format vtree_pack_format(const char *out_name);
+
+/* Write the tree's inputs (opened with `as_members`) to `fd` as one
+ * archive: the manifest file first as perfetto_manifest.json, then every
+ * member in order with its bytes unchanged. Checks first that every
+ * manifest files[].path names an input (TM_EARGS naming the path).
+ * *members gets the number written. TM_EIO when writing fails. */
+int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_error *err);
+
+/* The dry run of `tracemount pack`: run the scan and append one line per
+ * file and reason "<N> events of <file> dropped: <stat>" to `report`;
+ * *dropped gets the total. -1 with the exact error when the merge fails. */
+int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err);
 
 #endif

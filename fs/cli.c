@@ -1,11 +1,18 @@
 /* fs/cli.c - `tracemount ls|cat|check`: the tree without FUSE. What `cat`
  * prints is byte for byte what `cat MOUNT/PATH` prints, so the tests and
- * users without /dev/fuse see the same files (DESIGN.md). */
+ * users without /dev/fuse see the same files (DESIGN.md). And `tracemount
+ * pack`, which writes the inputs of a tree as one archive: the file
+ * handling is here (a temporary file next to OUT, renamed at the end), the
+ * archive and the dry run come from the tree. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "front.h"
 
@@ -15,9 +22,10 @@
 static const struct {
 	const char *cmd, *synopsis;
 } synopses[] = {
-	{"ls", "ls [-l] ARCHIVE [PATH]"},
-	{"cat", "cat ARCHIVE PATH"},
-	{"check", "check ARCHIVE"},
+	{"ls", "ls [-l] [-o manifest=FILE] INPUT... [PATH]"},
+	{"cat", "cat [-o manifest=FILE] INPUT... PATH"},
+	{"check", "check [-o manifest=FILE] INPUT..."},
+	{"pack", "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..."},
 };
 
 static int usage_error(const char *cmd, const char *msg)
@@ -30,13 +38,35 @@ static int usage_error(const char *cmd, const char *msg)
 	return EXIT_USAGE;
 }
 
-/* Options of a command: -h/--help everywhere, -l for ls. Returns -1 to go
- * on, else the exit status (help printed, or a usage error). */
-static int parse_options(int argc, char **argv, const char *accepted, int *long_format)
+/* What the options of ls, cat and check say. */
+struct tree_opts {
+	int long_format;      /* ls -l */
+	const char *manifest; /* -o manifest=FILE */
+};
+
+/* getopt's complaint (c is '?' or ':') as a usage error of command argv[0]. */
+static int option_error(char **argv, int c)
+{
+	char msg[80];
+	if (c == ':' && optopt > 0 && optopt < 128)
+		snprintf(msg, sizeof msg, "option '-%c' needs a value", optopt);
+	else if (c == ':')
+		snprintf(msg, sizeof msg, "option '%.40s' needs a value", argv[optind - 1]);
+	else if (optopt > 0 && optopt < 128)
+		snprintf(msg, sizeof msg, "unknown option '-%c'", optopt);
+	else
+		snprintf(msg, sizeof msg, "unknown option '%.40s'", argv[optind - 1]);
+	return usage_error(argv[0], msg);
+}
+
+/* Options of a command: -h/--help everywhere, -o manifest=FILE, -l for ls.
+ * Returns -1 to go on, else the exit status (help printed, or a usage
+ * error). */
+static int parse_options(int argc, char **argv, const char *accepted, struct tree_opts *o)
 {
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	char spec[8];
-	snprintf(spec, sizeof spec, ":h%s", accepted);
+	char spec[16];
+	snprintf(spec, sizeof spec, ":ho:%s", accepted);
 	opterr = 0;
 	optind = 1;
 	for (int c; (c = getopt_long(argc, argv, spec, longopts, NULL)) != -1;) {
@@ -45,23 +75,27 @@ static int parse_options(int argc, char **argv, const char *accepted, int *long_
 			return EXIT_OK;
 		}
 		if (c == 'l') {
-			*long_format = 1;
+			o->long_format = 1;
 			continue;
 		}
-		char msg[64];
-		if (optopt)
-			snprintf(msg, sizeof msg, "unknown option '-%c'", optopt);
-		else
-			snprintf(msg, sizeof msg, "unknown option '%s'", argv[optind - 1]);
-		return usage_error(argv[0], msg);
+		if (c == 'o') {
+			if (strncmp(optarg, "manifest=", 9) != 0 || !optarg[9])
+				return usage_error(argv[0], "-o takes manifest=FILE");
+			if (o->manifest)
+				return usage_error(argv[0], "-o manifest=FILE given twice");
+			o->manifest = optarg + 9;
+			continue;
+		}
+		return option_error(argv, c);
 	}
 	return -1;
 }
 
-static tm_vtree *open_or_report(const char *archive)
+static tm_vtree *open_or_report(char **inputs, size_t n, const char *manifest)
 {
 	tm_error err = {0};
-	tm_vtree *t = vtree_open(archive, &err);
+	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = manifest};
+	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t)
 		front_report(&err);
 	return t;
@@ -183,14 +217,18 @@ static int print_entry(void *arg, const char *name, vt_ino ino, const vt_stat *s
 
 int cli_ls(int argc, char **argv)
 {
-	int long_format = 0;
-	int rc = parse_options(argc, argv, "l", &long_format);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "l", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind < 1 || argc - optind > 2)
-		return usage_error("ls", "expected ARCHIVE [PATH]");
-	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	tm_vtree *t = open_or_report(argv[optind]);
+	int long_format = o.long_format;
+	int n = argc - optind;
+	if (n < 1)
+		return usage_error("ls", "expected INPUT... [PATH]");
+	/* With two operands or more the last is the PATH: `ls a.json b.json /`
+	 * lists the root of two inputs (one operand alone lists its root). */
+	const char *path = n >= 2 ? argv[argc - 1] : "/";
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(n >= 2 ? n - 1 : 1), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -250,13 +288,14 @@ static int copy_out(vt_file *f, const char *path)
 
 int cli_cat(int argc, char **argv)
 {
-	int rc = parse_options(argc, argv, "", NULL);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind != 2)
-		return usage_error("cat", "expected ARCHIVE PATH");
-	const char *path = argv[optind + 1];
-	tm_vtree *t = open_or_report(argv[optind]);
+	if (argc - optind < 2)
+		return usage_error("cat", "expected INPUT... PATH");
+	const char *path = argv[argc - 1];
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -281,12 +320,13 @@ int cli_cat(int argc, char **argv)
 
 int cli_check(int argc, char **argv)
 {
-	int rc = parse_options(argc, argv, "", NULL);
+	struct tree_opts o = {0};
+	int rc = parse_options(argc, argv, "", &o);
 	if (rc >= 0)
 		return rc;
-	if (argc - optind != 1)
-		return usage_error("check", "expected ARCHIVE");
-	tm_vtree *t = open_or_report(argv[optind]);
+	if (argc - optind < 1)
+		return usage_error("check", "expected INPUT...");
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind), o.manifest);
 	if (!t)
 		return EXIT_MERGE;
 	tm_buf sum = {0};
@@ -301,4 +341,203 @@ int cli_check(int argc, char **argv)
 	tm_buf_free(&sum);
 	vtree_free(t);
 	return rc;
+}
+
+/* ---- pack ----------------------------------------------------------------- */
+
+/* The temporary file being written, removed if a signal ends the command
+ * (unlink is async-signal-safe; the path is set before the file exists). */
+static char pack_tmp[4096];
+static volatile sig_atomic_t pack_tmp_live;
+
+static void pack_on_signal(int sig)
+{
+	if (pack_tmp_live)
+		unlink(pack_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void pack_catch_signals(void (*handler)(int))
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], handler);
+}
+
+/* A new file next to `out` (same directory, so rename() is atomic), named
+ * ".<base>.XXXXXX", with the mode a plain create would give. */
+static int pack_open_tmp(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	int dirlen = slash ? (int)(slash - out + 1) : 0;
+	if (snprintf(pack_tmp, sizeof pack_tmp, "%.*s.%s.XXXXXX", dirlen, out, out + dirlen) >= (int)sizeof pack_tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	pack_catch_signals(pack_on_signal);
+	int fd = mkostemp(pack_tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	pack_tmp_live = 1;
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static void pack_drop_tmp(void)
+{
+	if (pack_tmp_live)
+		unlink(pack_tmp);
+	pack_tmp_live = 0;
+	pack_catch_signals(SIG_DFL);
+}
+
+struct pack_opts {
+	const char *out, *manifest;
+	int strict, no_validate;
+};
+
+static int pack_parse(int argc, char **argv, struct pack_opts *o)
+{
+	enum { OPT_MANIFEST = 256, OPT_STRICT, OPT_NO_VALIDATE };
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"manifest", required_argument, NULL, OPT_MANIFEST},
+		{"strict", no_argument, NULL, OPT_STRICT},
+		{"no-validate", no_argument, NULL, OPT_NO_VALIDATE},
+		{NULL, 0, NULL, 0},
+	};
+	opterr = 0;
+	optind = 1;
+	for (int c; (c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1;) {
+		switch (c) {
+		case 'h':
+			front_usage(stdout);
+			return EXIT_OK;
+		case 'o':
+			if (o->out)
+				return usage_error("pack", "-o OUT given twice");
+			o->out = optarg;
+			break;
+		case OPT_MANIFEST:
+			if (o->manifest)
+				return usage_error("pack", "--manifest given twice");
+			o->manifest = optarg;
+			break;
+		case OPT_STRICT:
+			o->strict = 1;
+			break;
+		case OPT_NO_VALIDATE:
+			o->no_validate = 1;
+			break;
+		default:
+			return option_error(argv, c);
+		}
+	}
+	if (!o->out)
+		return usage_error("pack", "expected -o OUT");
+	if (argc - optind < 1)
+		return usage_error("pack", "expected INPUT...");
+	if (vtree_pack_format(o->out) == VT_PACK_NONE)
+		return usage_error("pack", "OUT must end in .zip, .tar, .tar.gz or .tgz");
+	return -1;
+}
+
+/* The dry run (issue 11): the written archive merged as a mount would merge
+ * it; what it drops is reported per file and reason on stderr. Returns the
+ * exit status; on success `sum` holds the check summary. */
+static int pack_dry_run(const struct pack_opts *o, tm_buf *sum)
+{
+	tm_error err = {0};
+	const char *path = pack_tmp;
+	tm_vtree *t = vtree_open_inputs(&(vt_inputs){.paths = &path, .n = 1, .name = o->out}, &err);
+	if (!t) {
+		front_report(&err);
+		return EXIT_MERGE;
+	}
+	tm_buf drops = {0};
+	uint64_t dropped = 0;
+	int rc = EXIT_OK;
+	if (vtree_check(t, sum, &err) != 0 || vtree_drops(t, &drops, &dropped, &err) != 0) {
+		front_report(&err);
+		rc = EXIT_MERGE;
+	} else {
+		fputs(drops.data ? drops.data : "", stderr);
+		if (o->strict && dropped) {
+			fprintf(stderr, "tracemount: pack: --strict: %" PRIu64 " event%s dropped, %s not written\n", dropped,
+				dropped == 1 ? "" : "s", o->out);
+			rc = EXIT_MERGE;
+		}
+	}
+	tm_buf_free(&drops);
+	vtree_free(t);
+	return rc;
+}
+
+int cli_pack(int argc, char **argv)
+{
+	struct pack_opts o = {0};
+	int rc = pack_parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	tm_error err = {0};
+	vt_inputs in = {.paths = (const char *const *)(argv + optind), .n = (size_t)(argc - optind),
+			.manifest = o.manifest, .as_members = 1};
+	/* Everything the mount tier checks, before a byte is written. */
+	tm_vtree *t = vtree_open_inputs(&in, &err);
+	if (!t) {
+		front_report(&err);
+		return EXIT_MERGE;
+	}
+	int fd = pack_open_tmp(o.out);
+	if (fd < 0) {
+		fprintf(stderr, "tracemount: pack: %s: %s\n", o.out, strerror(errno));
+		pack_drop_tmp();
+		vtree_free(t);
+		return EXIT_MERGE;
+	}
+	size_t members = 0;
+	rc = vtree_pack(t, fd, vtree_pack_format(o.out), &members, &err);
+	vtree_free(t);
+	if (rc != 0) {
+		fprintf(stderr, "tracemount: pack: %s\n", err.msg);
+		close(fd);
+		pack_drop_tmp();
+		return EXIT_MERGE;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		fprintf(stderr, "tracemount: pack: %s: %s\n", o.out, strerror(errno));
+		pack_drop_tmp();
+		return EXIT_MERGE;
+	}
+	tm_buf sum = {0};
+	if (o.no_validate)
+		tm_buf_printf(&sum, "%s: %zu member%s written, not validated\n", o.out, members, members == 1 ? "" : "s");
+	else if ((rc = pack_dry_run(&o, &sum)) != EXIT_OK) {
+		tm_buf_free(&sum);
+		pack_drop_tmp();
+		return rc;
+	}
+	if (rename(pack_tmp, o.out) != 0) {
+		fprintf(stderr, "tracemount: pack: %s: %s\n", o.out, strerror(errno));
+		tm_buf_free(&sum);
+		pack_drop_tmp();
+		return EXIT_MERGE;
+	}
+	pack_tmp_live = 0;
+	pack_catch_signals(SIG_DFL);
+	fputs(sum.data ? sum.data : "", stdout);
+	tm_buf_free(&sum);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "tracemount: pack: write error: %s\n", strerror(errno));
+		return EXIT_MERGE;
+	}
+	return EXIT_OK;
 }

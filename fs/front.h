@@ -12,15 +12,16 @@
 /* Exit statuses (tracemount(1), EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_MERGE = 1, EXIT_USAGE = 2 };
 
-/* `tracemount ARCHIVE MOUNTPOINT [options]`: parses the options, opens the
- * archive, mounts, serves until unmounted. Returns the exit status. */
+/* `tracemount INPUT... MOUNTPOINT [options]`: parses the options, opens the
+ * inputs, mounts, serves until unmounted. Returns the exit status. */
 int fuse_front_main(int argc, char **argv);
 
-/* `tracemount ls|cat|check ...`, argv[0] being the command name. Each
+/* `tracemount ls|cat|check|pack ...`, argv[0] being the command name. Each
  * prints its own errors and returns the exit status. */
 int cli_ls(int argc, char **argv);
 int cli_cat(int argc, char **argv);
 int cli_check(int argc, char **argv);
+int cli_pack(int argc, char **argv);
 
 /* The errno for a core error code: the only place codes become errnos. */
 int front_errno(tm_code code);

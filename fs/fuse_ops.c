@@ -1,6 +1,6 @@
 /* fs/fuse_ops.c - the FUSE daemon: one operations table, each op a thin
  * call into core/vtree.h. Setup happens in order before daemonizing (parse
- * options, check the mount point, open and validate the archive) so every
+ * options, check the mount point, open and validate the inputs) so every
  * setup error reaches the shell that ran the command; threads start only
  * in the loop, after the fork (STYLE.md, after sshfs). */
 #define FUSE_USE_VERSION 314
@@ -281,24 +281,35 @@ static const struct fuse_operations ops = {
 	.fallocate = ro_fallocate,
 };
 
-/* The two operands; options stay in the argument list for libfuse. */
+/* The operands (INPUT... MOUNTPOINT) and our own -o manifest=FILE; every
+ * other option stays in the argument list for libfuse. */
 struct operands {
-	char *archive;
-	char *mountpoint;
-	int extra;
+	char **v;
+	size_t n, cap;
+	char *manifest;
+	int manifest_twice;
+};
+
+enum { KEY_MANIFEST = 1 };
+
+static const struct fuse_opt tm_opts[] = {
+	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
+	FUSE_OPT_END,
 };
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct operands *o = data;
+	if (key == KEY_MANIFEST) {
+		o->manifest_twice |= o->manifest != NULL;
+		free(o->manifest);
+		o->manifest = strdup(arg + strlen("manifest="));
+		return 0;
+	}
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1;
-	if (!o->archive)
-		o->archive = strdup(arg);
-	else if (!o->mountpoint)
-		o->mountpoint = strdup(arg);
-	else
-		o->extra++;
+	TM_GROW(o->v, o->cap, o->n + 1);
+	o->v[o->n++] = strdup(arg);
 	return 0;
 }
 
@@ -306,7 +317,7 @@ static int usage_error(const char *msg)
 {
 	if (msg)
 		fprintf(stderr, "tracemount: %s\n", msg);
-	fputs("usage: tracemount ARCHIVE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
+	fputs("usage: tracemount INPUT... MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
 	      "Try 'tracemount --help' for more information.\n",
 	      stderr);
 	return EXIT_USAGE;
@@ -327,17 +338,19 @@ static int have_fusermount3(void)
 	return 0;
 }
 
-/* fsname=tracemount:<archive basename>. A comma would end the option and
- * a backslash would escape the next character (fuse_opt), so both become
- * '_' in the shown name. */
-static void fsname_option(const char *archive, char *out, size_t cap)
+/* fsname=tracemount:<first input's basename>, then "+<N>" for N more
+ * inputs. A comma would end the option and a backslash would escape the
+ * next character (fuse_opt), so both become '_' in the shown name. */
+static void fsname_option(const char *archive, size_t more, char *out, size_t cap)
 {
 	const char *s = strrchr(archive, '/');
 	const char *base = s && s[1] ? s + 1 : archive;
 	size_t n = (size_t)snprintf(out, cap, "-osubtype=tracemount,fsname=tracemount:");
-	for (; *base && n + 32 < cap; base++) /* room for ",auto_unmount" */
+	for (; *base && n + 64 < cap; base++) /* room for "+N,auto_unmount" */
 		out[n++] = *base == ',' || *base == '\\' ? '_' : *base;
 	out[n] = '\0';
+	if (more)
+		snprintf(out + n, cap - n, "+%zu", more);
 	if (have_fusermount3())
 		strncat(out, ",auto_unmount", cap - strlen(out) - 1);
 }
@@ -395,7 +408,7 @@ int fuse_front_main(int argc, char **argv)
 		fuse_opt_add_arg(&args, argv[i]);
 	fuse_opt_add_arg(&args, "-oro,default_permissions");
 
-	if (fuse_opt_parse(&args, &o, NULL, opt_proc) != 0) {
+	if (fuse_opt_parse(&args, &o, tm_opts, opt_proc) != 0) {
 		rc = usage_error(NULL);
 		goto out;
 	}
@@ -413,11 +426,16 @@ int fuse_front_main(int argc, char **argv)
 		rc = EXIT_OK;
 		goto out;
 	}
-	if (!o.archive || !o.mountpoint || o.extra) {
-		rc = usage_error("expected ARCHIVE and MOUNTPOINT");
+	if (o.n < 2) {
+		rc = usage_error("expected INPUT... and MOUNTPOINT");
 		goto out;
 	}
-	fsname_option(o.archive, defaults, sizeof defaults);
+	if (o.manifest_twice || (o.manifest && !o.manifest[0])) {
+		rc = usage_error(o.manifest_twice ? "-o manifest=FILE given twice" : "-o manifest= needs a FILE");
+		goto out;
+	}
+	size_t n_inputs = o.n - 1;
+	fsname_option(o.v[0], n_inputs - 1, defaults, sizeof defaults);
 	fuse_opt_insert_arg(&args, 1, defaults);
 
 	/* fuse_new checks every remaining option: a mistyped one is a usage
@@ -428,11 +446,12 @@ int fuse_front_main(int argc, char **argv)
 		goto out;
 	}
 	rc = EXIT_MERGE;
-	if (!(mountpoint = check_mountpoint(o.mountpoint)))
+	if (!(mountpoint = check_mountpoint(o.v[n_inputs])))
 		goto out_destroy;
 
 	tm_error err = {0};
-	mc.tree = vtree_open(o.archive, &err);
+	mc.tree = vtree_open_inputs(
+		&(vt_inputs){.paths = (const char *const *)o.v, .n = n_inputs, .manifest = o.manifest}, &err);
 	if (!mc.tree) {
 		front_report(&err);
 		goto out_destroy;
@@ -452,8 +471,10 @@ out:
 	vtree_free(mc.tree);
 	free(mountpoint);
 	free(opts.mountpoint);
-	free(o.archive);
-	free(o.mountpoint);
+	for (size_t i = 0; i < o.n; i++)
+		free(o.v[i]);
+	free(o.v);
+	free(o.manifest);
 	fuse_opt_free_args(&args);
 	return rc;
 }

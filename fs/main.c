@@ -1,6 +1,6 @@
-/* fs/main.c - command-line dispatch: mount, one of the no-FUSE commands,
- * or --help / --version; and the two things both front ends share, the
- * errno mapping and the error printer. */
+/* fs/main.c - command-line dispatch: mount, one of the no-FUSE commands
+ * (ls, cat, check, pack), or --help / --version; and the two things both
+ * front ends share, the errno mapping and the error printer. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,32 +9,43 @@
 
 void front_usage(FILE *out)
 {
-	fputs("usage: tracemount ARCHIVE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
-	      "       tracemount ls [-l] ARCHIVE [PATH]\n"
-	      "       tracemount cat ARCHIVE PATH\n"
-	      "       tracemount check ARCHIVE\n"
+	fputs("usage: tracemount INPUT... MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]\n"
+	      "       tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]\n"
+	      "       tracemount cat [-o manifest=FILE] INPUT... PATH\n"
+	      "       tracemount check [-o manifest=FILE] INPUT...\n"
+	      "       tracemount pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT...\n"
 	      "       tracemount --help | --version\n"
 	      "\n"
 	      "Mount a trace archive (ZIP, TAR, tar.gz, gzip or a single trace file) read-only\n"
-	      "and show the merged result of the traces inside as files.\n"
+	      "and show the merged result of the traces inside as files. Several INPUTs (trace\n"
+	      "files, archives, directories) merge exactly as one archive holding them would.\n"
 	      "\n"
 	      "Mount options:\n"
 	      "  -f            stay in the foreground\n"
 	      "  -d            FUSE debug output (implies -f)\n"
 	      "  -s            serve requests on one thread\n"
+	      "  -o manifest=FILE\n"
+	      "                apply FILE as the manifest, as if it were packed first\n"
 	      "  -o OPTIONS    FUSE mount options, comma separated (the mount is always\n"
 	      "                read-only; auto_unmount is the default)\n"
 	      "  -h, --help    print this help\n"
 	      "  -V, --version print the version\n"
 	      "\n"
-	      "Commands (the same tree without FUSE):\n"
-	      "  ls [-l] ARCHIVE [PATH]  list a directory of the tree, one name per line\n"
-	      "                          (-l: type, size and name; links with their target)\n"
-	      "  cat ARCHIVE PATH        write a file of the tree to standard output\n"
-	      "  check ARCHIVE           exit 0 with a summary if the archive merges,\n"
-	      "                          1 with the exact error if it does not\n"
+	      "Commands (the same tree without FUSE; -o manifest=FILE as for a mount):\n"
+	      "  ls [-l] INPUT... [PATH]  list a directory of the tree, one name per line\n"
+	      "                           (-l: type, size and name; links with their target);\n"
+	      "                           with two operands or more the last is the PATH\n"
+	      "  cat INPUT... PATH        write a file of the tree to standard output\n"
+	      "  check INPUT...           exit 0 with a summary if the inputs merge,\n"
+	      "                           1 with the exact error if they do not\n"
+	      "  pack -o OUT INPUT...     write the inputs as one archive (.zip, .tar, .tar.gz,\n"
+	      "                           .tgz), the manifest first; validate, then dry-run it\n"
+	      "                           and report dropped events on stderr\n"
+	      "    --manifest FILE        pack FILE first as perfetto_manifest.json\n"
+	      "    --strict               exit 1 (and write nothing) if any event is dropped\n"
+	      "    --no-validate          skip the dry run\n"
 	      "\n"
-	      "Exit status: 0 success, 1 the archive cannot be merged or a path cannot be read,\n"
+	      "Exit status: 0 success, 1 the inputs cannot be merged or a path cannot be read,\n"
 	      "2 usage error. See tracemount(1).\n",
 	      out);
 }
@@ -52,6 +63,7 @@ int front_errno(tm_code code)
 		[TM_EISDIR] = EISDIR,
 		[TM_ENOMEM] = ENOMEM,
 		[TM_EUNSUP] = EIO,
+		[TM_EARGS] = EIO,
 	};
 	return (size_t)code < sizeof(errno_of) / sizeof(errno_of[0]) ? errno_of[code] : EIO;
 }
@@ -71,6 +83,7 @@ static const struct {
 	{"ls", cli_ls},
 	{"cat", cli_cat},
 	{"check", cli_check},
+	{"pack", cli_pack},
 };
 
 int main(int argc, char **argv)

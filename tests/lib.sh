@@ -55,8 +55,15 @@ have_fuse() {
 # sanitizer reports, lands in MOUNTPOINT.log. Returns when the mount is up.
 tm_mount() {
 	local a=$1 m=$2; shift 2
+	tm_mount_args "$m" "$a" "$m" "$@"
+}
+
+# tm_mount_args MOUNTPOINT ARG...: the same for any command line (several
+# inputs, options anywhere): tracemount ARG... -f, MOUNTPOINT among ARGs.
+tm_mount_args() {
+	local m=$1; shift
 	mkdir -p "$m"
-	"$TRACEMOUNT" "$a" "$m" -f "$@" 2>"$m.log" &
+	"$TRACEMOUNT" "$@" -f 2>"$m.log" &
 	local pid=$!
 	T_PIDS+=("$pid"); T_MOUNTS+=("$m")
 	local i

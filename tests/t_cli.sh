@@ -16,11 +16,12 @@ zip -q -X bad.zip bad.json app.json
 
 out=$("$tm" --help); rc=$?
 eq "help exits 0" "$rc" 0
-contains "help names every command" "$out" "tracemount check ARCHIVE"
-contains "help documents ls -l" "$out" "tracemount ls [-l] ARCHIVE [PATH]"
+contains "help names every command" "$out" "tracemount check [-o manifest=FILE] INPUT..."
+contains "help documents ls -l" "$out" "tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]"
+contains "help documents pack" "$out" "tracemount pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..."
 out=$("$tm" --version); eq "version" "$out" "tracemount 0.1.0"
 
-for c in ls cat check; do
+for c in ls cat check pack; do
 	out=$("$tm" $c --help); rc=$?
 	eq "$c --help exits 0" "$rc" 0
 	contains "$c --help prints the usage" "$out" "usage: tracemount"
@@ -30,16 +31,18 @@ done
 "$tm" >/dev/null 2>&1; eq "no arguments is a usage error" $? 2
 "$tm" cat good.zip >/dev/null 2>&1; eq "cat without a path is a usage error" $? 2
 "$tm" check >/dev/null 2>&1; eq "check without an archive is a usage error" $? 2
-"$tm" check good.zip extra >/dev/null 2>&1; eq "check with two archives is a usage error" $? 2
+err=$("$tm" check good.zip extra 2>&1); rc=$?
+eq "check of two inputs opens both: a missing one exits 1" "$rc/$err" "1/tracemount: extra: No such file or directory"
 err=$("$tm" ls -x good.zip 2>&1); rc=$?
 eq "an unknown ls option exits 2" "$rc" 2
 eq "an unknown ls option is named, with the usage" "$err" "$(printf '%s\n' "tracemount: ls: unknown option '-x'" \
-	"usage: tracemount ls [-l] ARCHIVE [PATH]" "Try 'tracemount --help' for more information.")"
+	"usage: tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]" "Try 'tracemount --help' for more information.")"
 mkdir -p mnt
 err=$("$tm" good.zip 2>&1); rc=$?
 eq "a mount without a mount point exits 2" "$rc" 2
-contains "a mount without a mount point says so" "$err" "tracemount: expected ARCHIVE and MOUNTPOINT"
-"$tm" good.zip mnt extra >/dev/null 2>&1; eq "a mount with three operands exits 2" $? 2
+contains "a mount without a mount point says so" "$err" "tracemount: expected INPUT... and MOUNTPOINT"
+err=$("$tm" good.zip mnt extra 2>&1); rc=$?
+eq "a mount with three operands mounts two inputs on the last" "$rc/$err" "1/tracemount: extra: No such file or directory"
 "$tm" good.zip mnt -o no_such_option >/dev/null 2>&1; eq "an unknown mount option exits 2" $? 2
 "$tm" good.zip mnt --no-such-option >/dev/null 2>&1; eq "an unknown long option exits 2" $? 2
 out=$("$tm" good.zip mnt --version); rc=$?
@@ -123,7 +126,9 @@ done
 man=$here/../man/tracemount.1
 eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
 page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
-for w in "ls [-l] ARCHIVE" "cat ARCHIVE PATH" "check ARCHIVE" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
+for w in "ls [-l] [-o manifest=FILE] INPUT... [PATH]" "cat [-o manifest=FILE] INPUT... PATH" \
+	"check [-o manifest=FILE] INPUT..." "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..." \
+	"-o manifest=FILE" "--strict" "--no-validate" "INPUTS" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
 	metadata.json perfetto_manifest.json "files/MEMBER" processing_order files_path manifest_entry ignored \
 	"EXIT STATUS" "SUBCOMMANDS" "DIVERGENCES FROM PERFETTO" "%2E%2E"; do
 	contains "man page documents '$w'" "$page" "$w"
