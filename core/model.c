@@ -194,9 +194,22 @@ void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
 	case TM_MREC_SYSTRACE:
 		m_systrace_apply(m, &h, ts, body, n);
 		break;
+	case TM_MREC_PROTO:
+		m_proto_apply(m, &h, ts, body, n);
+		break;
 	default:
 		break;
 	}
+}
+
+void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len)
+{
+	tm_mrec_head h;
+	if (len < sizeof h)
+		return;
+	memcpy(&h, rec, sizeof h);
+	if (h.kind == TM_MREC_PROTO)
+		m_proto_side(m, &h, (const char *)rec + sizeof h, len - sizeof h);
 }
 
 void tm_model_finish(tm_model *m)
@@ -306,6 +319,7 @@ void tm_model_free(tm_model *m)
 
 typedef struct run_ctx {
 	tm_order *order;
+	tm_model *model;             /* side records go to it at once */
 	uint32_t n_queues;
 	const tm_scan_sink *also;
 	int failed;
@@ -317,6 +331,10 @@ static void run_record(void *ctx, const tm_rec *r)
 	run_ctx *rc = ctx;
 	if (rc->failed)
 		return;
+	if (r->side) {
+		tm_model_apply_side(rc->model, r->data, (uint32_t)r->len);
+		return;
+	}
 	/* queues the scan numbered but never used still count for the order */
 	while (rc->n_queues <= r->queue) {
 		tm_order_queue(rc->order, 0);
@@ -348,7 +366,7 @@ static void run_name(void *ctx, const tm_name_out *n)
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
 		       tm_error *err)
 {
-	run_ctx rc = {tm_order_new(0), 0, also, 0, {0}};
+	run_ctx rc = {tm_order_new(0), tm_model_new(sink), 0, also, 0, {0}};
 	tm_scan_sink ss = {.ctx = &rc, .record = run_record};
 	if (also) {
 		ss.event = also->event ? run_event : NULL;
@@ -367,9 +385,11 @@ tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const 
 	}
 	if (!failed && tm_order_finish(rc.order, err) != 0)
 		failed = 1;
-	tm_model *m = NULL;
-	if (!failed) {
-		m = tm_model_new(sink);
+	tm_model *m = rc.model;
+	if (failed) {
+		tm_model_free(m);
+		m = NULL;
+	} else {
 		tm_order_rec r;
 		int k;
 		while ((k = tm_order_next(rc.order, &r, err)) == 1)

@@ -37,6 +37,42 @@ typedef enum tm_mrec_kind {
 	TM_MREC_PROTO,        /* a proto record (core/model_proto.c) */
 } tm_mrec_kind;
 
+/* TM_MREC_PROTO records (tm_mrec_head.sub). */
+enum {
+	TM_PR_RESERVE = 1,      /* side record: a TrackDescriptor as tokenized (its bytes) */
+	TM_PR_PACKET,           /* a TracePacket the model parses (descriptors, process
+				 * trees, legacy thread and process descriptors) */
+	TM_PR_TRACK_EVENT,      /* tm_pr_event, then the TrackEvent with its interned
+				 * name, categories and annotation names written out */
+	TM_PR_FTRACE,           /* tm_pr_ftrace, then the FtraceEvent bytes */
+	TM_PR_COMPACT_SWITCH,   /* tm_pr_switch, then the next comm */
+	TM_PR_COMPACT_WAKING,   /* tm_pr_waking, then the comm */
+};
+
+typedef struct tm_pr_event {
+	uint32_t seq_id;
+	uint8_t has_thread;     /* the sequence's ThreadDescriptor */
+	uint8_t has_default_track;
+	int64_t pid, tid;
+	uint64_t default_track; /* TrackEventDefaults.track_uuid */
+} tm_pr_event;
+
+typedef struct tm_pr_ftrace {
+	uint32_t cpu;
+} tm_pr_ftrace;
+
+typedef struct tm_pr_switch {
+	uint32_t cpu;
+	int32_t next_pid, next_prio;
+	int64_t prev_state;
+} tm_pr_switch;
+
+typedef struct tm_pr_waking {
+	uint32_t cpu;
+	int32_t pid, target_cpu, prio;
+	uint32_t common_flags;
+} tm_pr_waking;
+
 /* The fixed head of every record (core/order.h payload). */
 typedef struct tm_mrec_head {
 	uint8_t kind;         /* tm_mrec_kind */
@@ -212,6 +248,9 @@ tm_model *tm_model_new(const tm_model_sink *sink);
 /* Apply one record (core/order.h output). Never fails on bad input: what
  * the reference rejects is counted or dropped as it does. */
 void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len);
+
+/* Apply a side record (tm_rec.side): before every sorted record. */
+void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len);
 
 /* The end of the input: open slices are handed out with dur -1, running
  * sched slices likewise (FlushPendingSlices). */

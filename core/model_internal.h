@@ -237,6 +237,10 @@ void m_counter(tm_model *m, uint32_t track, int64_t ts, double value, uint32_t f
 
 /* Format parsers */
 void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *raw, size_t len);
+/* Proto records (core/model_proto.c): reservations at once, the rest in
+ * order. */
+void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len);
+void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len);
 void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *line, size_t len);
 void m_sched_flush(tm_model *m);
 void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_pid, const char *prev_comm,

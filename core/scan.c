@@ -324,14 +324,37 @@ static int push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t
 	return 1;
 }
 
-static void emit_record(scan_file *sf, uint32_t queue, int64_t ts, char phase, int64_t dur, const void *data,
-			size_t len)
+int scan_wants_records(const scan_file *sf)
 {
-	const tm_scan_sink *k = sf->sc->sink;
-	if (!k || !k->record)
+	return sf->sc->sink && sf->sc->sink->record;
+}
+
+uint32_t scan_new_queue(scan_file *sf)
+{
+	return sf->sc->s->next_queue++;
+}
+
+void scan_record(scan_file *sf, uint32_t queue, int64_t ts, char phase, int64_t dur, const void *data, size_t len)
+{
+	if (ts > sf->sc->max_pushed)
+		sf->sc->max_pushed = ts;
+	if (!scan_wants_records(sf))
 		return;
-	tm_rec r = {queue, ts, phase, dur, data, len};
-	k->record(k->ctx, &r);
+	tm_rec r = {queue, ts, phase, dur, data, len, 0};
+	sf->sc->sink->record(sf->sc->sink->ctx, &r);
+}
+
+void scan_record_side(scan_file *sf, const void *data, size_t len)
+{
+	if (!scan_wants_records(sf))
+		return;
+	tm_rec r = {0, 0, 0, -1, data, len, 1};
+	sf->sc->sink->record(sf->sc->sink->ctx, &r);
+}
+
+int64_t scan_max_pushed(const scan_file *sf)
+{
+	return sf->sc->max_pushed;
 }
 
 /* One systrace line read on `clock` (MONOTONIC for a systrace file, the
@@ -344,9 +367,9 @@ static void systrace_line(text_ctx *tc, uint32_t queue, uint32_t clock, const sy
 	int64_t out;
 	if (!push_time(sf, tc->t, clock, l->ts, &out))
 		return;
-	if (sf->sc->sink && sf->sc->sink->record) {
+	if (scan_wants_records(sf)) {
 		tm_mrec_systrace(&tc->rec, sf->f->id, sf->base_row, l);
-		emit_record(sf, queue, out, 0, -1, tc->rec.data, tc->rec.len);
+		scan_record(sf, queue, out, 0, -1, tc->rec.data, tc->rec.len);
 	}
 	if (l->bad_print)
 		return; /* counted as a systrace_parse_failure by the reader */
@@ -369,7 +392,7 @@ static int on_systrace_line(void *ctx, const systrace_event *l, tm_error *err)
 static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
 	/* SystraceTraceParser: one stream */
-	text_ctx tc = {sf, t, sf->sc->s->next_queue++, 0, {0}, NULL, NULL, 0, 0};
+	text_ctx tc = {sf, t, scan_new_queue(sf), 0, {0}, NULL, NULL, 0, 0};
 	systrace_stats st = {0};
 	int rc = systrace_read(c, on_systrace_line, &tc, &st, err);
 	free(tc.tids);
@@ -426,12 +449,12 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	int64_t out;
 	if (!push_time(sf, tc->t, TM_CLOCK_THIS_FILE, je->ts, &out))
 		return 0;
-	if (sf->sc->sink && sf->sc->sink->record) {
+	if (scan_wants_records(sf)) {
 		tm_mrec_head h = {TM_MREC_JSON, 0, 0, sf->f->id, sf->base_row};
 		tc->rec.len = 0;
 		tm_buf_put(&tc->rec, &h, sizeof h);
 		tm_buf_put(&tc->rec, je->raw, je->raw_len);
-		emit_record(sf, tc->q_events, out, je->phase, je->dur, tc->rec.data, tc->rec.len);
+		scan_record(sf, tc->q_events, out, je->phase, je->dur, tc->rec.data, tc->rec.len);
 	}
 	if (je->phase == 'M' && je->name && je->args) {
 		/* formats.md §3.5: process_name / thread_name in args.name */
@@ -492,9 +515,10 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
 {
 	/* JsonTraceTokenizer: streams for events, systrace lines and V8 samples */
-	tm_scan *s = sf->sc->s;
-	text_ctx tc = {sf, t, s->next_queue, s->next_queue + 1, {0}, NULL, NULL, 0, 0};
-	s->next_queue += 3;
+	text_ctx tc = {sf, t, 0, 0, {0}, NULL, NULL, 0, 0};
+	tc.q_events = scan_new_queue(sf);
+	tc.q_lines = scan_new_queue(sf);
+	scan_new_queue(sf); /* V8 samples */
 	json_trace_stats st = {0};
 	int rc = json_trace_read_opt(c, scan_wants_args(sf), on_json_event, &tc, &st, err);
 	free(tc.tids);
@@ -660,7 +684,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	s->clocks = tm_clocks_new();
 	s->n_files = m->n_files;
 	s->files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*s->files));
-	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0};
+	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0};
 	tm_error err = {0};
 	if (sc.plan && apply_plan(&sc, &err) != 0) {
 		s->failed = 1;

@@ -135,6 +135,9 @@ typedef struct tm_rec {
 	int64_t json_dur;
 	const void *data;
 	size_t len;
+	int side;     /* not sorted: applied before every sorted record, in
+		       * push order (what the reference's tokenizers do at once,
+		       * such as reserving a proto track descriptor) */
 } tm_rec;
 
 typedef struct tm_scan_sink {

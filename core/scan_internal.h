@@ -15,6 +15,7 @@ typedef struct scan_ctx {
 	const tm_mf_plan *plan;       /* NULL without a manifest */
 	int64_t *raw_with_context;    /* raw machine ids some tracker exists for */
 	size_t n_raw, cap_raw;
+	int64_t max_pushed;           /* the sorter's largest timestamp so far */
 } scan_ctx;
 
 /* One trace file being read. */
@@ -71,6 +72,19 @@ void scan_sync_machines(scan_ctx *sc);
  * kind, name, pid/tid, args, value; the caller sets times and the row. */
 struct systrace_event;
 void scan_systrace_event(const struct systrace_event *l, tm_event *ev);
+
+/* Records for the model (tm_scan_sink.record). */
+int scan_wants_records(const scan_file *sf);
+/* A new sorter queue, numbered in creation order. */
+uint32_t scan_new_queue(scan_file *sf);
+/* Push one record (a tm_mrec_head then its payload) on `queue` at trace
+ * time `ts` (>= 0); JSON events give their phase and dur, others 0, -1. */
+void scan_record(scan_file *sf, uint32_t queue, int64_t ts, char phase, int64_t dur, const void *data, size_t len);
+/* A record applied before the sorted ones (tm_rec.side). */
+void scan_record_side(scan_file *sf, const void *data, size_t len);
+/* The sorter's largest timestamp so far (the reference gives it to a
+ * packet without a timestamp). */
+int64_t scan_max_pushed(const scan_file *sf);
 
 /* Read a proto file (core/scan_proto.c). Returns 0, or -1 with err set
  * (the exact text; the merge then fails). */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "model.h"
 #include "scan_internal.h"
 #include "systrace.h"
 
@@ -116,7 +117,8 @@ typedef struct seq_state {
 	int valid;                /* incremental state valid (starts invalid) */
 	int has_clock_default;    /* TracePacketDefaults.timestamp_clock_id */
 	uint32_t clock_default;
-	u64map names;             /* interned event_names: iid -> names_at index */
+	u64map names;             /* interned strings: iid * 4 + kind -> names_at index
+				   * (kind: IK_NAME, IK_CATEGORY, IK_ANNOTATION) */
 	name_ref *names_at;
 	size_t n_names, cap_names;
 	tm_buf pool;              /* the name bytes */
@@ -155,6 +157,12 @@ typedef struct reader {
 	size_t last_seq_ix;
 	uint64_t last_track;
 	uint32_t last_track_ix;
+	/* The sorter queues the reference's reader for this machine makes:
+	 * packets and track events at once, then per CPU as first used
+	 * (ftrace events, compact switches, compact wakings; index + 1). */
+	uint32_t q_packets, q_events;
+	uint32_t *q_ftrace, *q_switch, *q_waking;
+	int64_t latest_ts;        /* the reference's latest_timestamp_ */
 } reader;
 
 /* A packet set aside for its retry at end of file (clocks.md §6.1). */
@@ -193,6 +201,7 @@ typedef struct pscan {
 	size_t cap_sr;
 	tm_remote_sync_round *rounds;
 	size_t cap_rounds;
+	tm_buf rec, te;           /* a model record being built; a resolved TrackEvent */
 	/* the packet being handled, for the exporter (tm_packet_out) */
 	int po_drop;              /* dropped, or set aside: not handed out now */
 	int po_has_ts;
@@ -284,9 +293,24 @@ static void seq_free(seq_state *s)
 	tm_buf_free(&s->pool);
 }
 
+/* InternedData tables the scan keeps: event names always; categories and
+ * debug annotation names when the model wants records. */
+enum { IK_NAME, IK_CATEGORY, IK_ANNOTATION };
+
+static int seq_interned(const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len)
+{
+	const uint32_t *ix = u64map_get(&s->names, iid * 4 + (uint64_t)kind);
+	if (!ix)
+		return 0;
+	const name_ref *r = &s->names_at[*ix - 1];
+	*name = s->pool.data ? s->pool.data + r->off : "";
+	*len = r->len;
+	return 1;
+}
+
 static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t *len)
 {
-	const uint32_t *ix = u64map_get(&s->names, iid);
+	const uint32_t *ix = u64map_get(&s->names, iid * 4 + IK_NAME);
 	if (!ix)
 		return 0;
 	const name_ref *r = &s->names_at[*ix - 1];
@@ -319,6 +343,8 @@ static size_t reader_add(pscan *ps, uint32_t row, tm_clock_tracker *t)
 	memset(rd, 0, sizeof(*rd));
 	rd->row = row;
 	rd->t = t;
+	rd->q_packets = scan_new_queue(ps->sf);
+	rd->q_events = scan_new_queue(ps->sf);
 	return ps->n_readers++;
 }
 
@@ -680,6 +706,124 @@ static inline void ft_head_decode(tm_span msg, ft_head *ev)
 	}
 }
 
+/* ---- records for the model (core/model.h, TM_MREC_PROTO) ---------------------- */
+
+static uint32_t cpu_queue(pscan *ps, uint32_t **q, uint32_t cpu)
+{
+	if (cpu >= TM_FTRACE_MAX_CPUS)
+		cpu = TM_FTRACE_MAX_CPUS - 1;
+	if (!*q)
+		*q = tm_xcalloc(TM_FTRACE_MAX_CPUS, sizeof(**q));
+	if (!(*q)[cpu])
+		(*q)[cpu] = scan_new_queue(ps->sf) + 1;
+	return (*q)[cpu] - 1;
+}
+
+/* One record: the head, a fixed part and the bytes after it. `side`
+ * records are applied before the sorted ones. */
+static void pr_record(pscan *ps, const reader *rd, int sub, uint32_t queue, int64_t ts, const void *fixed,
+		      size_t fn, const void *body, size_t bn, int side)
+{
+	tm_buf *b = &ps->rec;
+	b->len = 0;
+	tm_mrec_head h = {TM_MREC_PROTO, (uint8_t)sub, 0, ps->sf->f->id, rd->row};
+	tm_buf_put(b, &h, sizeof h);
+	if (fn)
+		tm_buf_put(b, fixed, fn);
+	if (bn)
+		tm_buf_put(b, body, bn);
+	if (side)
+		scan_record_side(ps->sf, b->data, b->len);
+	else
+		scan_record(ps->sf, queue, ts, 0, -1, b->data, b->len);
+}
+
+static void put_varint_buf(tm_buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+	do {
+		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	tm_buf_put(b, t, n);
+}
+
+static void put_len_field(tm_buf *b, uint32_t id, const void *p, size_t n)
+{
+	put_varint_buf(b, ((uint64_t)id << 3) | TM_PB_LEN);
+	put_varint_buf(b, n);
+	if (n)
+		tm_buf_put(b, p, n);
+}
+
+/* A DebugAnnotation with its interned name written out (and its nested
+ * entries likewise). */
+static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, int depth)
+{
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
+	wire_f f = {0};
+	while (p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		const char *s;
+		size_t n;
+		if (r == WIRE_OK && f.id == 1 && f.wire == TM_PB_VARINT) { /* name_iid */
+			if (seq_interned(ss, IK_ANNOTATION, f.val, &s, &n))
+				put_len_field(out, 10, s, n); /* name */
+		} else if (r == WIRE_OK && (f.id == 11 || f.id == 12) && f.wire == TM_PB_LEN && depth < 64) {
+			tm_buf sub = {0}; /* dict_entries, array_values */
+			resolve_annotation(ss, f.data, &sub, depth + 1);
+			put_len_field(out, f.id, sub.data, sub.len);
+			tm_buf_free(&sub);
+		} else {
+			tm_buf_put(out, at, (size_t)(p - at));
+		}
+		at = p;
+	}
+}
+
+/* A TrackEvent with its interned name, categories and annotation names
+ * written out, so the model reads it alone. */
+static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
+{
+	out->len = 0;
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
+	wire_f f = {0};
+	while (p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		const char *s;
+		size_t n;
+		if (r == WIRE_OK && f.id == 10 && f.wire == TM_PB_VARINT) { /* name_iid */
+			if (seq_name(ss, f.val, &s, &n))
+				put_len_field(out, 23, s, n); /* name */
+		} else if (r == WIRE_OK && f.id == 3 && (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
+			/* category_iids, maybe packed -> categories */
+			if (f.wire == TM_PB_VARINT) {
+				if (seq_interned(ss, IK_CATEGORY, f.val, &s, &n))
+					put_len_field(out, 22, s, n);
+			} else {
+				const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
+				uint64_t v;
+				while (q < qe && (q = wire_varint(q, qe, &v)) != NULL)
+					if (seq_interned(ss, IK_CATEGORY, v, &s, &n))
+						put_len_field(out, 22, s, n);
+			}
+		} else if (r == WIRE_OK && f.id == 4 && f.wire == TM_PB_LEN) { /* debug_annotations */
+			tm_buf sub = {0};
+			resolve_annotation(ss, f.data, &sub, 0);
+			put_len_field(out, 4, sub.data, sub.len);
+			tm_buf_free(&sub);
+		} else {
+			tm_buf_put(out, at, (size_t)(p - at));
+		}
+		at = p;
+	}
+}
+
 /* ---- track events (formats.md §5.5, clocks.md §6.1) --------------------------- */
 
 /* A track's pid and tid: a thread track's own, a process track's pid, a
@@ -775,6 +919,18 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		if (tm_tracker_to_trace_time(rd->t, TM_CLOCK_MONOTONIC, 0, when, 0, &out) == TM_CONV_OK)
 			when = out; /* else the raw value is kept */
 	}
+	if (when >= 0 && scan_wants_records(sf)) {
+		tm_pr_event pe;
+		memset(&pe, 0, sizeof(pe));
+		pe.seq_id = p->trusted_packet_sequence_id;
+		pe.has_thread = (uint8_t)ss->has_thread;
+		pe.pid = ss->pid;
+		pe.tid = ss->tid;
+		pe.has_default_track = (uint8_t)ss->has_default_track;
+		pe.default_track = ss->default_track;
+		resolve_track_event(ss, p->track_event, &ps->te);
+		pr_record(ps, rd, TM_PR_TRACK_EVENT, rd->q_events, when, &pe, sizeof pe, ps->te.data, ps->te.len, 0);
+	}
 	tm_ev_kind kind;
 	int64_t dur = -1;
 	switch (e->has_type ? e->type : TM_TE_TYPE_UNSPECIFIED) {
@@ -864,19 +1020,20 @@ static int64_t place_ftrace(pscan *ps, reader *rd, tm_ev_kind kind, const char *
  * rejects is counted, not placed. Returns the trace time or -1. */
 static int64_t place_print(pscan *ps, reader *rd, const ft_head *fe, int64_t out, int64_t raw, uint32_t cpu)
 {
-	tm_span buf;
-	buf.p = NULL;
-	buf.n = 0;
+	const char *bp = "";
+	size_t bn = 0;
 	const uint8_t *p = fe->body.p, *end = fe->body.p + fe->body.n;
-	wire_f f;
+	wire_f f = {0};
 	while (p && p < end) {
 		int r = wire_field(&p, end, &f);
 		if (r == WIRE_END)
 			break;
-		if (r == WIRE_OK && f.id == 2 && f.wire == TM_PB_LEN)
-			buf = f.data; /* PrintFtraceEvent.buf */
+		if (r == WIRE_OK && f.id == 2 && f.wire == TM_PB_LEN) { /* PrintFtraceEvent.buf */
+			bp = (const char *)f.data.p;
+			bn = f.data.n;
+		}
 	}
-	char *text = tm_xstrndup(buf.p ? (const char *)buf.p : "", buf.n);
+	char *text = tm_xstrndup(bp, bn);
 	systrace_event l;
 	systrace_line_result res = systrace_parse_print(text, &l);
 	int64_t placed = -1;
@@ -922,6 +1079,11 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			PUSH(ps->sw, -1);
 			continue;
 		}
+		if (out >= 0 && scan_wants_records(sf)) {
+			tm_pr_switch ps_ = {b->cpu, sw.next_pid, sw.next_prio, sw.prev_state};
+			pr_record(ps, rd, TM_PR_COMPACT_SWITCH, cpu_queue(ps, &rd->q_switch, b->cpu), out, &ps_,
+				  sizeof ps_, sw.next_comm.p, sw.next_comm.n, 0);
+		}
 		if (want_args)
 			snprintf(args, sizeof(args), "next_pid=%d", sw.next_pid);
 		PUSH(ps->sw, place_ftrace(ps, rd, TM_EV_SCHED, "sched_switch", out, raw, -1, b->cpu,
@@ -943,6 +1105,11 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			abandoned = 1;
 			PUSH(ps->wk, -1);
 			continue;
+		}
+		if (out >= 0 && scan_wants_records(sf)) {
+			tm_pr_waking pw = {b->cpu, wk.pid, wk.target_cpu, wk.prio, wk.has_common_flags ? wk.common_flags : 0};
+			pr_record(ps, rd, TM_PR_COMPACT_WAKING, cpu_queue(ps, &rd->q_waking, b->cpu), out, &pw, sizeof pw,
+				  wk.comm.p, wk.comm.n, 0);
 		}
 		if (want_args)
 			snprintf(args, sizeof(args), "pid=%d target_cpu=%d", wk.pid, wk.target_cpu);
@@ -1016,6 +1183,11 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 			scan_lost(sf);
 			PUSH(ps->ft, -1);
 			continue;
+		}
+		if (out >= 0 && scan_wants_records(sf)) {
+			tm_pr_ftrace pf = {cpu};
+			pr_record(ps, rd, TM_PR_FTRACE, cpu_queue(ps, &rd->q_ftrace, cpu), out, &pf, sizeof pf, ff.data.p,
+				  ff.data.n, 0);
 		}
 		if (ev.kind == TM_FT_PRINT) {
 			PUSH(ps->ft, place_print(ps, rd, &ev, out, raw, cpu));
@@ -1165,11 +1337,26 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ts = out;
 		}
 		/* clock 0: the value is trace time as is (§6.1 step 4). */
+	} else {
+		/* ProtoTraceReader: a packet without a timestamp is pushed at the
+		 * latest time seen (the reader's or the sorter's) */
+		ts = scan_max_pushed(sf) > rd->latest_ts ? scan_max_pushed(sf) : rd->latest_ts;
 	}
+	if (ts > rd->latest_ts)
+		rd->latest_ts = ts;
 
 	if (p->has_timestamp) {
 		ps->po_has_ts = 1;
 		ps->po_ts = ts;
+	}
+	if (scan_wants_records(sf) && (TM_SPAN_HAS(p->process_tree) || TM_SPAN_HAS(p->process_descriptor) ||
+				       TM_SPAN_HAS(p->thread_descriptor) ||
+				       (TM_SPAN_HAS(p->track_descriptor) && ss->valid))) {
+		if (TM_SPAN_HAS(p->track_descriptor))
+			pr_record(ps, rd, TM_PR_RESERVE, 0, 0, NULL, 0, p->track_descriptor.p, p->track_descriptor.n,
+				  1);
+		if (ts >= 0)
+			pr_record(ps, rd, TM_PR_PACKET, rd->q_packets, ts, NULL, 0, p->raw.p, p->raw.n, 0);
 	}
 	if (TM_SPAN_HAS(p->track_event))
 		return on_track_event(ps, rd, ss, p, ts);
@@ -1209,29 +1396,39 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	return 0;
 }
 
-static void intern_names(pscan *ps, seq_state *ss, const tm_packet *p)
+static void intern_table(pscan *ps, seq_state *ss, int kind, const tm_iid_name *v, size_t n)
 {
-	tm_interned_data *d = &ps->idata;
-	tm_interned_data_decode(p->interned_data, d);
-	for (size_t i = 0; i < d->event_names.n; i++) {
-		const tm_iid_name *in = &d->event_names.v[i];
+	for (size_t i = 0; i < n; i++) {
+		const tm_iid_name *in = &v[i];
 		size_t len = TM_SPAN_HAS(in->name) ? in->name.n : 0;
 		if (len > NAMES_MAX_BYTES - ps->name_bytes)
 			continue;
 		ps->name_bytes += len;
-		const uint32_t *ix = u64map_get(&ss->names, in->iid);
+		uint64_t key = in->iid * 4 + (uint64_t)kind;
+		const uint32_t *ix = u64map_get(&ss->names, key);
 		size_t k;
 		if (ix) {
 			k = *ix - 1;
 		} else {
 			TM_GROW(ss->names_at, ss->cap_names, ss->n_names + 1);
 			k = ss->n_names++;
-			u64map_put(&ss->names, in->iid, (uint32_t)k);
+			u64map_put(&ss->names, key, (uint32_t)k);
 		}
 		ss->names_at[k].off = ss->pool.len;
 		ss->names_at[k].len = len;
 		if (len)
 			tm_buf_put(&ss->pool, in->name.p, len);
+	}
+}
+
+static void intern_names(pscan *ps, seq_state *ss, const tm_packet *p)
+{
+	tm_interned_data *d = &ps->idata;
+	tm_interned_data_decode(p->interned_data, d);
+	intern_table(ps, ss, IK_NAME, d->event_names.v, d->event_names.n);
+	if (scan_wants_records(ps->sf)) {
+		intern_table(ps, ss, IK_CATEGORY, d->event_categories.v, d->event_categories.n);
+		intern_table(ps, ss, IK_ANNOTATION, d->debug_annotation_names.v, d->debug_annotation_names.n);
 	}
 }
 
@@ -1395,8 +1592,13 @@ static void pscan_free(pscan *ps)
 		u64map_free(&rd->seq_index);
 		u64map_free(&rd->tracks);
 		free(rd->track_at);
+		free(rd->q_ftrace);
+		free(rd->q_switch);
+		free(rd->q_waking);
 	}
 	free(ps->readers);
+	tm_buf_free(&ps->rec);
+	tm_buf_free(&ps->te);
 	u64map_free(&ps->by_machine);
 	for (size_t i = 0; i < ps->n_aside; i++)
 		free(ps->aside[i].bytes);

@@ -117,7 +117,8 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err)
 		return tm_err(err, TM_EIO, "a temporary file could not be written");
 	x->finished = 1;
 	if (!x->spilled) {
-		qsort_r(x->index, x->n_index, sizeof(*x->index), index_cmp, x);
+		if (x->n_index)
+			qsort_r(x->index, x->n_index, sizeof(*x->index), index_cmp, x);
 		return 0;
 	}
 	if (spill(x, err) != 0 || tm_spool_finish(&x->runs, "sort", err) != 0) {
