@@ -623,89 +623,97 @@ static void header(exp *x, size_t out, int64_t only_row)
 	}
 }
 
-static void on_observed(void *ctx, const tm_mobserved *o)
+void tm_export_observed(tm_export_build *x, const tm_mobserved *o)
 {
-	exp *x = ctx;
 	exp_text_observed(x->text, o);
 }
 
-static void on_counter(void *ctx, const tm_mcounter *c)
+void tm_export_counter(tm_export_build *x, const tm_mcounter *c)
 {
-	exp *x = ctx;
 	exp_text_counter(x->text, c);
 }
 
-tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err)
+void tm_export_packet(tm_export_build *x, const tm_packet_out *po)
 {
-	exp x = {0};
-	x.m = m;
-	x.scan = scan;
+	on_packet(x, po);
+}
+
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
+{
+	exp *x = tm_xcalloc(1, sizeof(*x));
+	x->m = m;
+	x->scan = scan;
 	size_t nm = scan->machines.n;
-	x.n_out = nm + 1;
-	x.out = tm_xcalloc(x.n_out, sizeof(*x.out));
-	for (size_t i = 0; i < x.n_out; i++)
-		x.out[i].fd = -1;
-	x.mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x.mach_id));
+	x->n_out = nm + 1;
+	x->out = tm_xcalloc(x->n_out, sizeof(*x->out));
+	for (size_t i = 0; i < x->n_out; i++)
+		x->out[i].fd = -1;
+	x->mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x->mach_id));
 	/* machine ids: the raw id where it is an embedded one, else the next
 	 * free id; the host (raw 0) has none */
 	uint32_t next = 1;
 	for (size_t r = 0; r < nm; r++) {
 		int64_t raw = scan->machines.rows[r].raw_id;
 		if (raw > 0 && raw <= UINT32_MAX)
-			x.mach_id[r] = (uint32_t)raw;
+			x->mach_id[r] = (uint32_t)raw;
 	}
 	for (size_t r = 0; r < nm; r++) {
 		int64_t raw = scan->machines.rows[r].raw_id;
-		if (raw == TM_RAW_HOST || x.mach_id[r])
+		if (raw == TM_RAW_HOST || x->mach_id[r])
 			continue;
 		for (;; next++) {
 			int used = 0;
 			for (size_t k = 0; k < nm && !used; k++)
-				used = x.mach_id[k] == next;
+				used = x->mach_id[k] == next;
 			if (!used)
 				break;
 		}
-		x.mach_id[r] = next++;
+		x->mach_id[r] = next++;
 	}
-	tm_export *res = NULL;
-	tm_model *model = NULL;
-	for (size_t i = 0; i < x.n_out; i++)
-		if (tm_spool_open(&x.out[i], err))
-			goto out;
-	header(&x, 0, -1);
+	for (size_t i = 0; i < x->n_out; i++)
+		if (tm_spool_open(&x->out[i], err)) {
+			tm_export_abort(x);
+			return NULL;
+		}
+	header(x, 0, -1);
 	for (size_t r = 0; r < nm; r++)
-		header(&x, r + 1, (int64_t)r);
-	/* One scan: kept proto packets are rewritten as they are read; the
-	 * JSON and systrace events are replayed through the model after it,
-	 * in the reference's order, and encoded from what the model saw. */
-	x.text = exp_text_new(&x);
-	tm_scan_sink pass = {.ctx = &x, .packet = on_packet};
-	tm_model_sink ms = {.ctx = &x, .observed = on_observed, .counter = on_counter};
-	model = tm_model_run(m, &ms, &pass, err);
-	if (!model)
-		goto out;
-	exp_text_finish(x.text, model);
-	for (size_t i = 0; i < x.n_out; i++)
-		if (tm_spool_finish(&x.out[i], "merged.pftrace", err))
+		header(x, r + 1, (int64_t)r);
+	x->text = exp_text_new(x);
+	return x;
+}
+
+tm_export *tm_export_finish(tm_export_build *x, const tm_model *model, tm_error *err)
+{
+	tm_export *res = NULL;
+	exp_text_finish(x->text, model);
+	for (size_t i = 0; i < x->n_out; i++)
+		if (tm_spool_finish(&x->out[i], "merged.pftrace", err))
 			goto out;
-	res = tm_spooled_take(x.out, nm);
+	res = tm_spooled_take(x->out, x->n_out - 1);
 out:
-	tm_model_free(model);
-	exp_text_free(x.text);
-	for (size_t i = 0; i < x.n_out; i++)
-		tm_spool_close(&x.out[i]);
-	free(x.out);
-	free(x.mach_id);
-	free(x.seqs.s);
-	tm_buf_free(&x.pkt);
-	tm_buf_free(&x.s1);
-	tm_buf_free(&x.s2);
-	tm_buf_free(&x.s3);
-	tm_buf_free(&x.s4);
-	tm_ftrace_bundle_free(&x.bundle);
-	for (int i = 0; i < 12; i++)
-		free(x.col[i].v);
+	tm_export_abort(x);
 	return res;
+}
+
+void tm_export_abort(tm_export_build *x)
+{
+	if (!x)
+		return;
+	exp_text_free(x->text);
+	for (size_t i = 0; i < x->n_out; i++)
+		tm_spool_close(&x->out[i]);
+	free(x->out);
+	free(x->mach_id);
+	free(x->seqs.s);
+	tm_buf_free(&x->pkt);
+	tm_buf_free(&x->s1);
+	tm_buf_free(&x->s2);
+	tm_buf_free(&x->s3);
+	tm_buf_free(&x->s4);
+	tm_ftrace_bundle_free(&x->bundle);
+	for (int i = 0; i < 12; i++)
+		free(x->col[i].v);
+	free(x);
 }
 
 void tm_export_free(tm_export *x)

@@ -2,7 +2,7 @@
  * merge as one self-contained Perfetto trace, for the whole archive and
  * for each machine.
  *
- * Built by a second scan. Proto packets are rewritten at the wire level
+ * Built in the generation pass (core/gen.h). Proto packets are rewritten at the wire level
  * as the scan keeps them: timestamps in trace time (packet, ftrace event,
  * compact sched, legacy track-event microseconds folded into the packet
  * timestamp), clock snapshots, remote clock sync and clock ids dropped,
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "merge.h"
+#include "model.h"
 #include "scan.h"
 #include "spool.h"
 #include "tm.h"
@@ -30,10 +31,27 @@
  * the scan. */
 typedef tm_spooled tm_export;
 
-/* Build merged.pftrace for the merge `m` whose first scan is `scan` (it
- * must not have failed). NULL with err set when a temporary file cannot be
- * written or the second scan fails. */
-tm_export *tm_export_build(tm_merge *m, const tm_scan *scan, tm_error *err);
+/* An export in progress: core/gen.c drives it through one model run. */
+typedef struct exp tm_export_build;
+
+/* Start the export of the merge `m` whose first scan is `scan` (it must
+ * not have failed): the header is written. NULL with err set when a
+ * temporary file cannot be created. */
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err);
+
+/* The second scan's packets (tm_scan_sink.packet), and the model's JSON
+ * and systrace events and counters (tm_model_sink.observed, .counter). */
+void tm_export_packet(tm_export_build *x, const tm_packet_out *po);
+void tm_export_observed(tm_export_build *x, const tm_mobserved *o);
+void tm_export_counter(tm_export_build *x, const tm_mcounter *c);
+
+/* After the model run: the names of threads and processes, then the
+ * files. NULL with err set when a write failed. Frees `x` either way. */
+tm_export *tm_export_finish(tm_export_build *x, const tm_model *model, tm_error *err);
+
+/* Free an unfinished export (NULL is fine). */
+void tm_export_abort(tm_export_build *x);
+
 void tm_export_free(tm_export *x);
 
 #endif

@@ -186,6 +186,7 @@ void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
 	const char *body = (const char *)rec + sizeof h;
 	size_t n = len - sizeof h;
 	m->cur_ts = ts;
+	m->cur_seq++;
 	m->cur_cpu = h.kind == TM_MREC_SYSTRACE ? h.cpu : -1;
 	switch (h.kind) {
 	case TM_MREC_JSON:
@@ -324,13 +325,38 @@ typedef struct run_ctx {
 	const tm_scan_sink *also;
 	int failed;
 	tm_error err;
+	const struct tm_merge *merge;
+	m_map forked;                /* (file << 32 | machine row) seen */
 } run_ctx;
+
+/* The first record of a file on a machine: where the reference forks the
+ * file's context for that machine during tokenization (before any sorted
+ * event is parsed). A systrace or proto file's fork maps pid 0 and tid 0 to
+ * the machine's swapper (SetPidZeroIsUpidZeroIdleProcess: TraceType's
+ * pid_zero_is_idle); a JSON file's does not, so tid 0 in JSON, embedded
+ * systrace included, is a thread of its own. */
+static void first_of_file(run_ctx *rc, const tm_rec *r)
+{
+	tm_mrec_head h;
+	if (r->len < sizeof h)
+		return;
+	memcpy(&h, r->data, sizeof h);
+	int inserted = 0;
+	m_map_put(&rc->forked, (uint64_t)h.file_id << 32 | h.machine_row, &inserted);
+	if (!inserted)
+		return;
+	m_mach *mc = m_machine(rc->model, h.machine_row);
+	tm_type type = h.file_id < rc->merge->n_files ? rc->merge->files[h.file_id].type : TM_TYPE_UNKNOWN;
+	if (type == TM_TYPE_SYSTRACE || type == TM_TYPE_PROTO)
+		m_set_pid_zero_is_swapper(rc->model, mc);
+}
 
 static void run_record(void *ctx, const tm_rec *r)
 {
 	run_ctx *rc = ctx;
 	if (rc->failed)
 		return;
+	first_of_file(rc, r);
 	if (r->side) {
 		tm_model_apply_side(rc->model, r->data, (uint32_t)r->len);
 		return;
@@ -366,7 +392,7 @@ static void run_name(void *ctx, const tm_name_out *n)
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
 		       tm_error *err)
 {
-	run_ctx rc = {tm_order_new(0), tm_model_new(sink), 0, also, 0, {0}};
+	run_ctx rc = {tm_order_new(0), tm_model_new(sink), 0, also, 0, {0}, merge, {0}};
 	tm_scan_sink ss = {.ctx = &rc, .record = run_record};
 	if (also) {
 		ss.event = also->event ? run_event : NULL;
@@ -402,5 +428,6 @@ tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const 
 		}
 	}
 	tm_order_free(rc.order);
+	m_map_free(&rc.forked);
 	return m;
 }

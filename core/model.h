@@ -132,8 +132,12 @@ typedef struct tm_mtrack {
 
 /* ---- output rows ---------------------------------------------------------- */
 
+/* Every row below carries `seq`: the index of the record whose handling
+ * made it (the reference's processing order), for ordering ties. */
+
 typedef struct tm_mslice {
 	uint64_t id;            /* the slice table's id (creation order) */
+	uint64_t seq;
 	int64_t ts, dur;        /* dur -1: never ended */
 	uint32_t track;
 	uint32_t depth;
@@ -146,6 +150,7 @@ typedef struct tm_mslice {
 
 typedef struct tm_mcounter {
 	const tm_model *model;
+	uint64_t seq;
 	int64_t ts;
 	uint32_t track;
 	double value;
@@ -160,6 +165,7 @@ typedef struct tm_mflow {
 } tm_mflow;
 
 typedef struct tm_msched {
+	uint64_t seq;
 	int64_t ts, dur;        /* dur -1: still running at the end */
 	uint32_t cpu;
 	int64_t utid;
@@ -172,6 +178,7 @@ typedef struct tm_msched {
 /* A kernel event the reference keeps no row of (timeline.tsv shows it as
  * kind `ftrace`). */
 typedef struct tm_mkernel {
+	uint64_t seq;
 	int64_t ts;
 	uint32_t cpu;
 	int64_t tid;

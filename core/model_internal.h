@@ -75,6 +75,7 @@ typedef struct m_mach {
 
 typedef struct m_open {          /* a slice on a track's stack */
 	uint64_t id;
+	uint64_t seq;                /* the record that made it */
 	int64_t ts, dur;             /* dur M_PENDING while open */
 	uint32_t name, cat;
 	uint32_t depth;
@@ -168,6 +169,7 @@ struct tm_model {
 	int64_t next_string_pid;
 	tm_buf scratch;
 	int64_t cur_ts;              /* the record being applied */
+	uint64_t cur_seq;            /* its index */
 	int64_t cur_cpu;             /* its CPU (systrace), else -1 */
 };
 

@@ -286,8 +286,8 @@ static void emit_slice(tm_model *m, const m_track *t, const m_open *o)
 		tm_buf_put(&args, o->args.data, o->args.len);
 		tm_buf_put(&args, "}", 1);
 	}
-	tm_mslice s = {o->id, o->ts, o->dur, t->pub.id, o->depth, m_str(&m->str, o->name), m_str(&m->str, o->cat),
-		       args.data, t->pub.file_id, t->pub.machine_row};
+	tm_mslice s = {o->id, o->seq, o->ts, o->dur, t->pub.id, o->depth, m_str(&m->str, o->name),
+		       m_str(&m->str, o->cat), args.data, t->pub.file_id, t->pub.machine_row};
 	m->sink.slice(m->sink.ctx, &s);
 	tm_buf_free(&args);
 }
@@ -375,6 +375,7 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 	m_open *o = &t->stack[t->depth];
 	memset(o, 0, sizeof(*o));
 	o->id = m->next_slice++;
+	o->seq = m->cur_seq;
 	o->ts = ts;
 	o->dur = dur;
 	o->cat = cat;
@@ -618,6 +619,6 @@ void m_counter(tm_model *m, uint32_t track, int64_t ts, double value, uint32_t f
 {
 	if (!m->sink.counter)
 		return;
-	tm_mcounter cn = {m, ts, track, value, file_id, m->tracks[track].pub.machine_row};
+	tm_mcounter cn = {m, m->cur_seq, ts, track, value, file_id, m->tracks[track].pub.machine_row};
 	m->sink.counter(m->sink.ctx, &cn);
 }

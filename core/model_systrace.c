@@ -226,7 +226,7 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 		ps->slice_idx = (int64_t)c->n_sched++;
 	}
 	m_sched_open *o = &c->sched[ps->slice_idx];
-	o->row = (tm_msched){ts, -1, cpu, next_utid, NULL, next_prio, file_id, c->row};
+	o->row = (tm_msched){m->cur_seq, ts, -1, cpu, next_utid, NULL, next_prio, file_id, c->row};
 	o->live = 1;
 	ps->last_pid = next_pid;
 	ps->last_utid = next_utid;
@@ -440,7 +440,7 @@ static void kernel_row(tm_model *m, const tm_mrec_head *h, int64_t ts, const sys
 {
 	if (!m->sink.kernel)
 		return;
-	tm_mkernel k = {ts, l->cpu, l->pid, l->event_name, l->args, h->file_id, h->machine_row};
+	tm_mkernel k = {m->cur_seq, ts, l->cpu, l->pid, l->event_name, l->args, h->file_id, h->machine_row};
 	m->sink.kernel(m->sink.ctx, &k);
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,18 +333,43 @@ systrace_line_result systrace_parse_print(char *payload, systrace_event *ev)
  * stays the payload as written (the exporter writes it back as the print
  * event's buf). One copy per thread, valid until the next line is parsed
  * there, like the event. */
+typedef struct print_buf {
+	char *data;
+	size_t cap;
+} print_buf;
+
+static pthread_key_t print_key;
+static pthread_once_t print_once = PTHREAD_ONCE_INIT;
+
+/* A FUSE worker thread that exits frees its copy. */
+static void print_buf_free(void *p)
+{
+	print_buf *b = p;
+	free(b->data);
+	free(b);
+}
+
+static void print_key_create(void)
+{
+	(void)pthread_key_create(&print_key, print_buf_free);
+}
+
 static char *print_copy(const char *args)
 {
-	static __thread char *buf;
-	static __thread size_t cap;
-	size_t n = strlen(args) + 1;
-	if (n > cap) {
-		free(buf);
-		cap = n < 256 ? 256 : n;
-		buf = tm_xmalloc(cap);
+	pthread_once(&print_once, print_key_create);
+	print_buf *b = pthread_getspecific(print_key);
+	if (!b) {
+		b = tm_xcalloc(1, sizeof(*b));
+		(void)pthread_setspecific(print_key, b);
 	}
-	memcpy(buf, args, n);
-	return buf;
+	size_t n = strlen(args) + 1;
+	if (n > b->cap) {
+		free(b->data);
+		b->cap = n < 256 ? 256 : n;
+		b->data = tm_xmalloc(b->cap);
+	}
+	memcpy(b->data, args, n);
+	return b->data;
 }
 
 /* formats.md §4.3: the events whose arguments are a print payload. */

@@ -1,181 +1,271 @@
-/* core/timeline.c - timeline.tsv: spool the scan's events, sort them in
- * bounded runs, merge the runs into one text file per view.
+/* core/timeline.c - timeline.tsv from the model's rows: spool each row as
+ * a sort record, write the lines in order at the end.
  *
- * An event is an entry: a fixed header then its name and args bytes. A run
- * collects entries in a buffer with an index (ts, seq, offset), sorts the
- * index and writes the entries in order, so the merge reads every run
- * sequentially. */
+ * A record is a key (ts, seq, kind, sub), a fixed body and its strings
+ * (name, category, args). Names of threads and tracks are looked up when
+ * the line is written, so a thread renamed after its first slice shows
+ * the name the reference's thread table ends with. */
 #include "timeline.h"
 
-#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "spool.h"
+#include "xsort.h"
 
-#define DEFAULT_RUN (1024u * 1024u)     /* events per run */
-#define RUN_BYTES (48u * 1024u * 1024u) /* entry bytes per run */
-#define STR_MAX 4096u                   /* name and args are cut there */
-#define READ_BUF (256u * 1024u)         /* per run while merging; > one entry */
+enum { K_SLICE, K_INSTANT, K_COUNTER, K_SCHED, K_FTRACE };
+static const char *const kind_names[] = {"slice", "instant", "counter", "sched", "ftrace"};
+static const char *const scope_names[] = {"thread", "process", "global", "cpu"};
 
-typedef struct hdr {
-	int64_t ts, dur, pid, tid;
-	uint64_t seq;
-	uint32_t file_id, machine_row;
-	uint16_t name_len, args_len;
-	uint8_t kind;
-} hdr;
+#define NO_TRACK UINT32_MAX
 
-#define HDR_SIZE sizeof(hdr)
-
-typedef struct ix {
+typedef struct rec {
 	int64_t ts;
-	uint64_t seq;
-	size_t off;
-} ix;
+	uint64_t seq;      /* the record that made the row */
+	uint32_t kind;
+	uint64_t sub;      /* slices: the slice id; others: arrival */
+	int64_t dur;       /* INT64_MIN: none */
+	int64_t utid;      /* the row's thread, -1: the track's */
+	int64_t tid;       /* ftrace: the line's pid, -1 none */
+	uint32_t machine_row, file_id, track, cpu;
+	int32_t depth;     /* -1: none */
+	uint32_t name_len, cat_len, args_len;
+	uint8_t has_name, has_cat;
+} rec;
 
-typedef struct build {
-	tm_spool runs;
-	char *buf;               /* the current run's entries */
-	size_t len;
-	ix *index;
-	size_t n_index, cap_index, max_events;
-	uint64_t *run_start, *run_len; /* bytes in the runs file */
-	size_t n_runs, cap_runs;
-	uint64_t seq;
-} build;
+struct tm_timeline_build {
+	tm_merge *merge;
+	const tm_scan *scan;
+	tm_xsort *sort;
+	uint64_t arrivals;
+	tm_error err;      /* the first spooling failure */
+	tm_buf r, args;
+};
 
-static int ix_cmp(const void *a, const void *b)
+static int rec_cmp(const void *a, const void *b)
 {
-	const ix *x = a, *y = b;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	rec x, y;
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	if (x.ts != y.ts)
+		return x.ts < y.ts ? -1 : 1;
+	if (x.seq != y.seq)
+		return x.seq < y.seq ? -1 : 1;
+	if (x.kind != y.kind)
+		return x.kind < y.kind ? -1 : 1;
+	return x.sub < y.sub ? -1 : x.sub > y.sub;
 }
 
-static size_t entry_size(const char *p)
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, size_t run_bytes)
 {
-	hdr h;
-	memcpy(&h, p, HDR_SIZE);
-	return HDR_SIZE + h.name_len + h.args_len;
+	tm_timeline_build *b = tm_xcalloc(1, sizeof(*b));
+	b->merge = m;
+	b->scan = scan;
+	b->sort = tm_xsort_new(rec_cmp, run_bytes);
+	return b;
 }
 
-static void flush_run(build *b)
+static void add(tm_timeline_build *b, rec *h, const char *name, const char *cat, const char *args, size_t args_len)
 {
-	if (!b->n_index)
+	if (b->err.code != TM_OK)
 		return;
-	qsort(b->index, b->n_index, sizeof(*b->index), ix_cmp);
-	TM_GROW(b->run_start, b->cap_runs, b->n_runs + 1);
-	b->run_len = tm_xrealloc(b->run_len, b->cap_runs * sizeof(*b->run_len));
-	b->run_start[b->n_runs] = b->runs.size;
-	for (size_t i = 0; i < b->n_index; i++) {
-		const char *e = b->buf + b->index[i].off;
-		tm_spool_put(&b->runs, e, entry_size(e));
+	h->has_name = name != NULL;
+	h->has_cat = cat != NULL;
+	h->name_len = name ? (uint32_t)strlen(name) : 0;
+	h->cat_len = cat ? (uint32_t)strlen(cat) : 0;
+	h->args_len = (uint32_t)args_len;
+	b->r.len = 0;
+	tm_buf_put(&b->r, h, sizeof *h);
+	tm_buf_put(&b->r, name, h->name_len);
+	tm_buf_put(&b->r, cat, h->cat_len);
+	tm_buf_put(&b->r, args, args_len);
+	tm_xsort_add(b->sort, b->r.data, (uint32_t)b->r.len, &b->err);
+}
+
+/* A record with no dur, depth, thread or track; its padding zeroed, as it
+ * is written to the sort's files. */
+static void rec_init(rec *r, uint32_t kind, int64_t ts, uint64_t seq, uint32_t machine_row, uint32_t file_id)
+{
+	rec h;
+	memset(&h, 0, sizeof h);
+	h.kind = kind;
+	h.ts = ts;
+	h.seq = seq;
+	h.machine_row = machine_row;
+	h.file_id = file_id;
+	h.dur = INT64_MIN;
+	h.utid = -1;
+	h.tid = -1;
+	h.track = NO_TRACK;
+	h.depth = -1;
+	memcpy(r, &h, sizeof h);
+}
+
+void tm_timeline_slice(tm_timeline_build *b, const tm_mslice *s)
+{
+	rec h;
+	rec_init(&h, s->dur == 0 ? K_INSTANT : K_SLICE, s->ts, s->seq, s->machine_row, s->file_id);
+	h.sub = s->id;
+	h.dur = s->dur;
+	h.track = s->track;
+	h.depth = (int32_t)s->depth;
+	const char *args = s->args ? s->args : "{}";
+	add(b, &h, s->name, s->category, args, strlen(args));
+}
+
+void tm_timeline_number(tm_buf *b, double v)
+{
+	if (!isfinite(v)) { /* JSON has no NaN or infinity */
+		tm_buf_puts(b, "null");
+		return;
 	}
-	b->run_len[b->n_runs] = b->runs.size - b->run_start[b->n_runs];
-	b->n_runs++;
-	b->n_index = 0;
-	b->len = 0;
+	char t[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, sizeof t, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	tm_buf_puts(b, t);
 }
 
-static void on_event(void *ctx, const tm_event *ev)
+void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c)
 {
-	build *b = ctx;
-	size_t nl = ev->name ? ev->name_len : 0;
-	size_t al = ev->args ? strlen(ev->args) : 0;
-	if (nl > STR_MAX)
-		nl = STR_MAX;
-	if (al > STR_MAX)
-		al = STR_MAX;
-	size_t need = HDR_SIZE + nl + al;
-	if (b->n_index == b->max_events || b->len + need > RUN_BYTES)
-		flush_run(b);
-	hdr h = {ev->ts, ev->dur, ev->pid, ev->tid, b->seq++, ev->file_id, ev->machine_row,
-		 (uint16_t)nl, (uint16_t)al, (uint8_t)ev->kind};
-	TM_GROW(b->index, b->cap_index, b->n_index + 1);
-	b->index[b->n_index++] = (ix){h.ts, h.seq, b->len};
-	char *p = b->buf + b->len;
-	memcpy(p, &h, HDR_SIZE);
-	if (nl)
-		memcpy(p + HDR_SIZE, ev->name, nl);
-	if (al)
-		memcpy(p + HDR_SIZE + nl, ev->args, al);
-	b->len += need;
+	rec h;
+	rec_init(&h, K_COUNTER, c->ts, c->seq, c->machine_row, c->file_id);
+	h.sub = b->arrivals++;
+	h.track = c->track;
+	b->args.len = 0;
+	tm_buf_puts(&b->args, "{\"value\":");
+	tm_timeline_number(&b->args, c->value);
+	tm_buf_puts(&b->args, "}");
+	add(b, &h, NULL, NULL, b->args.data, b->args.len);
 }
 
-/* ---- merging ------------------------------------------------------------------ */
-
-typedef struct run_reader {
-	int fd;
-	uint64_t next, end;   /* file offsets still to read */
-	char *buf;
-	size_t pos, len;
-	hdr h;                /* the current entry */
-	const char *strs;     /* its name then args bytes, in buf */
-	int live;
-} run_reader;
-
-/* Advance to the next entry; live = 0 at the end. -1 on a read error. */
-static int rr_next(run_reader *r)
+/* A JSON string, every control character escaped, so that an args column
+ * never holds a raw tab or newline. */
+static void json_string(tm_buf *b, const char *s, size_t n)
 {
-	r->live = 0;
-	if (r->len - r->pos < HDR_SIZE + 2 * STR_MAX && r->next < r->end) {
-		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-		r->len -= r->pos;
-		r->pos = 0;
-		uint64_t want = r->end - r->next;
-		if (want > READ_BUF - r->len)
-			want = READ_BUF - r->len;
-		size_t got = 0;
-		while (got < want) {
-			ssize_t n = pread(r->fd, r->buf + r->len + got, want - got, (off_t)(r->next + got));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return -1;
-			got += (size_t)n;
+	tm_buf_put(b, "\"", 1);
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;
+		tm_buf_put(b, s + start, i - start);
+		start = i + 1;
+		switch (ch) {
+		case '"': tm_buf_puts(b, "\\\""); break;
+		case '\\': tm_buf_puts(b, "\\\\"); break;
+		case '\n': tm_buf_puts(b, "\\n"); break;
+		case '\r': tm_buf_puts(b, "\\r"); break;
+		case '\t': tm_buf_puts(b, "\\t"); break;
+		default: tm_buf_printf(b, "\\u%04x", ch);
 		}
-		r->len += got;
-		r->next += got;
 	}
-	if (r->len - r->pos < HDR_SIZE)
+	tm_buf_put(b, s + start, n - start);
+	tm_buf_put(b, "\"", 1);
+}
+
+void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s)
+{
+	rec h;
+	rec_init(&h, K_SCHED, s->ts, s->seq, s->machine_row, s->file_id);
+	h.sub = b->arrivals++;
+	h.dur = s->dur;
+	h.utid = s->utid;
+	h.cpu = s->cpu;
+	b->args.len = 0;
+	tm_buf_printf(&b->args, "{\"cpu\":%" PRIu32 ",\"end_state\":", s->cpu);
+	if (s->end_state)
+		json_string(&b->args, s->end_state, strlen(s->end_state));
+	else
+		tm_buf_puts(&b->args, "null");
+	tm_buf_printf(&b->args, ",\"prio\":%" PRId32 "}", s->prio);
+	add(b, &h, NULL, NULL, b->args.data, b->args.len);
+}
+
+/* A decimal integer that reads back as the same text (no sign but '-', no
+ * leading zero, fits in 64 bits). */
+static int plain_integer(const char *s, size_t n)
+{
+	size_t i = s[0] == '-';
+	if (i >= n || n - i > 18)
 		return 0;
-	memcpy(&r->h, r->buf + r->pos, HDR_SIZE);
-	size_t sz = HDR_SIZE + r->h.name_len + r->h.args_len;
-	if (r->len - r->pos < sz)
-		return -1;
-	r->strs = r->buf + r->pos + HDR_SIZE;
-	r->pos += sz;
-	r->live = 1;
-	return 0;
+	if (s[i] == '0' && n - i > 1)
+		return 0;
+	if (s[i] == '0' && i)
+		return 0; /* -0 */
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
 }
 
-static int rr_less(const run_reader *a, const run_reader *b)
+void tm_timeline_kernel_args(tm_buf *b, const char *text)
 {
-	if (a->h.ts != b->h.ts)
-		return a->h.ts < b->h.ts;
-	return a->h.seq < b->h.seq;
-}
-
-static void heap_down(run_reader **h, size_t n, size_t i)
-{
+	/* Fields are `key=value` separated by spaces; a word without '='
+	 * continues the value before it (a comm such as "Chrome_IO thread"). */
+	size_t n = strlen(text);
+	size_t start = b->len;
+	tm_buf_puts(b, "{");
+	const char *key = NULL, *val = NULL;
+	size_t key_len = 0;
+	int fields = 0;
+	const char *p = text, *end = text + n;
+	while (p < end && *p == ' ')
+		p++;
 	for (;;) {
-		size_t l = 2 * i + 1, s = i;
-		if (l < n && rr_less(h[l], h[s]))
-			s = l;
-		if (l + 1 < n && rr_less(h[l + 1], h[s]))
-			s = l + 1;
-		if (s == i)
+		const char *w = p;
+		while (p < end && *p != ' ')
+			p++;
+		const char *eq = memchr(w, '=', (size_t)(p - w));
+		if (w == p || (eq && eq > w)) {
+			if (key) { /* the previous field ends before this word */
+				const char *vend = w;
+				while (vend > val && vend[-1] == ' ')
+					vend--;
+				if (fields++)
+					tm_buf_puts(b, ",");
+				json_string(b, key, key_len);
+				tm_buf_puts(b, ":");
+				if (plain_integer(val, (size_t)(vend - val)))
+					tm_buf_put(b, val, (size_t)(vend - val));
+				else
+					json_string(b, val, (size_t)(vend - val));
+			}
+			if (w == p)
+				break;
+			key = w;
+			key_len = (size_t)(eq - w);
+			val = eq + 1;
+		} else if (!key) {
+			b->len = start; /* not key=value text */
+			tm_buf_puts(b, "{\"text\":");
+			json_string(b, text, n);
+			tm_buf_puts(b, "}");
 			return;
-		run_reader *t = h[i];
-		h[i] = h[s];
-		h[s] = t;
-		i = s;
+		}
+		while (p < end && *p == ' ')
+			p++;
 	}
+	tm_buf_puts(b, "}");
 }
+
+void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k)
+{
+	rec h;
+	rec_init(&h, K_FTRACE, k->ts, k->seq, k->machine_row, k->file_id);
+	h.sub = b->arrivals++;
+	h.tid = k->tid;
+	h.cpu = k->cpu;
+	b->args.len = 0;
+	tm_timeline_kernel_args(&b->args, k->args ? k->args : "");
+	add(b, &h, k->name, NULL, b->args.data, b->args.len);
+}
+
+/* ---- writing ---------------------------------------------------------------- */
 
 static void put_escaped(tm_spool *w, const char *s, size_t n)
 {
@@ -198,174 +288,149 @@ static void put_escaped(tm_spool *w, const char *s, size_t n)
 	tm_spool_put(w, s + start, n - start);
 }
 
-typedef struct emit_ctx {
-	char **dirs;       /* by machine row, escaped once */
+static void put_str(tm_spool *w, const char *s)
+{
+	if (s)
+		put_escaped(w, s, strlen(s));
+}
+
+typedef struct writer {
+	const tm_model *model;
+	char **dirs;       /* by machine row */
 	size_t n_dirs;
-	char **files;      /* by file id, escaped once */
-	size_t n_files;
-	tm_buf line;
-} emit_ctx;
+	const tm_merge *merge;
+	tm_spool *out;     /* [0] all, [1 + row] */
+	size_t n_out;
+} writer;
 
-static char *escaped_copy(const char *s)
+static void write_row(writer *w, const rec *h, const char *strs)
 {
-	tm_buf b = {0};
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '\\': tm_buf_puts(&b, "\\\\"); break;
-		case '\t': tm_buf_puts(&b, "\\t"); break;
-		case '\n': tm_buf_puts(&b, "\\n"); break;
-		case '\r': tm_buf_puts(&b, "\\r"); break;
-		default: tm_buf_put(&b, s, 1);
+	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
+	const tm_mtrack *t = h->track != NO_TRACK && h->track < tm_model_n_tracks(w->model)
+				     ? tm_model_track(w->model, h->track)
+				     : NULL;
+	int64_t utid = h->utid >= 0 ? h->utid : t ? t->utid : -1;
+	const tm_mthread *th = utid >= 0 && (size_t)utid < tm_model_n_threads(w->model)
+				       ? tm_model_thread(w->model, (size_t)utid)
+				       : NULL;
+	int64_t upid = th && th->upid >= 0 ? th->upid : t ? t->upid : -1;
+	const tm_mprocess *pr = upid >= 0 && (size_t)upid < tm_model_n_processes(w->model)
+					? tm_model_process(w->model, (size_t)upid)
+					: NULL;
+	int64_t tid = th ? th->tid : h->tid;
+	for (int pass = 0; pass < 2; pass++) {
+		tm_spool *o = pass == 0 ? &w->out[0]
+					: h->machine_row + 1 < w->n_out ? &w->out[h->machine_row + 1] : NULL;
+		if (!o)
+			break;
+		char num[64];
+		int k = snprintf(num, sizeof num, "%" PRId64 "\t", h->ts);
+		if (h->dur != INT64_MIN)
+			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, h->dur);
+		num[k++] = '\t';
+		tm_spool_put(o, num, (size_t)k);
+		if (h->machine_row < w->n_dirs)
+			put_str(o, w->dirs[h->machine_row]);
+		tm_spool_put(o, "\t", 1);
+		if (h->file_id < w->merge->n_files)
+			put_str(o, w->merge->files[h->file_id].name);
+		tm_spool_put(o, "\t", 1);
+		put_str(o, kind_names[h->kind]);
+		tm_spool_put(o, "\t", 1);
+		put_escaped(o, cat, h->cat_len);
+		tm_spool_put(o, "\t", 1);
+		switch (h->kind) {
+		case K_COUNTER: put_str(o, t ? t->name : NULL); break;
+		case K_SCHED: put_str(o, th ? th->name : NULL); break;
+		default: put_escaped(o, name, h->name_len);
 		}
+		k = 0;
+		num[k++] = '\t';
+		if (h->depth >= 0)
+			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId32, h->depth);
+		num[k++] = '\t';
+		if (pr)
+			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, pr->pid);
+		num[k++] = '\t';
+		if (tid >= 0)
+			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, tid);
+		num[k++] = '\t';
+		tm_spool_put(o, num, (size_t)k);
+		if (h->kind == K_SCHED || h->kind == K_FTRACE) {
+			k = snprintf(num, sizeof num, "cpu:%" PRIu32, h->cpu);
+			tm_spool_put(o, num, (size_t)k);
+		} else if (t) {
+			put_str(o, scope_names[t->scope]);
+			if (t->name) {
+				tm_spool_put(o, ":", 1);
+				put_str(o, t->name);
+			}
+		}
+		tm_spool_put(o, "\t", 1);
+		/* compact JSON holds no raw tab, newline or NUL: written as is,
+		 * so `cut -f12 | jq` reads it */
+		tm_spool_put(o, args, h->args_len);
+		tm_spool_put(o, "\n", 1);
 	}
-	if (!b.data)
-		tm_buf_puts(&b, "");
-	return tm_buf_detach(&b, NULL);
 }
 
-static void format_line(emit_ctx *e, const run_reader *r, tm_spool *w)
+tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
 {
-	const hdr *h = &r->h;
-	char num[96];
-	int n = snprintf(num, sizeof num, "%" PRId64 "\t", h->ts);
-	if (h->dur >= 0)
-		n += snprintf(num + n, sizeof num - (size_t)n, "%" PRId64, h->dur);
-	num[n++] = '\t';
-	tm_spool_put(w, num, (size_t)n);
-	const char *dir = h->machine_row < e->n_dirs ? e->dirs[h->machine_row] : "";
-	tm_spool_put(w, dir, strlen(dir));
-	tm_spool_put(w, "\t", 1);
-	const char *file = h->file_id < e->n_files ? e->files[h->file_id] : "";
-	tm_spool_put(w, file, strlen(file));
-	tm_spool_put(w, "\t", 1);
-	const char *k = h->kind < TM_EV_KIND_COUNT ? tm_ev_kind_names[h->kind] : "event";
-	tm_spool_put(w, k, strlen(k));
-	tm_spool_put(w, "\t", 1);
-	put_escaped(w, r->strs, h->name_len);
-	char ids[64];
-	int m = 0;
-	ids[m++] = '\t';
-	if (h->pid >= 0)
-		m += snprintf(ids + m, sizeof ids - (size_t)m, "%" PRId64, h->pid);
-	ids[m++] = '\t';
-	if (h->tid >= 0)
-		m += snprintf(ids + m, sizeof ids - (size_t)m, "%" PRId64, h->tid);
-	ids[m++] = '\t';
-	tm_spool_put(w, ids, (size_t)m);
-	put_escaped(w, r->strs + h->name_len, h->args_len);
-	tm_spool_put(w, "\n", 1);
-}
-
-tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_events, tm_error *err)
-{
-	build b = {0};
-	b.runs.fd = -1;
-	b.max_events = run_events ? run_events : DEFAULT_RUN;
-	size_t nm = scan->machines.n;
-	tm_timeline *t = NULL;
-	/* out[0]: the whole merge; out[1 + row]: each machine */
-	tm_spool *out = tm_xcalloc(nm + 1, sizeof(*out));
-	for (size_t i = 0; i <= nm; i++)
-		out[i].fd = -1;
-	emit_ctx e = {0};
-	run_reader *readers = NULL;
-	run_reader **heap = NULL;
-
-	if (tm_spool_open(&b.runs, err))
+	size_t nm = b->scan->machines.n;
+	writer w = {0};
+	w.model = model;
+	w.merge = b->merge;
+	w.n_out = nm + 1;
+	w.out = tm_xcalloc(w.n_out, sizeof(*w.out));
+	for (size_t i = 0; i < w.n_out; i++)
+		w.out[i].fd = -1;
+	w.n_dirs = nm;
+	w.dirs = tm_xcalloc(nm ? nm : 1, sizeof(char *));
+	for (size_t i = 0; i < nm; i++)
+		w.dirs[i] = tm_machines_dir_name(&b->scan->machines, (uint32_t)i);
+	tm_spooled *res = NULL;
+	if (b->err.code != TM_OK) {
+		*err = b->err;
 		goto out;
-	b.buf = tm_xmalloc(RUN_BYTES);
-	tm_scan_sink sink = {.ctx = &b, .event = on_event, .want_args = 1};
-	tm_scan *s2 = tm_scan_run(m, &sink);
-	int scan_failed = s2->failed;
-	if (scan_failed)
-		*err = s2->err;
-	tm_scan_free(s2);
-	if (scan_failed)
+	}
+	if (tm_xsort_finish(b->sort, err))
 		goto out;
-	flush_run(&b);
-	free(b.buf);
-	b.buf = NULL;
-	if (tm_spool_finish(&b.runs, "timeline.tsv", err))
+	for (size_t i = 0; i < w.n_out; i++) {
+		if (tm_spool_open(&w.out[i], err))
+			goto out;
+		tm_spool_put(&w.out[i], TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
+	}
+	const void *p;
+	uint32_t len;
+	int k;
+	while ((k = tm_xsort_next(b->sort, &p, &len, err)) == 1) {
+		rec h;
+		memcpy(&h, p, sizeof h);
+		write_row(&w, &h, (const char *)p + sizeof h);
+	}
+	if (k < 0)
 		goto out;
-
-	for (size_t i = 0; i <= nm; i++)
-		if (tm_spool_open(&out[i], err))
+	for (size_t i = 0; i < w.n_out; i++)
+		if (tm_spool_finish(&w.out[i], "timeline.tsv", err))
 			goto out;
-	e.n_dirs = nm;
-	e.dirs = tm_xcalloc(nm ? nm : 1, sizeof(char *));
-	for (size_t i = 0; i < nm; i++) {
-		char *d = tm_machines_dir_name(&scan->machines, (uint32_t)i);
-		e.dirs[i] = escaped_copy(d);
-		free(d);
-	}
-	e.n_files = m->n_files;
-	e.files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(char *));
-	for (size_t i = 0; i < m->n_files; i++)
-		e.files[i] = escaped_copy(m->files[i].name ? m->files[i].name : "");
-
-	for (size_t i = 0; i <= nm; i++)
-		tm_spool_put(&out[i], TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
-
-	readers = tm_xcalloc(b.n_runs ? b.n_runs : 1, sizeof(*readers));
-	heap = tm_xcalloc(b.n_runs ? b.n_runs : 1, sizeof(*heap));
-	size_t nh = 0;
-	for (size_t i = 0; i < b.n_runs; i++) {
-		run_reader *r = &readers[i];
-		r->fd = b.runs.fd;
-		r->next = b.run_start[i];
-		r->end = b.run_start[i] + b.run_len[i];
-		r->buf = tm_xmalloc(READ_BUF);
-		if (rr_next(r) != 0) {
-			tm_err(err, TM_EIO, "timeline.tsv: cannot read a temporary file");
-			goto out;
-		}
-		if (r->live)
-			heap[nh++] = r;
-	}
-	for (size_t i = nh; i-- > 0;)
-		heap_down(heap, nh, i);
-	while (nh) {
-		run_reader *r = heap[0];
-		format_line(&e, r, &out[0]);
-		if (r->h.machine_row < nm)
-			format_line(&e, r, &out[r->h.machine_row + 1]);
-		if (rr_next(r) != 0) {
-			tm_err(err, TM_EIO, "timeline.tsv: cannot read a temporary file");
-			goto out;
-		}
-		if (!r->live)
-			heap[0] = heap[--nh];
-		heap_down(heap, nh, 0);
-	}
-	for (size_t i = 0; i <= nm; i++)
-		if (tm_spool_finish(&out[i], "timeline.tsv", err))
-			goto out;
-	t = tm_spooled_take(out, nm);
+	res = tm_spooled_take(w.out, nm);
 out:
-	free(b.buf);
-	free(b.index);
-	free(b.run_start);
-	free(b.run_len);
-	tm_spool_close(&b.runs);
-	for (size_t i = 0; i <= nm; i++)
-		tm_spool_close(&out[i]);
-	free(out);
-	for (size_t i = 0; i < e.n_dirs; i++)
-		free(e.dirs[i]);
-	free(e.dirs);
-	for (size_t i = 0; i < e.n_files; i++)
-		free(e.files[i]);
-	free(e.files);
-	tm_buf_free(&e.line);
-	if (readers)
-		for (size_t i = 0; i < b.n_runs; i++)
-			free(readers[i].buf);
-	free(readers);
-	free(heap);
-	return t;
+	for (size_t i = 0; i < w.n_out; i++)
+		tm_spool_close(&w.out[i]);
+	free(w.out);
+	for (size_t i = 0; i < nm; i++)
+		free(w.dirs[i]);
+	free(w.dirs);
+	tm_timeline_abort(b);
+	return res;
 }
 
-void tm_timeline_free(tm_timeline *t)
+void tm_timeline_abort(tm_timeline_build *b)
 {
-	tm_spooled_free(t);
+	if (!b)
+		return;
+	tm_xsort_free(b->sort);
+	tm_buf_free(&b->r);
+	tm_buf_free(&b->args);
+	free(b);
 }

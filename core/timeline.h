@@ -1,18 +1,25 @@
-/* core/timeline.h - timeline.tsv (DESIGN.md): every placed event as one
- * text line, ordered by trace-time timestamp, for the whole merge and for
- * each machine.
+/* core/timeline.h - timeline.tsv (DESIGN.md, issue 9): the model's rows
+ * (core/model.h) as text lines ordered by trace time, for the whole merge
+ * and for each machine.
  *
- * Built by a second scan whose events are spooled to temporary files,
- * sorted in bounded runs and merged, so memory does not grow with the
- * trace. The results are unlinked temporary files read by position.
+ * Rows arrive as the model fixes them (a slice when it ends), are spooled
+ * to an external sort (core/xsort.h) keyed by (ts, the index of the record
+ * that made the row in the reference's processing order, creation order),
+ * and are written out at the end, when the thread and process tables hold
+ * their final names. Memory is the sort's run budget.
  *
  * Line format (tab-separated, one header line):
- *   ts  dur  machine  file  kind  name  pid  tid  args
- * ts and dur in ns (dur empty when the event has none); machine is the
- * machines/ directory name; file the member path ("" for the top-level
- * input); pid/tid empty when unknown. Backslash, tab, newline, carriage
- * return and NUL inside a field are written \\ \t \n \r \0. Events with
- * equal ts keep the order in which the merge placed them.
+ *   ts dur machine file kind category name depth pid tid track args
+ * kinds: slice (dur != 0), instant (a slice of dur 0), counter, sched,
+ * ftrace (a kernel event the reference keeps no row of). dur is -1 for a
+ * slice that never ends and empty for rows without one (counter, ftrace);
+ * depth is empty except on slices and instants. track is the scope the
+ * row hangs off, `thread`, `process`, `global` or `cpu`, then `:` and the
+ * track's name where it has one (a CPU's number for sched and ftrace).
+ * args is a compact JSON object: the event's arguments (slices), {"value":
+ * v} (counters), {"cpu","end_state","prio"} (sched), the kernel event's
+ * key=value fields (ftrace). Backslash, tab, newline, carriage return and
+ * NUL inside a field are written \\ \t \n \r \0.
  */
 #ifndef TM_TIMELINE_H
 #define TM_TIMELINE_H
@@ -21,21 +28,43 @@
 #include <stdint.h>
 
 #include "merge.h"
+#include "model.h"
 #include "scan.h"
 #include "spool.h"
 #include "tm.h"
 
-#define TM_TIMELINE_HEADER "ts\tdur\tmachine\tfile\tkind\tname\tpid\ttid\targs\n"
+#define TM_TIMELINE_HEADER "ts\tdur\tmachine\tfile\tkind\tcategory\tname\tdepth\tpid\ttid\ttrack\targs\n"
 
-/* fd/size: the whole merge; mach_fd/mach_size: one per machine row of
- * the scan. */
-typedef tm_spooled tm_timeline;
+typedef struct tm_timeline_build tm_timeline_build;
 
-/* Build the timelines of the merge `m`, whose first scan is `scan` (it
- * names the machines; it must not have failed). The run size (events per
- * sorted run) is a parameter for tests; 0 means the default. Returns NULL
- * with err set when a temporary file cannot be written. */
-tm_timeline *tm_timeline_build(tm_merge *m, const tm_scan *scan, size_t run_events, tm_error *err);
-void tm_timeline_free(tm_timeline *t);
+/* A timeline for the merge `m` whose first scan is `scan` (it names the
+ * machines). `run_bytes` is the sort's run size (0: the default; small
+ * values are for tests). */
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, size_t run_bytes);
+
+/* The model's rows (core/model.h sink members). A failure to spool is kept
+ * and reported by tm_timeline_finish. */
+void tm_timeline_slice(tm_timeline_build *b, const tm_mslice *s);
+void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c);
+void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s);
+void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k);
+
+/* Write the files with the finished model's tables (track, thread and
+ * process names). Returns the spooled files (fd: the whole merge; one per
+ * machine row), or NULL with err set when a temporary file cannot be
+ * written. Frees `b` either way. */
+tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err);
+
+/* Free an unfinished build (NULL is fine). */
+void tm_timeline_abort(tm_timeline_build *b);
+
+/* `s` as a JSON number the way timeline.tsv writes one: the shortest
+ * decimal that reads back as the same double. */
+void tm_timeline_number(tm_buf *b, double v);
+
+/* A kernel event's argument text (`k=v k=v ...`) as a compact JSON
+ * object: integers as numbers, everything else as strings; text that is
+ * not key=value pairs becomes {"text": ...}. */
+void tm_timeline_kernel_args(tm_buf *b, const char *text);
 
 #endif

@@ -83,7 +83,8 @@ void tm_grow(void **arr, size_t *cap, size_t need, size_t elem)
 void tm_buf_put(tm_buf *b, const void *p, size_t n)
 {
 	tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
-	memcpy(b->data + b->len, p, n);
+	if (n) /* p may be NULL then */
+		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = '\0';
 }

@@ -19,12 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "gen.h"
 #include "merge.h"
 #include "pack.h"
 #include "render.h"
 #include "scan.h"
-#include "timeline.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
 
@@ -32,11 +31,15 @@ typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
  * the bytes never change afterwards, so every reader sees the same ones. */
 typedef enum gen_kind {
 	GEN_METADATA, GEN_MANIFEST, GEN_MACHINE, GEN_DOT, GEN_CSV,
-	GEN_PFTRACE,  /* merged.pftrace, spooled (core/export.c) */
-	GEN_TIMELINE, /* timeline.tsv, spooled (core/timeline.c) */
+	/* spooled by the generation pass (core/gen.h), from GEN_PFTRACE on */
+	GEN_PFTRACE,   /* merged.pftrace */
+	GEN_TIMELINE,  /* timeline.tsv */
+	GEN_PROCESSES, /* machines/<dir>/processes.tsv */
+	GEN_THREADS,   /* machines/<dir>/threads.tsv */
+	GEN_SLICES,    /* machines/<dir>/slices.tsv */
 } gen_kind;
 
-#define ROW_ALL UINT32_MAX /* GEN_PFTRACE / GEN_TIMELINE of the whole merge */
+#define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
 
 typedef struct vt_node {
 	char *name;
@@ -50,8 +53,8 @@ typedef struct vt_node {
 	int64_t mtime;
 	char *link;       /* SRC_LINK */
 	gen_kind gen;     /* SRC_GEN */
-	uint32_t row;     /* GEN_MACHINE, GEN_PFTRACE, GEN_TIMELINE: the machine row or ROW_ALL */
-	int spool_fd;     /* GEN_PFTRACE, GEN_TIMELINE: the bytes (len of them), owned by the tree */
+	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
+	int spool_fd;     /* spooled files: the bytes (len of them), owned by the tree */
 	atomic_int ready; /* SRC_GEN: data/len (or err) are final */
 	char *data;
 	size_t len;
@@ -68,9 +71,8 @@ struct tm_vtree {
 	pthread_rwlock_t tree;
 	pthread_mutex_t lock;
 	tm_scan *scan;          /* the scan tier, run once under `lock` */
-	tm_export *export;      /* the export tier, built once under `lock` */
-	tm_timeline *timeline;  /* timeline.tsv files, built once under `lock` */
-	tm_error export_err, timeline_err; /* why they could not be built */
+	tm_gen *gen;            /* the generation pass, run once under `lock` */
+	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
 	atomic_int machines_built;
 	vt_ino files_dir, machines_dir;
@@ -371,8 +373,7 @@ void vtree_free(tm_vtree *t)
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->lock);
-	tm_export_free(t->export);
-	tm_timeline_free(t->timeline);
+	tm_gen_free(t->gen);
 	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
 	free(t);
@@ -431,6 +432,9 @@ static void ensure_machines(tm_vtree *t)
 			node_of(t, mj)->row = r;
 			node_of(t, add_gen(t, dir, "merged.pftrace", GEN_PFTRACE))->row = r;
 			node_of(t, add_gen(t, dir, "timeline.tsv", GEN_TIMELINE))->row = r;
+			node_of(t, add_gen(t, dir, "processes.tsv", GEN_PROCESSES))->row = r;
+			node_of(t, add_gen(t, dir, "threads.tsv", GEN_THREADS))->row = r;
+			node_of(t, add_gen(t, dir, "slices.tsv", GEN_SLICES))->row = r;
 			for (size_t i = 0; i < s->n_files && i < t->n_file_node; i++) {
 				if (!t->file_node[i] || !tm_scan_file_on_row(s, i, r))
 					continue;
@@ -492,45 +496,34 @@ static void fail_if_scan_failed(const tm_scan *s, vt_node *n)
 		tm_err(&n->err, TM_EIO, "%s", s->err.msg);
 }
 
-/* merged.pftrace and timeline.tsv: the export tier (or the timeline
- * sort) runs once for the whole merge and every machine; the node then
- * reads its spooled file. Caller holds `lock`. */
+/* The spooled files: the generation pass runs once for all of them, for
+ * the whole merge and every machine; the node then reads its file.
+ * Caller holds `lock`. */
 static int spool_locked(tm_vtree *t, vt_node *n)
 {
 	tm_scan *s = scan_locked(t);
 	if (s->failed)
 		return tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+	if (!t->gen && t->gen_err.code == TM_OK) {
+		t->gen = tm_gen_build(t->merge, s, 0, &t->gen_err);
+		if (!t->gen && t->gen_err.code == TM_OK)
+			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", n->name);
+	}
+	if (!t->gen) {
+		n->err = t->gen_err;
+		return -1;
+	}
+	const tm_spooled *sp = n->gen == GEN_PFTRACE	? t->gen->pftrace
+			       : n->gen == GEN_TIMELINE ? t->gen->timeline
+			       : n->gen == GEN_PROCESSES ? t->gen->tables->processes
+			       : n->gen == GEN_THREADS	? t->gen->tables->threads
+							: t->gen->tables->slices;
 	int fd = -1;
 	uint64_t size = 0;
-	if (n->gen == GEN_PFTRACE) {
-		if (!t->export && t->export_err.code == TM_OK) {
-			t->export = tm_export_build(t->merge, s, &t->export_err);
-			if (!t->export && t->export_err.code == TM_OK)
-				tm_err(&t->export_err, TM_EIO, "merged.pftrace: could not be built");
-		}
-		if (!t->export) {
-			n->err = t->export_err;
-			return -1;
-		}
-		if (n->row == ROW_ALL)
-			fd = t->export->fd, size = t->export->size;
-		else if (n->row < t->export->n_mach)
-			fd = t->export->mach_fd[n->row], size = t->export->mach_size[n->row];
-	} else {
-		if (!t->timeline && t->timeline_err.code == TM_OK) {
-			t->timeline = tm_timeline_build(t->merge, s, 0, &t->timeline_err);
-			if (!t->timeline && t->timeline_err.code == TM_OK)
-				tm_err(&t->timeline_err, TM_EIO, "timeline.tsv: could not be built");
-		}
-		if (!t->timeline) {
-			n->err = t->timeline_err;
-			return -1;
-		}
-		if (n->row == ROW_ALL)
-			fd = t->timeline->fd, size = t->timeline->size;
-		else if (n->row < t->timeline->n_mach)
-			fd = t->timeline->mach_fd[n->row], size = t->timeline->mach_size[n->row];
-	}
+	if (n->row == ROW_ALL)
+		fd = sp->fd, size = sp->size;
+	else if (n->row < sp->n_mach)
+		fd = sp->mach_fd[n->row], size = sp->mach_size[n->row];
 	if (fd < 0)
 		return tm_err(&n->err, TM_EIO, "%s: no such machine", n->name);
 	n->spool_fd = fd;
@@ -574,17 +567,18 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			break;
 		case GEN_PFTRACE:
 		case GEN_TIMELINE:
+		case GEN_PROCESSES:
+		case GEN_THREADS:
+		case GEN_SLICES:
 			rc = spool_locked(t, n);
 			break;
-		default:
-			rc = tm_err(&n->err, TM_EIO, "no generator");
 		}
 		if (rc != 0) {
 			tm_buf_free(&b);
 			if (n->err.code != TM_EIO)
 				n->err.code = TM_EIO;
 		}
-		if (n->gen == GEN_PFTRACE || n->gen == GEN_TIMELINE)
+		if (n->gen >= GEN_PFTRACE)
 			tm_buf_free(&b); /* the bytes are in n->spool_fd */
 		else
 			n->data = tm_buf_detach(&b, &n->len);

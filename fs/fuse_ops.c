@@ -384,7 +384,9 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 		return -1;
 	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)opts->clone_fd);
 	fuse_loop_cfg_set_max_threads(cfg, opts->max_threads);
-	fuse_loop_cfg_set_idle_threads(cfg, opts->max_idle_threads);
+	/* UINT_MAX means "not given"; libfuse 3.14 warns when it is passed on */
+	if (opts->max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(cfg, opts->max_idle_threads);
 	int rc = fuse_loop_mt(fuse, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	return rc;

@@ -111,8 +111,14 @@ for dir in "$here"/conformance/*/; do
 			per+=$(placements "$T_TMP/m.pftrace")$'\n'
 		done
 		eq "$sc: machines/*/merged.pftrace split the events" "$(printf '%s' "$per" | grep . | sort)" "$want"
-		n_tsv=$("$TRACEMOUNT" cat "$a" timeline.tsv | tail -n +2 | wc -l)
-		n_ev=$("$BUILD/tools/tm_events" "$a" | grep -c '"kind"')
-		eq "$sc: timeline.tsv has a line per event" "$n_tsv" "$n_ev"
+		# timeline.tsv: a slice row wherever the scan placed a slice's
+		# start, with the end the scan placed for it
+		got=$("$TRACEMOUNT" cat "$a" timeline.tsv | awk -F'\t' 'NR > 1 && ($5 == "slice" || $5 == "instant") {
+			print $1, $7; if ($2 > 0) printf "end %.0f\n", $1 + $2 }' | sort)
+		want=$("$BUILD/tools/tm_events" "$a" | jq -r 'select(.kind) |
+			if (.kind | test("^(begin|instant|slice|async_begin)$")) then "\(.ts) \(.name)" else empty end,
+			if (.kind == "slice" and (.dur // 0) > 0) then "end \(.ts + .dur)" else empty end,
+			if (.kind | test("^(end|async_end)$")) then "end \(.ts)" else empty end' 2>&1)
+		eq "$sc: timeline.tsv has the slices the events make" "$got" "$(printf '%s\n' "$want" | grep . | sort)"
 	fi
 done

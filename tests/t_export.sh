@@ -3,8 +3,8 @@
 # machine, on the real captures of testdata/real plus a second machine:
 # exact st_size, 16 concurrent readers get the same bytes, the trace decodes
 # with protoc and re-imports as one merge with the same events, timeline.tsv
-# is sorted, tab-separated with 9 columns, has a line per placed event and
-# resolves interned names. Through a real mount when FUSE works (not with
+# is sorted, tab-separated with 12 columns, has the slices the placed
+# events make, and the per-machine tables agree with it. Through a real mount when FUSE works (not with
 # TM_NO_FUSE=1); otherwise through `tracemount cat`. The placement of every
 # conformance scenario through merged.pftrace is checked by
 # t_conformance.sh.
@@ -123,28 +123,84 @@ eq "machines/$nb/merged.pftrace names its machine" \
 
 # timeline.tsv
 get timeline.tsv >timeline.tsv
-eq "timeline.tsv: header" "$(head -n 1 timeline.tsv)" "$(printf 'ts\tdur\tmachine\tfile\tkind\tname\tpid\ttid\targs')"
-eq "timeline.tsv: a line per placed event" "$(($(wc -l <timeline.tsv) - 1))" \
-	"$("$ev" cap.zip | grep -c '"kind"')"
-eq "timeline.tsv: 9 tab-separated fields on every line" \
-	"$(awk -F '\t' 'NF != 9 { bad++ } END { print bad + 0 }' timeline.tsv)" 0
+eq "timeline.tsv: header" "$(head -n 1 timeline.tsv)" \
+	"$(printf 'ts\tdur\tmachine\tfile\tkind\tcategory\tname\tdepth\tpid\ttid\ttrack\targs')"
+eq "timeline.tsv: 12 tab-separated fields on every line" \
+	"$(awk -F '\t' 'NF != 12 { bad++ } END { print bad + 0 }' timeline.tsv)" 0
 tail -n +2 timeline.tsv | sort -t "$(printf '\t')" -k1,1n -s -c 2>/dev/null
 eq "timeline.tsv: sorted by ts" "$?" 0
+eq "timeline.tsv: only the documented kinds" \
+	"$(tail -n +2 timeline.tsv | cut -f5 | sort -u | grep -vxE 'slice|instant|counter|sched|ftrace' | wc -l)" 0
+eq "timeline.tsv: every args column is one JSON object" \
+	"$(tail -n +2 timeline.tsv | cut -f12 | jq -c 'type' | grep -c object)" "$(($(wc -l <timeline.tsv) - 1))"
+# The rows of kind slice and instant start where the scan placed each
+# slice, instant or complete event, and end where it placed their ends.
+tl_slices() { awk -F '\t' 'NR > 1 && ($5 == "slice" || $5 == "instant") { print $1, $7; if ($2 > 0) printf "end %.0f\n", $1 + $2 }' "$1" | sort; }
+ev_slices() {
+	"$ev" "$1" | jq -r 'select(.kind) |
+		if (.kind | test("^(begin|instant|slice|async_begin)$")) then "\(.ts) \(.name)" else empty end,
+		if (.kind == "slice" and (.dur // 0) > 0) then "end \(.ts + .dur)" else empty end,
+		if (.kind | test("^(end|async_end)$")) then "end \(.ts)" else empty end' | sort
+}
+tl_slices timeline.tsv >tl.got
+ev_slices cap.zip >tl.want
+if cmp -s tl.got tl.want; then pass "timeline.tsv: the slices the placed events make"
+else fail "timeline.tsv: the slices the placed events make" "$(diff tl.got tl.want | head -n 6 | tr '\n' ' ')"; fi
 eq "timeline.tsv: proto slices carry their interned names" \
-	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "begin" && $6 == "" { n++ } END { print n + 0 }' timeline.tsv)" 0
-eq "timeline.tsv: proto slice begins" \
-	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "begin" { n++ } END { print n + 0 }' timeline.tsv)" \
-	"$("$ev" cap.zip | jq -r 'select(.file == "chromium_startup.pftrace" and .kind == "begin") | 1' | wc -l)"
+	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "slice" && $7 == "" { n++ } END { print n + 0 }' timeline.tsv)" 0
 # Chromium's slices are on thread tracks: their pid/tid come from the
-# track descriptors (only its two global ActiveProcesses instants have none).
-eq "timeline.tsv: proto slices carry the pid/tid of their thread track" \
-	"$(awk -F '\t' '$4 == "chromium_startup.pftrace" && $5 == "begin" && ($7 == "" || $8 == "") { n++ } END { print n + 0 }' timeline.tsv)" 0
+# track descriptors.
+eq "timeline.tsv: thread-track slices carry their pid and tid" \
+	"$(awk -F '\t' '$11 == "thread" && ($9 == "" || $10 == "") { n++ } END { print n + 0 }' timeline.tsv)" 0
+eq "timeline.tsv: sched rows of sched_switch.systrace" \
+	"$(awk -F '\t' '$4 == "sched_switch.systrace" && $5 == "sched" { n++ } END { print n + 0 }' timeline.tsv)" \
+	"$(grep -c 'sched_switch:' sched_switch.systrace)"
 eq "timeline.tsv: the node box lines are node_trace.json's" \
 	"$(awk -F '\t' -v d=$nb '$3 == d { print $4 }' timeline.tsv | sort -u)" "node_trace.json"
 get "machines/$nb/timeline.tsv" >nb.tsv
 get machines/machine0/timeline.tsv >m0.tsv
 eq "machines/*/timeline.tsv split the lines" \
 	"$(cat <(tail -n +2 m0.tsv) <(tail -n +2 nb.tsv) | sort)" "$(tail -n +2 timeline.tsv | sort)"
+
+# machines/<dir>/processes.tsv, threads.tsv, slices.tsv, checked against
+# the machine's timeline.tsv
+for d in machine0 "$nb"; do
+	tl=$([ "$d" == "$nb" ] && echo nb.tsv || echo m0.tsv)
+	for f in processes threads slices; do
+		get "machines/$d/$f.tsv" >"$d.$f"
+		eq "machines/$d/$f.tsv: st_size is the byte count" "$(size "machines/$d/$f.tsv")" "$(wc -c <"$d.$f")"
+	done
+	eq "machines/$d/processes.tsv: header" "$(head -n 1 "$d.processes")" \
+		"$(printf 'pid\tname\tstart_ts\tend_ts\tparent_pid')"
+	eq "machines/$d/threads.tsv: header" "$(head -n 1 "$d.threads")" \
+		"$(printf 'tid\tname\tpid\tstart_ts\tend_ts\tslices\tbusy_ns')"
+	eq "machines/$d/slices.tsv: header" "$(head -n 1 "$d.slices")" \
+		"$(printf 'name\tcount\ttotal_ns\tmin_ns\tmedian_ns\tp90_ns\tmax_ns\tunfinished')"
+	# every (pid, tid) of a thread slice is a thread of the table
+	missing=$(awk -F '\t' 'FNR == NR { if (FNR > 1) t[$3 " " $1] = 1; next }
+		FNR > 1 && $11 == "thread" && !(($9 " " $10) in t) { n++ } END { print n + 0 }' "$d.threads" "$tl")
+	eq "machines/$d/threads.tsv: holds every thread with slices" "$missing" 0
+	# slices and busy time per thread, summed from the timeline
+	eq "machines/$d/threads.tsv: slices and busy_ns per thread" \
+		"$(awk -F '\t' 'FNR > 1 && $11 ~ /^thread/ { n[$10 " " $9]++; if ($8 == 0 && $2 > 0) b[$10 " " $9] += $2 }
+			END { for (k in n) printf "%s %d %.0f\n", k, n[k], b[k] }' "$tl" | sort)" \
+		"$(awk -F '\t' 'NR > 1 && $6 > 0 { print $1, $3, $6, $7 }' "$d.threads" | sort)"
+	# per name: count, total, min, median (lower middle), p90 (nearest
+	# rank), max, unfinished, from the timeline's durations
+	eq "machines/$d/slices.tsv: statistics of the timeline's slices" \
+		"$(awk -F '\t' 'NR > 1 && ($5 == "slice" || $5 == "instant") { print $7 "\t" $2 }' "$tl" |
+			sort -t "$(printf '\t')" -k1,1 -k2,2n | awk -F '\t' '
+			function flush() { if (name == "") return
+				med = done ? d[int((done - 1) / 2)] : ""; p = done ? d[int((done * 9 + 9) / 10) - 1] : ""
+				printf "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\n", name, cnt, tot, done ? d[0] : "", med, p, done ? d[done - 1] : "", unf }
+			$1 != name { flush(); name = $1; cnt = 0; tot = 0; done = 0; unf = 0; delete d }
+			{ cnt++; if ($2 < 0) unf++; else { d[done++] = $2; tot += $2 } }
+			END { flush() }' | sort)" \
+		"$(tail -n +2 "$d.slices" | grep -v '^\s' | sort)"
+	eq "machines/$d/slices.tsv: sorted by total, largest first" \
+		"$(tail -n +2 "$d.slices" | cut -f3 | sort -c -rn 2>&1 && echo sorted)" sorted
+done
+eq "machines/$nb/processes.tsv: node's process" "$(awk -F '\t' 'NR > 1 && $2 == "node" { print "found" }' "$nb.processes" | head -n 1)" found
 
 # formats.md §3.5: a JSON C event is one sample per numeric arg, on the
 # counter "{name} {arg}" ("{name} id: {id} {arg}" with an id); merged.pftrace

@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_export.c - the export tier on any input: the input as a
  * whole archive (or a bare trace) is merged (tm_merge_open on a memfd
- * path, tm_scan_run), then merged.pftrace and timeline.tsv are built for
- * the whole merge and every machine, and the merged trace is merged again
- * on its own. Checked on the way: each output's size is what its file
- * holds; the timeline has one line per placed event plus its header; a
+ * path, tm_scan_run), then the generation pass builds merged.pftrace,
+ * timeline.tsv and the per-machine tables, and the merged trace is merged
+ * again on its own. Checked on the way: each output's size is what its
+ * file holds; the machines' timelines add up to the whole one; a
  * re-import of merged.pftrace never fails when the input did not. */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,10 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "gen.h"
 #include "merge.h"
 #include "scan.h"
-#include "timeline.h"
 
 static int memfd_of(const void *data, size_t size)
 {
@@ -101,24 +100,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m) {
 		tm_scan *s = tm_scan_run(m, NULL);
 		if (!s->failed) {
-			tm_export *x = tm_export_build(m, s, &err);
-			if (x) {
-				check_size(x->fd, x->size);
-				for (size_t i = 0; i < x->n_mach; i++)
-					check_size(x->mach_fd[i], x->mach_size[i]);
-				if (x->size && remerge(x->fd, x->size))
+			tm_gen *g = tm_gen_build(m, s, 64, &err);
+			if (g) {
+				const tm_spooled *all[] = {g->pftrace, g->timeline, g->tables->processes,
+							   g->tables->threads, g->tables->slices};
+				for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+					if (all[k]->fd >= 0)
+						check_size(all[k]->fd, all[k]->size);
+					for (size_t i = 0; i < all[k]->n_mach; i++)
+						check_size(all[k]->mach_fd[i], all[k]->mach_size[i]);
+				}
+				if (g->pftrace->size && remerge(g->pftrace->fd, g->pftrace->size))
 					abort();
-			}
-			tm_export_free(x);
-			tm_timeline *t = tm_timeline_build(m, s, 3, &err);
-			if (t) {
-				check_size(t->fd, t->size);
-				if (count_lines(t->fd, t->size) != s->events + 1) {
-					fprintf(stderr, "timeline lines != events + 1\n");
+				/* every per-machine line is in the whole timeline */
+				uint64_t lines = 0;
+				for (size_t i = 0; i < g->timeline->n_mach; i++)
+					lines += count_lines(g->timeline->mach_fd[i], g->timeline->mach_size[i]) - 1;
+				if (lines + 1 != count_lines(g->timeline->fd, g->timeline->size)) {
+					fprintf(stderr, "machine timelines do not add up to the whole\n");
 					abort();
 				}
 			}
-			tm_timeline_free(t);
+			tm_gen_free(g);
 		}
 		tm_scan_free(s);
 		tm_merge_free(m);

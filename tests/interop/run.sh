@@ -14,6 +14,13 @@
 # same rows, or when tests/interop/differences names the fixture and
 # table (a documented, reasoned difference: the line says why). A total
 # table ends the run. INTEROP_ONLY=GLOB limits the fixtures.
+#
+# The tsv_* tables hold the archive's import against tracemount's text
+# views (issue 9), the "merged" column reading them: tsv_slice the slice
+# table (name, ts, dur, machine) against the slice and instant rows of
+# every machines/<dir>/timeline.tsv, tsv_thread and tsv_process the thread
+# and process tables (machine, id, name) against threads.tsv and
+# processes.tsv.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -31,6 +38,8 @@ fi
 scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1; }
 
 tables="slice instant thread process counter sched thread_state flow args stats"
+# compared with tracemount's text views instead of merged.pftrace's import
+tsv_tables="tsv_slice tsv_thread tsv_process"
 differences=$here/differences
 
 # The rows of one import, one file per table: TABLE.rows, sorted.
@@ -44,7 +53,7 @@ import() { # trace outdir
 	grep -v '^"row"$' "$d/out.csv" | grep -v '^$' |
 		sed -e 's/^"//' -e 's/"$//' -e 's/""/"/g' >"$d/all"
 	local tb
-	for tb in $tables; do
+	for tb in $tables $tsv_tables; do
 		awk -F'\t' -v t="$tb" '$1 == t' "$d/all" | cut -f2- | sort >"$d/$tb.rows"
 	done
 }
@@ -57,7 +66,7 @@ documented() { # fixture table -> the reason, or nothing
 }
 
 declare -A tot_a tot_m tot_c
-for tb in $tables; do tot_a[$tb]=0; tot_m[$tb]=0; tot_c[$tb]=0; done
+for tb in $tables $tsv_tables; do tot_a[$tb]=0; tot_m[$tb]=0; tot_c[$tb]=0; done
 n_fix=0
 
 compare_fixture() { # name archive
@@ -78,11 +87,24 @@ compare_fixture() { # name archive
 		fail "interop $name: reference import of merged.pftrace" "$(tail -n 2 "$w/m/err")"
 		return
 	fi
+	# the text views, in the reference's terms: machine folders by name
+	local d mname
+	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_thread.rows.u"; : >"$w/m/tsv_process.rows.u"
+	for d in $("$TRACEMOUNT" ls "$a" machines); do
+		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
+		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" \
+			'NR > 1 && ($5 == "slice" || $5 == "instant") { print $7 "\t" $1 "\t" $2 "\t" m }' >>"$w/m/tsv_slice.rows.u"
+		"$TRACEMOUNT" cat "$a" "machines/$d/threads.tsv" | awk -F'\t' -v m="$mname" \
+			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_thread.rows.u"
+		"$TRACEMOUNT" cat "$a" "machines/$d/processes.tsv" | awk -F'\t' -v m="$mname" \
+			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_process.rows.u"
+	done
+	for tb in $tsv_tables; do sort "$w/m/$tb.rows.u" >"$w/m/$tb.rows"; done
 	n_fix=$((n_fix + 1))
 	printf '\n%s\n' "$name"
 	printf '  %-13s %9s %9s %9s\n' table archive merged common
 	local tb na nm nc why lines=()
-	for tb in $tables; do
+	for tb in $tables $tsv_tables; do
 		na=$(wc -l <"$w/a/$tb.rows"); nm=$(wc -l <"$w/m/$tb.rows")
 		nc=$(comm -12 "$w/a/$tb.rows" "$w/m/$tb.rows" | wc -l)
 		tot_a[$tb]=$((tot_a[$tb] + na)); tot_m[$tb]=$((tot_m[$tb] + nm)); tot_c[$tb]=$((tot_c[$tb] + nc))
@@ -117,7 +139,7 @@ done
 
 printf '\nall %d fixtures\n' "$n_fix"
 printf '  %-13s %9s %9s %9s %7s\n' table archive merged common common%
-for tb in $tables; do
+for tb in $tables $tsv_tables; do
 	pct=$(awk -v c="${tot_c[$tb]}" -v a="${tot_a[$tb]}" -v m="${tot_m[$tb]}" \
 		'BEGIN { d = a > m ? a : m; printf "%.1f", d ? 100 * c / d : 100 }')
 	printf '  %-13s %9d %9d %9d %7s\n' "$tb" "${tot_a[$tb]}" "${tot_m[$tb]}" "${tot_c[$tb]}" "$pct"

@@ -66,3 +66,20 @@ FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 
 SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) || value AS row
 FROM stats WHERE severity IN ('error', 'data_loss') AND value > 0;
+
+-- What tracemount's text views must equal (issue 9): timeline.tsv's slice
+-- and instant rows as (name, ts, dur, machine), and the thread and
+-- process tables as machines/<dir>/threads.tsv and processes.tsv show
+-- them (a NULL name empty).
+CREATE PERFETTO FUNCTION tm_e(v STRING) RETURNS STRING AS
+SELECT replace(replace(replace(ifnull($v, ''), '\', '\\'), char(9), '\t'), char(10), '\n');
+
+SELECT 'tsv_slice' || char(9) || tm_e(s.name) || char(9) || s.ts || char(9) || s.dur || char(9) ||
+       tm_machine(t.machine_id) AS row
+FROM slice s JOIN track t ON t.id = s.track_id;
+
+SELECT 'tsv_thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_e(name) AS row
+FROM thread;
+
+SELECT 'tsv_process' || char(9) || tm_machine(machine_id) || char(9) || pid || char(9) || tm_e(name) AS row
+FROM process;

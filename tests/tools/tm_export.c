@@ -1,9 +1,13 @@
-/* tests/tools/tm_export.c - write the merge's merged.pftrace (or one
- * machine's, or timeline.tsv) to a file, through the same core code the
- * tree serves. Tests decode the result; the benchmark times it.
+/* tests/tools/tm_export.c - write one generated file of the merge
+ * (merged.pftrace, timeline.tsv, or a machine's processes.tsv, threads.tsv
+ * or slices.tsv) to a file, through the same core code the tree serves.
+ * Tests decode the result; the benchmark times it.
  *
- *   tm_export ARCHIVE OUT [ROW]        merged.pftrace (of machine row ROW)
- *   tm_export -t ARCHIVE OUT [ROW]     timeline.tsv
+ *   tm_export [-f FILE] [-r RUN_BYTES] ARCHIVE OUT [ROW]
+ *     FILE: pftrace (default), timeline, processes, threads, slices;
+ *     ROW: the machine row (required for the per-machine tables);
+ *     RUN_BYTES: the external sorts' run size (small: many runs)
+ *   tm_export -t ...   is -f timeline
  *
  * Exit status 0, 1 when the archive does not merge (the error on stderr).
  */
@@ -12,10 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "gen.h"
 #include "merge.h"
 #include "scan.h"
-#include "timeline.h"
 
 static int copy_fd(int fd, uint64_t size, const char *path)
 {
@@ -38,45 +41,53 @@ static int copy_fd(int fd, uint64_t size, const char *path)
 
 int main(int argc, char **argv)
 {
-	int tsv = argc > 1 && strcmp(argv[1], "-t") == 0;
-	argv += tsv;
-	argc -= tsv;
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: tm_export [-t] ARCHIVE OUT [ROW]\n");
+	const char *what = "pftrace";
+	size_t run = 0;
+	int c;
+	while ((c = getopt(argc, argv, "tf:r:")) != -1) {
+		switch (c) {
+		case 't': what = "timeline"; break;
+		case 'f': what = optarg; break;
+		case 'r': run = strtoul(optarg, NULL, 10); break;
+		default: return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: tm_export [-f pftrace|timeline|processes|threads|slices] [-r RUN_BYTES] "
+				"ARCHIVE OUT [ROW]\n");
 		return 2;
 	}
-	long row = argc == 4 ? strtol(argv[3], NULL, 10) : -1;
+	long row = argc == 3 ? strtol(argv[2], NULL, 10) : -1;
 	tm_error err = {0};
-	tm_merge *m = tm_merge_open(argv[1], &err);
+	tm_merge *m = tm_merge_open(argv[0], &err);
 	if (!m) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
 	tm_scan *s = tm_scan_run(m, NULL);
 	int rc = 1;
+	tm_gen *g = NULL;
 	if (s->failed) {
 		fprintf(stderr, "%s\n", s->err.msg);
-	} else if (tsv) {
-		tm_timeline *t = tm_timeline_build(m, s, 0, &err);
-		if (!t)
-			fprintf(stderr, "%s\n", err.msg);
-		else if (row >= 0 && (size_t)row >= t->n_mach)
-			fprintf(stderr, "no machine row %ld\n", row);
-		else
-			rc = row >= 0 ? copy_fd(t->mach_fd[row], t->mach_size[row], argv[2])
-				      : copy_fd(t->fd, t->size, argv[2]);
-		tm_timeline_free(t);
+	} else if (!(g = tm_gen_build(m, s, run, &err))) {
+		fprintf(stderr, "%s\n", err.msg);
 	} else {
-		tm_export *x = tm_export_build(m, s, &err);
-		if (!x)
-			fprintf(stderr, "%s\n", err.msg);
-		else if (row >= 0 && (size_t)row >= x->n_mach)
+		const tm_spooled *sp = !strcmp(what, "timeline")    ? g->timeline
+				       : !strcmp(what, "processes") ? g->tables->processes
+				       : !strcmp(what, "threads")   ? g->tables->threads
+				       : !strcmp(what, "slices")    ? g->tables->slices
+								    : g->pftrace;
+		if (row >= 0 && (size_t)row >= sp->n_mach)
 			fprintf(stderr, "no machine row %ld\n", row);
+		else if (row < 0 && sp->fd < 0)
+			fprintf(stderr, "%s: per machine only (give a ROW)\n", what);
 		else
-			rc = row >= 0 ? copy_fd(x->mach_fd[row], x->mach_size[row], argv[2])
-				      : copy_fd(x->fd, x->size, argv[2]);
-		tm_export_free(x);
+			rc = row >= 0 ? copy_fd(sp->mach_fd[row], sp->mach_size[row], argv[1])
+				      : copy_fd(sp->fd, sp->size, argv[1]);
 	}
+	tm_gen_free(g);
 	tm_scan_free(s);
 	tm_merge_free(m);
 	return rc;

@@ -1,5 +1,6 @@
-/* tests/unit/test_timeline.c - timeline.tsv: ordering across sorted runs,
- * per-machine files, escaping, sizes. */
+/* tests/unit/test_timeline.c - timeline.tsv and the per-machine tables
+ * from the generation pass: slices joined from begin/end, ordering across
+ * sorted runs, escaping, kernel args, and the statistics of slices.tsv. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +8,9 @@
 
 #include "tt.h"
 
+#include "gen.h"
 #include "merge.h"
 #include "scan.h"
-#include "timeline.h"
 
 static char tmpdir[512];
 
@@ -42,60 +43,182 @@ static size_t count_lines(const char *s)
 	return n;
 }
 
-/* Events given out of order come out sorted by ts, ties in input order,
- * whatever the run size. */
+/* The generation pass over one file; NULL (and a failed check) when it
+ * does not merge. */
+static tm_gen *gen_of(const char *path, size_t run, tm_merge **mp, tm_scan **sp)
+{
+	tm_error err = {0};
+	*mp = tm_merge_open(path, &err);
+	*sp = NULL;
+	if (!*mp)
+		return NULL;
+	*sp = tm_scan_run(*mp, NULL);
+	if ((*sp)->failed)
+		return NULL;
+	return tm_gen_build(*mp, *sp, run, &err);
+}
+
+static void gen_done(tm_gen *g, tm_merge *m, tm_scan *s)
+{
+	tm_gen_free(g);
+	tm_scan_free(s);
+	tm_merge_free(m);
+}
+
+#define TL(l) l "\n"
+
+/* Events given out of order come out (the file column is empty: a bare
+ * trace is the archive itself, not a member) sorted by ts, ties in the order the
+ * reference processes them, whatever the run size; a B/E pair is one row
+ * with its duration; the machine's file equals the whole. */
 static void test_sorted_across_runs(void)
 {
 	const char *path = write_tmp(
 		"t.json",
 		"{\"traceEvents\":["
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":30,\"name\":\"c\"},"
-		"{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5,\"name\":\"a\\tb\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":20,\"name\":\"b1\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":20,\"name\":\"b2\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":30,\"name\":\"c\",\"s\":\"t\"},"
+		"{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5,\"name\":\"a\\tb\",\"cat\":\"k\","
+		"\"args\":{\"n\":{\"x\":[1,\"y\"]}}},"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20,\"name\":\"b1\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":20,\"name\":\"b2\",\"s\":\"t\"},"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":25},"
 		"{\"ph\":\"C\",\"pid\":1,\"ts\":5,\"name\":\"ctr\",\"args\":{\"v\":3}},"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":40,\"name\":\"open\"},"
 		"{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":-7,\"name\":\"neg\"}"
 		"]}");
-	size_t runs[] = {1, 2, 3, 0};
-	char *first = NULL;
+	const char *want = TM_TIMELINE_HEADER
+		TL("5000\t\tmachine0\t\tcounter\t\tctr v\t\t1\t\tprocess:ctr v\t{\"value\":3}")
+		TL("10000\t5000\tmachine0\t\tslice\tk\ta\\tb\t0\t1\t2\tthread\t{\"n\":{\"x\":[1,\"y\"]}}")
+		TL("20000\t5000\tmachine0\t\tslice\t\tb1\t0\t1\t2\tthread\t{}")
+		TL("20000\t0\tmachine0\t\tinstant\t\tb2\t1\t1\t2\tthread\t{}")
+		TL("30000\t0\tmachine0\t\tinstant\t\tc\t0\t1\t2\tthread\t{}")
+		TL("40000\t-1\tmachine0\t\tslice\t\topen\t0\t1\t2\tthread\t{}");
+	size_t runs[] = {1, 64, 300, 0};
 	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
-		tm_error err = {0};
-		tm_merge *m = tm_merge_open(path, &err);
-		CHECK(m != NULL);
-		if (!m)
-			return;
-		tm_scan *s = tm_scan_run(m, NULL);
-		CHECK(!s->failed);
-		tm_timeline *t = tm_timeline_build(m, s, runs[k], &err);
-		CHECK(t != NULL);
-		if (t) {
-			char *all = slurp(t->fd, t->size);
-			CHECK_INT(strlen(all), t->size);
-			CHECK_INT(count_lines(all), 6); /* header + 5 (the negative one is dropped) */
-			CHECK(strncmp(all, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER)) == 0);
-			const char *body = all + strlen(TM_TIMELINE_HEADER);
-			/* a JSON counter sample is named "{name} {arg}" (formats.md §3.5) */
-			const char *first_line = "5000\t\tmachine0\t\tcounter\tctr v\t1\t1\tv=3\n";
-			CHECK(strncmp(body, first_line, strlen(first_line)) == 0);
-			CHECK(strstr(body, "10000\t5000\tmachine0\t\tslice\ta\\tb\t1\t2\t") != NULL);
-			CHECK(strstr(body, "\tb1\t") < strstr(body, "\tb2\t"));
-			CHECK(strstr(body, "\tb2\t") < strstr(body, "\tc\t"));
-			CHECK_INT(t->n_mach, 1);
-			char *m0 = slurp(t->mach_fd[0], t->mach_size[0]);
-			CHECK_STR(m0, all);
-			free(m0);
-			if (!first)
-				first = all;
-			else {
-				CHECK_STR(all, first);
-				free(all);
-			}
-		}
-		tm_timeline_free(t);
-		tm_scan_free(s);
-		tm_merge_free(m);
+		tm_merge *m;
+		tm_scan *s;
+		tm_gen *g = gen_of(path, runs[k], &m, &s);
+		CHECK(g != NULL);
+		char *all = slurp(g->timeline->fd, g->timeline->size);
+		CHECK_INT(strlen(all), g->timeline->size);
+		CHECK_STR(all, want);
+		CHECK_INT(g->timeline->n_mach, 1);
+		char *m0 = slurp(g->timeline->mach_fd[0], g->timeline->mach_size[0]);
+		CHECK_STR(m0, all);
+		free(m0);
+		free(all);
+		gen_done(g, m, s);
 	}
-	free(first);
+}
+
+/* Per machine: each timeline holds its machine's rows only. */
+static void test_per_machine(void)
+{
+	const char *a = write_tmp("a.json", "[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"name\":\"on_a\"}]");
+	(void)a;
+	const char *b = write_tmp("b.json", "[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":1,\"name\":\"on_b\"}]");
+	(void)b;
+	const char *man = write_tmp("perfetto_manifest.json",
+				    "{\"perfetto_manifest\":{\"version\":1,"
+				    "\"files\":[{\"path\":\"b.json\",\"machine\":{\"name\":\"phone\"}}]}}");
+	(void)man;
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "cd '%s' && tar cf two.tar perfetto_manifest.json a.json b.json", tmpdir);
+	CHECK(system(cmd) == 0);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/two.tar", tmpdir);
+	tm_merge *m;
+	tm_scan *s;
+	tm_gen *g = gen_of(path, 0, &m, &s);
+	CHECK(g != NULL);
+	CHECK_INT(g->timeline->n_mach, 2);
+	char *all = slurp(g->timeline->fd, g->timeline->size);
+	CHECK_INT(count_lines(all), 3);
+	int saw_a = 0, saw_b = 0;
+	for (size_t r = 0; r < 2; r++) {
+		char *t = slurp(g->timeline->mach_fd[r], g->timeline->mach_size[r]);
+		CHECK_INT(count_lines(t), 2);
+		saw_a += strstr(t, "\ton_a\t") != NULL;
+		saw_b += strstr(t, "\ton_b\t") != NULL && strstr(t, "\tphone\t") != NULL;
+		free(t);
+	}
+	CHECK_INT(saw_a, 1);
+	CHECK_INT(saw_b, 1);
+	free(all);
+	gen_done(g, m, s);
+}
+
+static void kargs(const char *text, const char *want)
+{
+	tm_buf b = {0};
+	tm_timeline_kernel_args(&b, text);
+	tm_buf_put(&b, "", 1);
+	if (strcmp(b.data, want) != 0)
+		fprintf(stderr, "kernel args of \"%s\": %s, expected %s\n", text, b.data, want);
+	tt_case_failed |= strcmp(b.data, want) != 0;
+	tm_buf_free(&b);
+}
+
+static void test_kernel_args(void)
+{
+	kargs("comm=kworker/0:1 pid=12 prio=120 target_cpu=001",
+	      "{\"comm\":\"kworker/0:1\",\"pid\":12,\"prio\":120,\"target_cpu\":\"001\"}");
+	kargs("comm=Chrome_IO thread pid=-5", "{\"comm\":\"Chrome_IO thread\",\"pid\":-5}");
+	kargs("", "{}");
+	kargs("  a=  b=\"q\"", "{\"a\":\"\",\"b\":\"\\\"q\\\"\"}");
+	kargs("free text here", "{\"text\":\"free text here\"}");
+	kargs("x=1\t2 y=-0", "{\"x\":\"1\\t2\",\"y\":\"-0\"}");
+	kargs("=odd k=v", "{\"text\":\"=odd k=v\"}");
+	tm_buf b = {0};
+	tm_timeline_number(&b, 0.1);
+	tm_buf_puts(&b, " ");
+	tm_timeline_number(&b, 3);
+	tm_buf_puts(&b, " ");
+	tm_timeline_number(&b, 1e300 * 1e300);
+	tm_buf_put(&b, "", 1);
+	CHECK_STR(b.data, "0.1 3 null");
+	tm_buf_free(&b);
+}
+
+/* slices.tsv: ten "a" of 1..10 us and one that never ends; ranks as the
+ * header documents. threads.tsv and processes.tsv name what M events
+ * name. */
+static void test_tables(void)
+{
+	tm_buf j = {0};
+	tm_buf_puts(&j, "[{\"ph\":\"M\",\"pid\":7,\"name\":\"process_name\",\"args\":{\"name\":\"app\"}},"
+			"{\"ph\":\"M\",\"pid\":7,\"tid\":8,\"name\":\"thread_name\",\"args\":{\"name\":\"main\\tx\"}}");
+	for (int i = 10; i >= 1; i--)
+		tm_buf_printf(&j, ",{\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":%d,\"dur\":%d,\"name\":\"a\"}", i * 100, i);
+	tm_buf_puts(&j, ",{\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":50,\"dur\":100,\"name\":\"big\"}"
+			",{\"ph\":\"B\",\"pid\":7,\"tid\":8,\"ts\":2000,\"name\":\"a\"}]");
+	tm_buf_put(&j, "", 1);
+	const char *path = write_tmp("tables.json", j.data);
+	tm_buf_free(&j);
+	size_t runs[] = {1, 0};
+	for (size_t k = 0; k < 2; k++) {
+		tm_merge *m;
+		tm_scan *s;
+		tm_gen *g = gen_of(path, runs[k], &m, &s);
+		CHECK(g != NULL);
+		CHECK_INT(g->tables->slices->fd, -1);
+		CHECK_INT(g->tables->slices->n_mach, 1);
+		char *sl = slurp(g->tables->slices->mach_fd[0], g->tables->slices->mach_size[0]);
+		CHECK_STR(sl, TM_SLICES_HEADER
+			  TL("big\t1\t100000\t100000\t100000\t100000\t100000\t0")
+			  TL("a\t11\t55000\t1000\t5000\t9000\t10000\t1"));
+		free(sl);
+		char *th = slurp(g->tables->threads->mach_fd[0], g->tables->threads->mach_size[0]);
+		/* "big" (50..150 us) holds the a at 100 us, so depth-0 time is big's
+		 * 100 us plus the nine a's after it */
+		CHECK(strstr(th, TL("8\tmain\\tx\t7\t\t\t12\t154000")) != NULL);
+		free(th);
+		char *pr = slurp(g->tables->processes->mach_fd[0], g->tables->processes->mach_size[0]);
+		CHECK(strstr(pr, TL("7\tapp\t\t\t")) != NULL);
+		CHECK(strncmp(pr, TM_PROCESSES_HEADER, strlen(TM_PROCESSES_HEADER)) == 0);
+		free(pr);
+		gen_done(g, m, s);
+	}
 }
 
 int main(void)
@@ -104,6 +227,9 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	TT_RUN(test_sorted_across_runs);
+	TT_RUN(test_per_machine);
+	TT_RUN(test_kernel_args);
+	TT_RUN(test_tables);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

@@ -1,0 +1,105 @@
+/* core/gen.c - one model run feeding the exporter, the timeline and the
+ * tables. */
+#include "gen.h"
+
+#include <stdlib.h>
+
+#include "model.h"
+
+typedef struct gen_ctx {
+	tm_export_build *x;
+	tm_timeline_build *tl;
+	tm_tables_build *tb;
+} gen_ctx;
+
+static void on_packet(void *ctx, const tm_packet_out *po)
+{
+	gen_ctx *g = ctx;
+	tm_export_packet(g->x, po);
+}
+
+static void on_observed(void *ctx, const tm_mobserved *o)
+{
+	gen_ctx *g = ctx;
+	tm_export_observed(g->x, o);
+}
+
+static void on_slice(void *ctx, const tm_mslice *s)
+{
+	gen_ctx *g = ctx;
+	tm_timeline_slice(g->tl, s);
+	tm_tables_slice(g->tb, s);
+}
+
+static void on_counter(void *ctx, const tm_mcounter *c)
+{
+	gen_ctx *g = ctx;
+	tm_export_counter(g->x, c);
+	tm_timeline_counter(g->tl, c);
+}
+
+static void on_sched(void *ctx, const tm_msched *s)
+{
+	gen_ctx *g = ctx;
+	tm_timeline_sched(g->tl, s);
+}
+
+static void on_kernel(void *ctx, const tm_mkernel *k)
+{
+	gen_ctx *g = ctx;
+	tm_timeline_kernel(g->tl, k);
+}
+
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, size_t run_bytes, tm_error *err)
+{
+	gen_ctx g = {0};
+	tm_gen *res = NULL;
+	tm_model *model = NULL;
+	g.x = tm_export_new(m, scan, err);
+	if (!g.x)
+		return NULL;
+	g.tl = tm_timeline_new(m, scan, run_bytes);
+	g.tb = tm_tables_new(scan, run_bytes);
+	tm_scan_sink pass = {.ctx = &g, .packet = on_packet};
+	tm_model_sink ms = {.ctx = &g,
+			    .slice = on_slice,
+			    .counter = on_counter,
+			    .sched = on_sched,
+			    .kernel = on_kernel,
+			    .observed = on_observed};
+	model = tm_model_run(m, &ms, &pass, err);
+	if (!model)
+		goto fail;
+	res = tm_xcalloc(1, sizeof(*res));
+	res->pftrace = tm_export_finish(g.x, model, err);
+	g.x = NULL;
+	if (!res->pftrace)
+		goto fail;
+	res->timeline = tm_timeline_finish(g.tl, model, err);
+	g.tl = NULL;
+	if (!res->timeline)
+		goto fail;
+	res->tables = tm_tables_finish(g.tb, model, err);
+	g.tb = NULL;
+	if (!res->tables)
+		goto fail;
+	tm_model_free(model);
+	return res;
+fail:
+	tm_export_abort(g.x);
+	tm_timeline_abort(g.tl);
+	tm_tables_abort(g.tb);
+	tm_model_free(model);
+	tm_gen_free(res);
+	return NULL;
+}
+
+void tm_gen_free(tm_gen *g)
+{
+	if (!g)
+		return;
+	tm_export_free(g->pftrace);
+	tm_spooled_free(g->timeline);
+	tm_tables_free(g->tables);
+	free(g);
+}

@@ -1,0 +1,37 @@
+/* core/gen.h - the generation pass: every generated file of the merge
+ * from one read of the inputs (issue 10: "read each input once for all
+ * tiers that are wanted").
+ *
+ * One scan (core/scan.h) runs the model (core/model.h) in the reference's
+ * order; on the way, kept proto packets are rewritten into merged.pftrace,
+ * and the model's rows feed the exporter (JSON and systrace events),
+ * timeline.tsv and the per-machine tables. Everything is spooled to
+ * unlinked temporary files, so memory stays bounded and each file's size
+ * is exact once the pass is over.
+ */
+#ifndef TM_GEN_H
+#define TM_GEN_H
+
+#include <stddef.h>
+
+#include "export.h"
+#include "merge.h"
+#include "scan.h"
+#include "tables.h"
+#include "timeline.h"
+#include "tm.h"
+
+typedef struct tm_gen {
+	tm_export *pftrace;     /* merged.pftrace */
+	tm_spooled *timeline;   /* timeline.tsv */
+	tm_tables *tables;      /* machines/<dir>/{processes,threads,slices}.tsv */
+} tm_gen;
+
+/* Build every generated file of the merge `m` whose first scan is `scan`
+ * (it must not have failed). `run_bytes` is the external sorts' run size
+ * (0: the default; small values are for tests). NULL with err set when a
+ * temporary file cannot be written or the scan fails. */
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, size_t run_bytes, tm_error *err);
+void tm_gen_free(tm_gen *g);
+
+#endif
