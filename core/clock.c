@@ -44,6 +44,11 @@ struct tm_clock_tracker {
 	uint64_t conversions;   /* attempts, §5.2 */
 	uint64_t mixed_conversions;
 	tm_clock_stats stats;
+	tm_clock_source *src;   /* the views' record of source clocks */
+	size_t n_src, cap_src;
+	uint32_t *src_index;    /* open addressing: index + 1 */
+	size_t src_index_cap;
+	size_t last_src;        /* index + 1 of the last one used */
 };
 
 struct tm_clocks {
@@ -74,8 +79,11 @@ void tm_clocks_free(tm_clocks *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n_trackers; i++)
+	for (size_t i = 0; i < c->n_trackers; i++) {
+		free(c->trackers[i]->src);
+		free(c->trackers[i]->src_index);
 		free(c->trackers[i]);
+	}
 	free(c->trackers);
 	tm_clock_graph_free(c->g);
 	free(c);
@@ -336,6 +344,53 @@ static void run_bridge(tm_clock_tracker *t)
 	bridge(t, canon, g);
 }
 
+static size_t node_slot(tm_clock_node n, size_t cap)
+{
+	uint64_t h = ((uint64_t)n.clock_id << 32 | n.seq_id) * 0x9e3779b97f4a7c15ull;
+	h ^= ((uint64_t)n.file_id << 32 | n.machine_row) * 0xc2b2ae3d27d4eb4full;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* The source record of `n`, created on first use. */
+static tm_clock_source *source_of(tm_clock_tracker *t, tm_clock_node n)
+{
+	if (t->last_src && node_eq(t->src[t->last_src - 1].node, n))
+		return &t->src[t->last_src - 1];
+	if ((t->n_src + 1) * 2 > t->src_index_cap) {
+		size_t cap = t->src_index_cap ? t->src_index_cap * 2 : 16;
+		free(t->src_index);
+		t->src_index = tm_xcalloc(cap, sizeof(*t->src_index));
+		t->src_index_cap = cap;
+		for (size_t i = 0; i < t->n_src; i++) {
+			size_t j = node_slot(t->src[i].node, cap);
+			while (t->src_index[j])
+				j = (j + 1) & (cap - 1);
+			t->src_index[j] = (uint32_t)i + 1;
+		}
+	}
+	size_t j = node_slot(n, t->src_index_cap);
+	for (; t->src_index[j]; j = (j + 1) & (t->src_index_cap - 1))
+		if (node_eq(t->src[t->src_index[j] - 1].node, n))
+			break;
+	if (!t->src_index[j]) {
+		TM_GROW(t->src, t->cap_src, t->n_src + 1);
+		t->src[t->n_src] = (tm_clock_source){n, 0, 0, TM_CONV_OK};
+		t->src_index[j] = (uint32_t)++t->n_src;
+	}
+	t->last_src = t->src_index[j];
+	return &t->src[t->last_src - 1];
+}
+
+size_t tm_tracker_source_count(const tm_clock_tracker *t)
+{
+	return t->n_src;
+}
+
+const tm_clock_source *tm_tracker_source(const tm_clock_tracker *t, size_t i)
+{
+	return i < t->n_src ? &t->src[i] : NULL;
+}
+
 tm_conv tm_tracker_to_trace_time(tm_clock_tracker *t, uint32_t clock_id, uint32_t seq_id, int64_t value, int quiet,
 				 int64_t *out)
 {
@@ -346,14 +401,21 @@ tm_conv tm_tracker_to_trace_time(tm_clock_tracker *t, uint32_t clock_id, uint32_
 	tm_clock_node dst = tm_clocks_trace_time(t->ctx);
 	/* The common case, a value already in trace time, without the call
 	 * (tm_clock_graph_convert answers it the same way). */
+	tm_clock_source *rec = source_of(t, src);
 	if (src.clock_id == dst.clock_id && src.seq_id == dst.seq_id && src.file_id == dst.file_id &&
 	    src.machine_row == dst.machine_row) {
+		rec->ok++;
 		*out = value;
 		return TM_CONV_OK;
 	}
 	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, dst, out);
-	if (rc != TM_CONV_OK && !quiet)
+	if (rc == TM_CONV_OK) {
+		rec->ok++;
+	} else if (!quiet) { /* a quiet failure is retried, or not a drop */
 		t->stats.n[conv_stat[rc]]++;
+		rec->failed++;
+		rec->failure = rc;
+	}
 	return rc;
 }
 
@@ -509,269 +571,4 @@ size_t tm_tracker_remote_clock_sync(tm_clock_tracker *client, const tm_remote_sy
 	free(tables);
 	free(offs);
 	return n_offs;
-}
-
-/* ---- views ----------------------------------------------------------------- */
-
-typedef const char *(*label_fn)(void *ctx, uint32_t row);
-
-static const char *machine_name(label_fn fn, void *ctx, uint32_t row, char *buf)
-{
-	const char *s = fn ? fn(ctx, row) : NULL;
-	if (s)
-		return s;
-	snprintf(buf, 32, "machine %" PRIu32, row);
-	return buf;
-}
-
-/* A clock as one line of text: "BOOTTIME@phone", plus "/file=N" where the
- * node is scoped to a file and "/seq=N" for sequence clocks. */
-static void put_clock_name(tm_buf *b, tm_clock_node n, label_fn fn, void *ctx)
-{
-	char nb[32], mb[32];
-	tm_buf_printf(b, "%s@%s", tm_clock_name(n.clock_id, nb), machine_name(fn, ctx, n.machine_row, mb));
-	if (n.file_id)
-		tm_buf_printf(b, "/file=%" PRIu32, n.file_id);
-	if (n.seq_id)
-		tm_buf_printf(b, "/seq=%" PRIu32, n.seq_id);
-}
-
-/* DOT double-quoted string contents: quotes and backslashes escaped; other
- * control characters would break the line structure, so they become '?'. */
-static void put_dot_escaped(tm_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			tm_buf_printf(b, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			tm_buf_puts(b, "?");
-		else
-			tm_buf_put(b, s, 1);
-	}
-}
-
-/* RFC 4180: quote a field holding a comma, quote or line break. */
-static void put_csv_field(tm_buf *b, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		tm_buf_puts(b, s);
-		return;
-	}
-	tm_buf_puts(b, "\"");
-	for (; *s; s++) {
-		if (*s == '"')
-			tm_buf_puts(b, "\"");
-		tm_buf_put(b, s, 1);
-	}
-	tm_buf_puts(b, "\"");
-}
-
-static void put_node_id(tm_buf *b, tm_clock_node n)
-{
-	tm_buf_printf(b, "\"c%" PRIu32 "_s%" PRIu32 "_f%" PRIu32 "_m%" PRIu32 "\"", n.clock_id, n.seq_id, n.file_id,
-		      n.machine_row);
-}
-
-/* How each origin is drawn: real measurements solid, assumptions dashed. */
-static const struct {
-	const char *color, *style;
-} origin_style[TM_CLOCK_ORIGIN_COUNT] = {
-	[TM_CLOCK_ORIGIN_SNAPSHOT] = {"black", "solid"},
-	[TM_CLOCK_ORIGIN_FTRACE] = {"gray40", "solid"},
-	[TM_CLOCK_ORIGIN_REMOTE_CLIENT] = {"darkgreen", "solid"},
-	[TM_CLOCK_ORIGIN_REMOTE_OFFSET] = {"darkgreen", "bold"},
-	[TM_CLOCK_ORIGIN_MANIFEST] = {"purple", "bold"},
-	[TM_CLOCK_ORIGIN_FILE_TAG] = {"blue", "dashed"},
-	[TM_CLOCK_ORIGIN_REALTIME] = {"blue", "dashed"},
-	[TM_CLOCK_ORIGIN_ASSUMED] = {"orange", "dashed"},
-};
-
-/* One relation: a node pair related by the snapshots of one hash, drawn
- * from the earlier reading to the later one (one hash means one reading
- * order, §3.2). */
-typedef struct relation {
-	tm_clock_node a, b;
-	uint32_t hash;
-	uint32_t first_snap;
-	uint64_t samples;
-	tm_clock_origin origin; /* of the first snapshot */
-	int64_t offset;         /* b - a at the first snapshot, ns */
-} relation;
-
-static int relation_cmp(const void *x, const void *y)
-{
-	const relation *p = x, *q = y;
-	int c = tm_clock_node_cmp(p->a, q->a);
-	if (!c)
-		c = tm_clock_node_cmp(p->b, q->b);
-	if (!c)
-		c = p->hash < q->hash ? -1 : p->hash > q->hash;
-	if (!c)
-		c = p->first_snap < q->first_snap ? -1 : p->first_snap > q->first_snap;
-	return c;
-}
-
-static int64_t reading_ns(const tm_clock_reading *r)
-{
-	return (int64_t)(r->ts * (r->unit_ns ? r->unit_ns : 1));
-}
-
-/* Every pair of every accepted snapshot, grouped into relations. */
-static relation *collect_relations(const tm_clock_graph *g, size_t *n_out)
-{
-	relation *rel = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t count = tm_clock_graph_snapshot_count(g);
-	for (uint64_t id = 0; id < count; id++) {
-		tm_clock_snapshot_info si;
-		if (!tm_clock_graph_snapshot(g, id, &si) || !si.accepted)
-			continue;
-		for (size_t i = 0; i < si.n_readings; i++)
-			for (size_t j = i + 1; j < si.n_readings; j++) {
-				const tm_clock_reading *x = &si.readings[i], *y = &si.readings[j];
-				TM_GROW(rel, cap, n + 1);
-				rel[n++] = (relation){x->node, y->node, si.hash, si.id, 1, si.prov.origin,
-						      (int64_t)((uint64_t)reading_ns(y) - (uint64_t)reading_ns(x))};
-			}
-	}
-	if (n)
-		qsort(rel, n, sizeof(*rel), relation_cmp);
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (w && !tm_clock_node_cmp(rel[w - 1].a, rel[i].a) && !tm_clock_node_cmp(rel[w - 1].b, rel[i].b) &&
-		    rel[w - 1].hash == rel[i].hash)
-			rel[w - 1].samples++;
-		else
-			rel[w++] = rel[i];
-	}
-	*n_out = w;
-	return rel;
-}
-
-static int info_cmp(const void *x, const void *y)
-{
-	const tm_clock_node_info *p = x, *q = y;
-	int c = p->node.machine_row < q->node.machine_row ? -1 : p->node.machine_row > q->node.machine_row;
-	return c ? c : tm_clock_node_cmp(p->node, q->node);
-}
-
-/* The nodes to draw, by machine then §2.2 order; trace time is drawn even
- * before any snapshot mentions it. */
-static tm_clock_node_info *collect_nodes(const tm_clock_graph *g, size_t *n_out)
-{
-	size_t n = tm_clock_graph_node_count(g);
-	tm_clock_node_info *v = tm_xcalloc(n + 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		tm_clock_graph_node_info(g, i, &v[i]);
-	tm_clock_node tt = tm_clock_graph_trace_time(g);
-	if (!tm_clock_graph_knows(g, tt))
-		v[n++] = (tm_clock_node_info){.node = tt, .unit_ns = 1, .is_trace_time = 1};
-	qsort(v, n, sizeof(*v), info_cmp);
-	*n_out = n;
-	return v;
-}
-
-static void put_dot_node(tm_buf *b, const tm_clock_graph *g, const tm_clock_node_info *ni, const char *machine)
-{
-	char nb[32];
-	tm_clock_node n = ni->node;
-	tm_buf_puts(b, "    ");
-	put_node_id(b, n);
-	tm_buf_printf(b, " [label=\"%s\\n", tm_clock_name(n.clock_id, nb));
-	put_dot_escaped(b, machine);
-	if (n.file_id)
-		tm_buf_printf(b, "\\nfile %" PRIu32, n.file_id);
-	if (n.seq_id)
-		tm_buf_printf(b, "\\nseq %" PRIu32, n.seq_id);
-	if (ni->unit_ns != 1)
-		tm_buf_printf(b, "\\nunit %" PRIu64 " ns", ni->unit_ns);
-	if (ni->incremental)
-		tm_buf_puts(b, "\\nincremental");
-	if (ni->non_monotonic)
-		tm_buf_puts(b, "\\nnon-monotonic");
-	if (ni->is_trace_time)
-		tm_buf_puts(b, "\\ntrace time");
-	tm_buf_puts(b, "\"");
-	if (ni->is_trace_time)
-		tm_buf_puts(b, ", style=\"rounded,filled,bold\", fillcolor=\"gold\", penwidth=2");
-	else if (!tm_clock_graph_reaches(g, n, tm_clock_graph_trace_time(g)))
-		tm_buf_puts(b, ", style=\"rounded,dashed\", color=\"red\", fontcolor=\"red\", "
-			       "tooltip=\"no path to trace time\"");
-	tm_buf_puts(b, "];\n");
-}
-
-void tm_clocks_render_dot(const tm_clocks *c, label_fn machine_label, void *ctx, tm_buf *out)
-{
-	const tm_clock_graph *g = c->g;
-	size_t n_nodes, n_rel;
-	tm_clock_node_info *nodes = collect_nodes(g, &n_nodes);
-	relation *rel = collect_relations(g, &n_rel);
-	char mb[32];
-
-	tm_buf_puts(out, "digraph clocks {\n"
-			 "  graph [rankdir=LR, fontname=\"Helvetica\", label=\"clock graph (tracemount)\"];\n"
-			 "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
-			 "  edge [fontname=\"Helvetica\", fontsize=10];\n");
-	for (size_t i = 0; i < n_nodes;) {
-		uint32_t row = nodes[i].node.machine_row;
-		const char *machine = machine_name(machine_label, ctx, row, mb);
-		tm_buf_printf(out, "  subgraph \"cluster_m%" PRIu32 "\" {\n    label=\"", row);
-		put_dot_escaped(out, machine);
-		tm_buf_puts(out, "\";\n");
-		for (; i < n_nodes && nodes[i].node.machine_row == row; i++)
-			put_dot_node(out, g, &nodes[i], machine);
-		tm_buf_puts(out, "  }\n");
-	}
-	for (size_t i = 0; i < n_rel; i++) {
-		const relation *r = &rel[i];
-		int fwd = tm_clock_graph_has_edge(g, r->a, r->b, r->hash);
-		int back = tm_clock_graph_has_edge(g, r->b, r->a, r->hash);
-		/* §3.5: a direction is missing where its source is non-monotonic. */
-		const char *dir = fwd && back ? "both" : fwd ? "forward" : back ? "back" : "none";
-		tm_buf_puts(out, "  ");
-		put_node_id(out, r->a);
-		tm_buf_puts(out, " -> ");
-		put_node_id(out, r->b);
-		tm_buf_printf(out, " [label=\"%s", tm_clock_origin_name(r->origin));
-		if (r->samples > 1)
-			tm_buf_printf(out, " (%" PRIu64 " samples)", r->samples);
-		tm_buf_printf(out, "\\noffset %+" PRId64 " ns\\nhash 0x%08" PRIx32 "\", dir=%s, color=\"%s\", style=%s",
-			      r->offset, r->hash, dir, origin_style[r->origin].color,
-			      fwd || back ? origin_style[r->origin].style : "dotted");
-		tm_buf_puts(out, "];\n");
-	}
-	tm_buf_puts(out, "}\n");
-	free(nodes);
-	free(rel);
-}
-
-void tm_clocks_render_csv(const tm_clocks *c, label_fn machine_label, void *ctx, tm_buf *out)
-{
-	const tm_clock_graph *g = c->g;
-	tm_buf name = {0};
-	char mb[32];
-	tm_buf_puts(out, "from_clock,to_clock,from_ts,to_ts,origin,file,machine\n");
-	uint64_t count = tm_clock_graph_snapshot_count(g);
-	for (uint64_t id = 0; id < count; id++) {
-		tm_clock_snapshot_info si;
-		if (!tm_clock_graph_snapshot(g, id, &si) || !si.accepted)
-			continue;
-		for (size_t i = 0; i < si.n_readings; i++)
-			for (size_t j = i + 1; j < si.n_readings; j++) {
-				const tm_clock_reading *x = &si.readings[i], *y = &si.readings[j];
-				name.len = 0;
-				put_clock_name(&name, x->node, machine_label, ctx);
-				put_csv_field(out, name.data);
-				tm_buf_puts(out, ",");
-				name.len = 0;
-				put_clock_name(&name, y->node, machine_label, ctx);
-				put_csv_field(out, name.data);
-				tm_buf_printf(out, ",%" PRId64 ",%" PRId64 ",%s,%" PRIu32 ",", reading_ns(x), reading_ns(y),
-					      tm_clock_origin_name(si.prov.origin), si.prov.file_id);
-				put_csv_field(out, machine_name(machine_label, ctx, si.prov.machine_row, mb));
-				tm_buf_puts(out, "\n");
-			}
-	}
-	tm_buf_free(&name);
 }

@@ -125,6 +125,23 @@ int tm_clock_graph_has_path(tm_clock_graph *g, tm_clock_node src, tm_clock_node 
 /* The same answer without touching the cache (for the views). */
 int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst);
 
+/* One edge of a conversion path: the snapshots of `hash` relate from and
+ * to; `origin` is the first accepted one's. */
+typedef struct tm_clock_hop {
+	tm_clock_node from, to;
+	uint32_t hash;
+	tm_clock_origin origin;
+} tm_clock_hop;
+
+/* The path a conversion from src to dst takes on the graph as it is now
+ * (§4.1; without touching the cache): fills hops[0..4) and returns their
+ * number, 0 when src == dst, -1 when there is none. */
+int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst, tm_clock_hop *hops);
+
+/* The origin of the first accepted snapshot with `hash` (clock_snapshot
+ * when none). */
+tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t hash);
+
 /* §4: convert `value` read on src into dst. src == dst returns the value
  * unchanged. An incremental source advances its running value only when a
  * path exists (§4.4). Sums wrap like the reference's int64 arithmetic. */
@@ -339,6 +356,17 @@ tm_conv tm_tracker_default_to_trace_time(tm_clock_tracker *t, int64_t value, int
 uint64_t tm_tracker_conversions(const tm_clock_tracker *t);
 /* This tracker's stats (INVALID_SNAPSHOTS is always 0 here). */
 void tm_tracker_stats(const tm_clock_tracker *t, tm_clock_stats *out);
+/* The clocks this tracker converted from, in first-use order: each source
+ * node with its conversions that succeeded and failed (and how the last
+ * failure failed). For the placement views (metadata.json, graph.dot). */
+typedef struct tm_clock_source {
+	tm_clock_node node;
+	uint64_t ok, failed;
+	tm_conv failure;
+} tm_clock_source;
+size_t tm_tracker_source_count(const tm_clock_tracker *t);
+const tm_clock_source *tm_tracker_source(const tm_clock_tracker *t, size_t i);
+
 /* Args of clock_sync_unrelatable_clock_domains: 1 and the source and target
  * clock ids when it was recorded, else 0. */
 int tm_tracker_unrelatable(const tm_clock_tracker *t, uint32_t *source_clock_id, uint32_t *target_clock_id);
@@ -373,22 +401,59 @@ typedef struct tm_remote_sync_round {
 size_t tm_tracker_remote_clock_sync(tm_clock_tracker *client, const tm_remote_sync_round *rounds,
 				    size_t n_rounds);
 
-/* ==== views ============================================================ */
+/* ==== views (core/clock_view.c) ====================================== */
 
-/* Graphviz digraph of the clock graph (DESIGN.md clocks/graph.dot): one
- * cluster per machine, a node per clock (file/sequence shown where it is
- * private), an edge per relation (node pair and snapshot hash) labelled
- * with its origin, sample count and offset, trace time highlighted, nodes
- * without a path to trace time dashed red. `machine_label` may be NULL or
- * return NULL (then "machine N"). Deterministic. Appends to *out. */
-void tm_clocks_render_dot(const tm_clocks *c, const char *(*machine_label)(void *ctx, uint32_t row), void *ctx,
-			  tm_buf *out);
+/* How the views name machines and files; either function may be NULL or
+ * return NULL ("machine N", "file N"); a file named "" is the input
+ * itself. */
+typedef struct tm_clock_labels {
+	void *ctx;
+	const char *(*machine)(void *ctx, uint32_t row);
+	const char *(*file)(void *ctx, uint32_t file_id);
+} tm_clock_labels;
+
+/* Where one group of a file's timestamps went: the clock they were read
+ * on (the first of n_sources: a file's sequence clocks with one route are
+ * one group), how many converted and how many were dropped (and why), and
+ * the path to trace time on the final graph (n_hops -1: none; 0: the
+ * clock is trace time). */
+typedef struct tm_placement {
+	tm_clock_node from;
+	uint32_t n_sources;
+	uint64_t ok, failed;
+	tm_conv failure;
+	int n_hops;
+	tm_clock_hop hops[4];
+} tm_placement;
+
+/* The placement groups of `file_id`, over its trackers in creation order
+ * and their sources in first-use order. Caller frees; NULL when none. */
+tm_placement *tm_clocks_placement(const tm_clocks *c, uint32_t file_id, size_t *n);
+
+/* Clock `i` of a placement's path (0: where it started, then each hop's
+ * end) as one line: "BOOTTIME@host", "TRACE_FILE@host (app.json)",
+ * "SEQ_CLOCK_64@host (chrome.pftrace, 186 sequences)". Appends to out. */
+void tm_clocks_placement_clock(const tm_placement *p, int i, const tm_clock_labels *l, tm_buf *out);
+
+/* How a hop was made: the origin's name, a manifest edge told apart as
+ * "manifest_pin" or "manifest_relate". Static storage. */
+const char *tm_clock_hop_name(const tm_clock_hop *h);
+
+/* Graphviz digraph of the clock graph drawn for a person (DESIGN.md
+ * clocks/graph.dot): one cluster per machine holding its clocks and its
+ * files; a file's sequence clocks folded into one node; the snapshots of
+ * one origin that relate the same drawn clocks drawn once, as an edge
+ * between two or a hub joining more, labelled with origin and count; each
+ * file a note with an edge to the clocks its timestamps were read on and
+ * its path to trace time drawn in crimson (dropped ones dashed red); trace
+ * time gold; clocks without a path to it dashed red. Deterministic.
+ * Appends to *out. */
+void tm_clocks_render_dot(const tm_clocks *c, const tm_clock_labels *l, tm_buf *out);
 
 /* clocks/edges.csv: header "from_clock,to_clock,from_ts,to_ts,origin,file,
  * machine", then one row per pair of readings of each accepted snapshot, in
  * snapshot order. Timestamps in ns (raw x unit). Fields are quoted per
  * RFC 4180 when needed. Appends to *out. */
-void tm_clocks_render_csv(const tm_clocks *c, const char *(*machine_label)(void *ctx, uint32_t row), void *ctx,
-			  tm_buf *out);
+void tm_clocks_render_csv(const tm_clocks *c, const tm_clock_labels *l, tm_buf *out);
 
 #endif

@@ -566,6 +566,31 @@ int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_
 	return s >= 0 && d >= 0 && search(g, (uint32_t)s, (uint32_t)d, &p);
 }
 
+int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst, tm_clock_hop *hops)
+{
+	if (node_eq(src, dst))
+		return 0;
+	int64_t s = find_node(g, src), d = find_node(g, dst);
+	path p;
+	if (s < 0 || d < 0 || !search(g, (uint32_t)s, (uint32_t)d, &p))
+		return -1;
+	for (uint32_t h = 0; h < p.len; h++) {
+		hops[h].from = g->nodes[p.hops[h].a].key;
+		hops[h].to = g->nodes[p.hops[h].b].key;
+		hops[h].hash = p.hops[h].hash;
+		hops[h].origin = tm_clock_graph_hash_origin(g, p.hops[h].hash);
+	}
+	return (int)p.len;
+}
+
+tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t hash)
+{
+	for (size_t i = 0; i < g->n_recs; i++)
+		if (g->recs[i].accepted && g->recs[i].hash == hash)
+			return g->recs[i].prov.origin;
+	return TM_CLOCK_ORIGIN_SNAPSHOT;
+}
+
 /* ---- conversion (§4) --------------------------------------------------- */
 
 /* §4.3: the last snapshot whose value <= ns, else the first. */

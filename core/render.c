@@ -73,6 +73,53 @@ static const char *override_name(int o)
 	return o == 1 ? "relate" : o == 2 ? "pin" : NULL;
 }
 
+/* Machine and file names for the clock views (label_of, file_of). */
+typedef struct labels {
+	char **v;
+	size_t n;
+	const tm_merge *m;
+} labels;
+static void labels_init(labels *l, const tm_merge *m, const tm_scan *s);
+static void labels_free(labels *l);
+static const char *label_of(void *ctx, uint32_t row);
+static const char *file_of(void *ctx, uint32_t file_id);
+
+/* Where a file's timestamps went (tracemount(1), "placement"): per group
+ * of source clocks, the clocks of its path to trace time and how each hop
+ * was made, with what was placed and dropped. */
+static void add_placement(cJSON *o, const tm_scan *s, uint32_t file_id, const tm_clock_labels *cl)
+{
+	size_t n;
+	tm_placement *p = tm_clocks_placement(s->clocks, file_id, &n);
+	cJSON *arr = cJSON_AddArrayToObject(o, "placement");
+	tm_buf name = {0};
+	for (size_t i = 0; i < n; i++) {
+		cJSON *g = cJSON_CreateObject();
+		cJSON *clocks = cJSON_AddArrayToObject(g, "clocks");
+		cJSON *hops = cJSON_AddArrayToObject(g, "hops");
+		int n_hops = p[i].n_hops > 0 ? p[i].n_hops : 0;
+		for (int h = 0; h <= n_hops; h++) {
+			name.len = 0;
+			tm_clocks_placement_clock(&p[i], h, cl, &name);
+			cJSON_AddItemToArray(clocks, cJSON_CreateString(name.data));
+			if (h < n_hops)
+				cJSON_AddItemToArray(hops, cJSON_CreateString(tm_clock_hop_name(&p[i].hops[h])));
+		}
+		cJSON_AddBoolToObject(g, "reaches_trace_time", p[i].n_hops >= 0);
+		add_uint(g, "placed", p[i].ok);
+		add_uint(g, "dropped", p[i].failed);
+		static const char *const reason[] = {
+			[TM_CONV_UNKNOWN_SOURCE] = "clock_sync_failure_unknown_source_clock",
+			[TM_CONV_UNKNOWN_TARGET] = "clock_sync_failure_unknown_target_clock",
+			[TM_CONV_NO_PATH] = "clock_sync_failure_no_path",
+		};
+		add_str_or_null(g, "reason", p[i].failed && p[i].failure ? reason[p[i].failure] : NULL);
+		cJSON_AddItemToArray(arr, g);
+	}
+	tm_buf_free(&name);
+	free(p);
+}
+
 /* The scan's per-file fields (files[] entries the scan read). */
 static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 {
@@ -126,8 +173,14 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
 		cJSON_AddNullToObject(o, "manifest_entry");
 	if (!tm_type_is_supported(f->type))
 		cJSON_AddStringToObject(o, "note", "format not supported by tracemount: not merged");
-	if (s && f->id < s->n_files && s->files[f->id].scanned)
+	if (s && f->id < s->n_files && s->files[f->id].scanned) {
 		add_scan_file(o, f, &s->files[f->id]);
+		labels l;
+		labels_init(&l, m, s);
+		tm_clock_labels cl = {&l, label_of, file_of};
+		add_placement(o, s, (uint32_t)f->id, &cl);
+		labels_free(&l);
+	}
 	return o;
 }
 
@@ -305,10 +358,7 @@ int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, 
 
 /* ---- clocks/ ------------------------------------------------------------- */
 
-typedef struct labels {
-	char **v;
-	size_t n;
-} labels;
+
 
 static const char *label_of(void *ctx, uint32_t row)
 {
@@ -316,8 +366,18 @@ static const char *label_of(void *ctx, uint32_t row)
 	return row < l->n ? l->v[row] : NULL;
 }
 
-static void labels_init(labels *l, const tm_scan *s)
+static const char *file_of(void *ctx, uint32_t file_id)
 {
+	labels *l = ctx;
+	if (!l->m || file_id >= l->m->n_files)
+		return NULL;
+	const char *name = l->m->files[file_id].name;
+	return name ? name : "";
+}
+
+static void labels_init(labels *l, const tm_merge *m, const tm_scan *s)
+{
+	l->m = m;
 	l->n = s->machines.n;
 	l->v = tm_xcalloc(l->n ? l->n : 1, sizeof(*l->v));
 	for (uint32_t r = 0; r < l->n; r++) {
@@ -333,19 +393,21 @@ static void labels_free(labels *l)
 	free(l->v);
 }
 
-void tm_render_clocks_dot(const tm_scan *s, tm_buf *out)
+void tm_render_clocks_dot(const tm_merge *m, const tm_scan *s, tm_buf *out)
 {
 	labels l;
-	labels_init(&l, s);
-	tm_clocks_render_dot(s->clocks, label_of, &l, out);
+	labels_init(&l, m, s);
+	tm_clock_labels cl = {&l, label_of, file_of};
+	tm_clocks_render_dot(s->clocks, &cl, out);
 	labels_free(&l);
 }
 
-void tm_render_clocks_csv(const tm_scan *s, tm_buf *out)
+void tm_render_clocks_csv(const tm_merge *m, const tm_scan *s, tm_buf *out)
 {
 	labels l;
-	labels_init(&l, s);
-	tm_clocks_render_csv(s->clocks, label_of, &l, out);
+	labels_init(&l, m, s);
+	tm_clock_labels cl = {&l, label_of, file_of};
+	tm_clocks_render_csv(s->clocks, &cl, out);
 	labels_free(&l);
 }
 

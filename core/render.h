@@ -22,7 +22,7 @@ int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
 int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err);
 /* clocks/graph.dot and clocks/edges.csv; machines are labelled by name,
  * else by their machines/ folder name. */
-void tm_render_clocks_dot(const tm_scan *s, tm_buf *out);
-void tm_render_clocks_csv(const tm_scan *s, tm_buf *out);
+void tm_render_clocks_dot(const tm_merge *m, const tm_scan *s, tm_buf *out);
+void tm_render_clocks_csv(const tm_merge *m, const tm_scan *s, tm_buf *out);
 
 #endif

@@ -557,12 +557,12 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			break;
 		case GEN_DOT:
 			s = scan_locked(t);
-			tm_render_clocks_dot(s, &b);
+			tm_render_clocks_dot(t->merge, s, &b);
 			fail_if_scan_failed(s, n);
 			break;
 		case GEN_CSV:
 			s = scan_locked(t);
-			tm_render_clocks_csv(s, &b);
+			tm_render_clocks_csv(t->merge, s, &b);
 			fail_if_scan_failed(s, n);
 			break;
 		case GEN_PFTRACE:

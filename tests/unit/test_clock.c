@@ -1254,8 +1254,9 @@ static void test_render_csv(void)
 {
 	build_e2();
 	const char *names[] = {"phone", "server"};
+	tm_clock_labels l = {(void *)names, label, NULL};
 	tm_buf out = {0};
-	tm_clocks_render_csv(c, label, (void *)names, &out);
+	tm_clocks_render_csv(c, &l, &out);
 	CHECK_STR(out.data, "from_clock,to_clock,from_ts,to_ts,origin,file,machine\n"
 			    "BOOTTIME@phone,REALTIME@phone,1000000000,1700000001000000000,clock_snapshot,1,phone\n"
 			    "BOOTTIME@server,REALTIME@server,1000000000,1700000002000000000,clock_snapshot,2,server\n"
@@ -1265,7 +1266,8 @@ static void test_render_csv(void)
 	fresh();
 	RAW(TM_CLOCK_ORIGIN_MANIFEST, {NODE(TF, 0, 2, 1), 0, 1, 0}, {NODE(64, 3, 2, 5), 7, 1000, 0});
 	const char *odd[] = {"a,\"b\"", "x"};
-	tm_clocks_render_csv(c, label, (void *)odd, &out);
+	l.ctx = (void *)odd;
+	tm_clocks_render_csv(c, &l, &out);
 	CHECK_STR(out.data, "from_clock,to_clock,from_ts,to_ts,origin,file,machine\n"
 			    "TRACE_FILE@x/file=2,SEQ_CLOCK_64@machine 5/file=2/seq=3,0,7000,manifest,0,\"a,\"\"b\"\"\"\n");
 	tm_buf_free(&out);
@@ -1286,43 +1288,68 @@ static int run_dot(const tm_buf *b)
 	return rc;
 }
 
+static const char *file_label(void *ctx, uint32_t file_id)
+{
+	(void)ctx;
+	return file_id == 1 ? "a.pftrace" : file_id == 2 ? "dir/b.pftrace" : NULL;
+}
+
 static void test_render_dot(void)
 {
+	/* E2: file 2 on the server reaches trace time (BOOTTIME@phone) through
+	 * its snapshot, the REALTIME rendezvous and file 1's snapshot. */
 	build_e2();
 	const char *names[] = {"phone", "ser\"ver"};
+	tm_clock_labels l = {(void *)names, label, file_label};
 	tm_buf a = {0}, b = {0};
-	tm_clocks_render_dot(c, label, (void *)names, &a);
-	tm_clocks_render_dot(c, label, (void *)names, &b);
+	tm_clocks_render_dot(c, &l, &a);
+	tm_clocks_render_dot(c, &l, &b);
 	CHECK_STR(a.data, b.data); /* deterministic */
 	CHECK(strstr(a.data, "digraph clocks {"));
 	CHECK(strstr(a.data, "subgraph \"cluster_m1\" {\n    label=\"ser\\\"ver\";"));
-	CHECK(strstr(a.data, "\"c6_s0_f0_m0\" [label=\"BOOTTIME\\nphone\\ntrace time\", style=\"rounded,filled,bold\""));
-	CHECK(strstr(a.data, "\"c1_s0_f0_m1\" -> \"c1_s0_f0_m0\" [label=\"realtime_rendezvous\\noffset +0 ns"));
-	CHECK(strstr(a.data, "\"c6_s0_f0_m0\" -> \"c1_s0_f0_m0\" [label=\"clock_snapshot\\noffset "
-			     "+1700000000000000000 ns\\nhash 0x"));
+	CHECK(strstr(a.data, " [label=\"BOOTTIME\\ntrace time\", style=\"rounded,filled,bold\""));
+	CHECK(strstr(a.data, " [shape=note, label=\"a.pftrace\\n1 timestamp placed\"];"));
+	CHECK(strstr(a.data, " [shape=note, label=\"dir/b.pftrace\\n1 timestamp placed\"];"));
+	/* every hop of file 2's path in crimson, file ids never shown */
+	CHECK(strstr(a.data, "[dir=none, label=\"realtime_rendezvous\\noffset +0 ns\", color=\"crimson\", "
+			     "style=dashed, penwidth=3]"));
+	/* drawn from the lower clock id: BOOTTIME - REALTIME */
+	CHECK(strstr(a.data, "[dir=none, label=\"clock_snapshot\\noffset -1700000000000000000 ns\", "
+			     "color=\"crimson\", style=solid, penwidth=3]"));
+	CHECK(strstr(a.data, "[dir=none, label=\"clock_snapshot\\noffset -1700000001000000000 ns\", "
+			     "color=\"crimson\", style=solid, penwidth=3]"));
+	CHECK(strstr(a.data, "f2 -> n") && strstr(a.data, "f1 -> n"));
+	CHECK(!strstr(a.data, "file 1") && !strstr(a.data, "file 2"));
 	CHECK(!strstr(a.data, "color=\"red\""));
 	tm_buf_free(&a);
 	tm_buf_free(&b);
 
-	/* E6 plus a non-monotonic node and a sequence clock: unreachable nodes
-	 * dashed red, a one-way relation, trace time drawn before any snapshot
-	 * names it. */
+	/* E6 plus a non-monotonic node and sequence clocks: unreachable nodes
+	 * dashed red, a file's sequence clocks folded into one node, repeated
+	 * snapshots drawn once with their count, a snapshot of three clocks as
+	 * a hub, trace time drawn before any snapshot names it, a dropped
+	 * conversion. */
 	fresh();
 	tm_clocks_claim(c, NM(RT, 0), 0);
 	tm_clock_tracker *t = proto_tracker(1, 0, 1), *u = proto_tracker(2, 1, 1);
 	SNAP(t, R(BT, G), R(MONO, 5));
 	SNAP(t, R(BT, 2 * G), R(MONO, 4));
 	SNAP_SEQ(t, 3, RU(64, 1, 1000, 1), R(BT, 3 * G));
+	SNAP_SEQ(t, 4, RU(64, 1, 1000, 1), R(BT, 3 * G));
+	SNAP(t, R(BT, 4 * G), R(RT, 5 * G), R(MONO_COARSE, 6));
+	conv_q(t, 64, 3, 1, 0);
+	conv_q(t, 64, 4, 1, 0);
 	SNAP(u, R(BT, G));
 	conv(u, 0, 5);
-	tm_clocks_render_dot(c, NULL, NULL, &a);
-	CHECK(strstr(a.data, "\"c1_s0_f0_m0\" [label=\"REALTIME\\nmachine 0\\ntrace time\""));
-	CHECK(strstr(a.data, "\"c6_s0_f0_m1\" [label=\"BOOTTIME\\nmachine 1\", style=\"rounded,dashed\", color=\"red\""));
-	CHECK(strstr(a.data, "\"c64_s3_f1_m0\" [label=\"SEQ_CLOCK_64\\nmachine 0\\nfile 1\\nseq 3\\nunit 1000 "
-			     "ns\\nincremental\""));
-	CHECK(strstr(a.data, "MONOTONIC\\nmachine 0\\nnon-monotonic\""));
-	CHECK(strstr(a.data, "(2 samples)"));
-	CHECK(strstr(a.data, "dir=forward"));
+	tm_clocks_render_dot(c, NULL, &a);
+	CHECK(strstr(a.data, "[label=\"REALTIME\\ntrace time\""));
+	CHECK(strstr(a.data, "[label=\"BOOTTIME\", style=\"rounded,dashed\", color=\"red\""));
+	CHECK(strstr(a.data, "[label=\"SEQ_CLOCK_64\\nfile 1\\n2 sequence clocks\\nunit 1000 ns\\nincremental\"]"));
+	CHECK(strstr(a.data, "[label=\"MONOTONIC\\nnon-monotonic\", style=\"rounded,dashed\""));
+	CHECK(strstr(a.data, "label=\"clock_snapshot x2\""));
+	CHECK(strstr(a.data, "h") && strstr(a.data, "[shape=circle"));
+	CHECK(strstr(a.data, " [shape=note, label=\"file 2\\n0 timestamps placed\\n1 dropped\", color=\"red\""));
+	CHECK(strstr(a.data, "label=\"dropped: no path\""));
 	if (system("command -v dot > /dev/null 2>&1") != 0) {
 		tm_buf_free(&a);
 		SKIP("graphviz dot not installed");
@@ -1330,10 +1357,56 @@ static void test_render_dot(void)
 	CHECK_INT(run_dot(&a), 0);
 	build_e2();
 	const char *plain[] = {"phone", "server"};
-	tm_clocks_render_dot(c, label, (void *)plain, &b);
+	l.ctx = (void *)plain;
+	tm_clocks_render_dot(c, &l, &b);
 	CHECK_INT(run_dot(&b), 0);
 	tm_buf_free(&a);
 	tm_buf_free(&b);
+}
+
+/* metadata.json `placement`: a file's sequence clocks with one route are
+ * one group; a PIN and a RELATE are told apart; a drop carries its
+ * reason. */
+static void test_placement(void)
+{
+	fresh();
+	tm_clock_tracker *t = proto_tracker(1, 0, 1);
+	SNAP(t, R(BT, G), R(MONO, 5));
+	for (uint32_t seq = 1; seq <= 3; seq++) {
+		SNAP_SEQ(t, seq, RU(64, 0, 1000, 1), R(BT, 2 * G));
+		conv_q(t, 64, seq, 7, 0);
+	}
+	conv(t, BT, 3 * G);
+	conv(t, 128, 1); /* a clock no snapshot named: dropped */
+	size_t n;
+	tm_placement *p = tm_clocks_placement(c, 1, &n);
+	CHECK_INT(n, 3);
+	CHECK_INT(p[0].from.clock_id, 64);
+	CHECK_INT(p[0].n_sources, 3);
+	CHECK_INT(p[0].ok, 3);
+	CHECK_INT(p[0].n_hops, 1);
+	CHECK_STR(tm_clock_hop_name(&p[0].hops[0]), "clock_snapshot");
+	CHECK_INT(p[1].from.clock_id, BT);
+	CHECK_INT(p[1].n_hops, 0); /* BOOTTIME is trace time */
+	CHECK_INT(p[2].from.clock_id, 128);
+	CHECK_INT(p[2].failed, 1);
+	CHECK_INT(p[2].n_hops, -1);
+	CHECK_INT(p[2].failure, TM_CONV_UNKNOWN_SOURCE);
+	const char *names[] = {"phone", "server"};
+	tm_clock_labels l = {(void *)names, label, file_label};
+	tm_buf b = {0};
+	tm_clocks_placement_clock(&p[0], 0, &l, &b);
+	tm_buf_puts(&b, " | ");
+	tm_clocks_placement_clock(&p[0], 1, &l, &b);
+	CHECK_STR(b.data, "SEQ_CLOCK_64@phone (a.pftrace, 3 sequences) | BOOTTIME@phone");
+	tm_buf_free(&b);
+	free(p);
+	CHECK(tm_clocks_placement(c, 9, &n) == NULL && n == 0);
+
+	tm_clock_hop pin = {NODE(TF, 0, 2, 0), NM(BT, 0), 0, TM_CLOCK_ORIGIN_MANIFEST};
+	tm_clock_hop relate = {NM(MONO, 1), NM(BT, 0), 0, TM_CLOCK_ORIGIN_MANIFEST};
+	CHECK_STR(tm_clock_hop_name(&pin), "manifest_pin");
+	CHECK_STR(tm_clock_hop_name(&relate), "manifest_relate");
 }
 
 /* ---- cost ---------------------------------------------------------------------------- */
@@ -1552,6 +1625,7 @@ int main(void)
 	TT_RUN(test_introspection);
 	TT_RUN(test_render_csv);
 	TT_RUN(test_render_dot);
+	TT_RUN(test_placement);
 	TT_RUN(test_conversion_stress_uses_cache);
 	TT_RUN(test_search_matches_literal_bfs);
 	tm_clocks_free(c);
