@@ -42,6 +42,9 @@ LDFLAGS += $(XFLAGS)
 PROTOS := $(wildcard protos/*.proto)
 GEN_C := $(patsubst protos/%.proto,build/gen/%.pb-c.c,$(PROTOS))
 GEN_H := $(GEN_C:.c=.h)
+# Named field numbers for the hand-written wire-level code (STYLE.md,
+# "Protobuf in C"): F_<Message>_<field>, from each .proto.
+GEN_FIELDS := $(patsubst protos/%.proto,build/gen/%_fields.h,$(PROTOS))
 CORE_SRC := $(wildcard core/*.c)
 FS_SRC := $(wildcard fs/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -73,7 +76,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/obj/%.o: %.c | $(GEN_H)
+$(BUILD)/obj/%.o: %.c | $(GEN_H) $(GEN_FIELDS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -84,6 +87,12 @@ $(BUILD)/obj/gen/%.o: build/gen/%.c
 build/gen/%.pb-c.c build/gen/%.pb-c.h: protos/%.proto
 	@mkdir -p build/gen
 	protoc-c --proto_path=protos --c_out=build/gen $<
+
+# Through a temporary file: a generator that fails (it does, loudly, when it
+# finds no field or cannot read a statement) leaves no header behind.
+build/gen/%_fields.h: protos/%.proto protos/fieldnums.awk
+	@mkdir -p build/gen
+	awk -f protos/fieldnums.awk $< >$@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
@@ -125,7 +134,7 @@ demo: deps
 	tests/demo.sh ./tracemount testdata/demo/demo.zip
 
 FUZZ_SECONDS ?= 30
-fuzz: deps fuzz-deps $(GEN_C)
+fuzz: deps fuzz-deps $(GEN_C) $(GEN_FIELDS)
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "proto.h"
+
 /* Most sniffers look at no more than this many leading bytes (formats.md
  * §1.1 "window"). */
 #define WINDOW 128
@@ -463,19 +465,19 @@ static int is_systrace(const unsigned char *b, size_t n)
 	       STARTS(b, w, " ");
 }
 
-/* 210: Trace.packet (tag 0x0a, possibly over-long) of non-zero length whose
- * first tag is module_symbols (field 61, length-delimited: 490). */
+/* 210: Trace.packet (its tag possibly over-long) of non-zero length whose
+ * first tag is module_symbols, length-delimited. */
 static int is_symbols(const unsigned char *b, size_t n)
 {
 	uint64_t v;
 	size_t i = 0, k;
-	if (!(k = varint(b, n, &v)) || v != 0x0a)
+	if (!(k = varint(b, n, &v)) || v != TM_PB_TAG(F_Trace_packet, TM_PB_LEN))
 		return 0;
 	i += k;
 	if (!(k = varint(b + i, n - i, &v)) || v == 0)
 		return 0;
 	i += k;
-	return (k = varint(b + i, n - i, &v)) && v == (61 << 3 | 2);
+	return (k = varint(b + i, n - i, &v)) && v == TM_PB_TAG(F_TracePacket_module_symbols, TM_PB_LEN);
 }
 
 enum { PB_END, PB_FIELD, PB_SKIP };
@@ -492,23 +494,23 @@ static int pb_next(const unsigned char *b, size_t n, size_t *pos, uint32_t *id, 
 	i += k;
 	*id = (uint32_t)(tag >> 3);
 	*wire = (unsigned)(tag & 7);
-	if (*id == 0 || i >= n)
+	if (*id < TM_PB_MIN_FIELD_ID || i >= n)
 		return PB_END;
 	uint64_t payload = 0;
 	switch (*wire) {
-	case 0:
+	case TM_PB_VARINT:
 		if (!(k = varint(b + i, n - i, &v)))
 			return PB_END;
 		i += k;
 		break;
-	case 2:
+	case TM_PB_LEN:
 		if (!(k = varint(b + i, n - i, &payload)) || payload > n - i - k)
 			return PB_END;
 		i += k + (size_t)payload;
 		break;
-	case 1:
-	case 5: {
-		size_t width = *wire == 1 ? 8 : 4;
+	case TM_PB_I64:
+	case TM_PB_I32: {
+		size_t width = *wire == TM_PB_I64 ? 8 : 4;
 		if (width > n - i)
 			return PB_END;
 		i += width;
@@ -518,7 +520,7 @@ static int pb_next(const unsigned char *b, size_t n, size_t *pos, uint32_t *id, 
 		return PB_END;
 	}
 	*pos = i;
-	return *id > 0xffffff || payload > (1u << 28) - 1 ? PB_SKIP : PB_FIELD;
+	return *id > TM_PB_MAX_FIELD_ID || payload > TM_PB_MAX_LEN ? PB_SKIP : PB_FIELD;
 }
 
 /* 220: a pprof Profile (not in formats.md's table; it sits between symbols
@@ -528,21 +530,23 @@ static int pb_next(const unsigned char *b, size_t n, size_t *pos, uint32_t *id, 
 static int is_pprof(const unsigned char *b, size_t n)
 {
 	enum { LEN = 1, VARINT = 2, CORE = 4 };
+	/* perftools.profiles.Profile's field numbers: pprof's schema, not one
+	 * of protos/, so they have no generated names. */
 	static const unsigned char profile_field[15] = {
-		[1] = LEN,	   /* sample_type */
-		[2] = LEN | CORE,  /* sample */
-		[3] = LEN | CORE,  /* mapping */
-		[4] = LEN | CORE,  /* location */
-		[5] = LEN | CORE,  /* function */
-		[6] = LEN | CORE,  /* string_table */
-		[7] = VARINT | CORE, /* drop_frames */
-		[8] = VARINT | CORE, /* keep_frames */
-		[9] = VARINT,	   /* time_nanos */
-		[10] = VARINT,	   /* duration_nanos */
-		[11] = LEN,	   /* period_type */
-		[12] = VARINT,	   /* period */
-		[13] = LEN | VARINT, /* comment (packed or not) */
-		[14] = VARINT,	   /* default_sample_type */
+		[1] = LEN,	   /* sample_type; fieldnum-ok: pprof */
+		[2] = LEN | CORE,  /* sample; fieldnum-ok: pprof */
+		[3] = LEN | CORE,  /* mapping; fieldnum-ok: pprof */
+		[4] = LEN | CORE,  /* location; fieldnum-ok: pprof */
+		[5] = LEN | CORE,  /* function; fieldnum-ok: pprof */
+		[6] = LEN | CORE,  /* string_table; fieldnum-ok: pprof */
+		[7] = VARINT | CORE, /* drop_frames; fieldnum-ok: pprof */
+		[8] = VARINT | CORE, /* keep_frames; fieldnum-ok: pprof */
+		[9] = VARINT,	   /* time_nanos; fieldnum-ok: pprof */
+		[10] = VARINT,	   /* duration_nanos; fieldnum-ok: pprof */
+		[11] = LEN,	   /* period_type; fieldnum-ok: pprof */
+		[12] = VARINT,	   /* period; fieldnum-ok: pprof */
+		[13] = LEN | VARINT, /* comment (packed or not); fieldnum-ok: pprof */
+		[14] = VARINT,	   /* default_sample_type; fieldnum-ok: pprof */
 	};
 	if (n < 10)
 		return 0;
@@ -554,7 +558,7 @@ static int is_pprof(const unsigned char *b, size_t n)
 		if (r == PB_SKIP)
 			continue;
 		unsigned f = id < sizeof profile_field ? profile_field[id] : 0;
-		if (!f || !(f & (wire == 2 ? LEN : wire == 0 ? VARINT : 0)))
+		if (!f || !(f & (wire == TM_PB_LEN ? LEN : wire == TM_PB_VARINT ? VARINT : 0)))
 			return 0;
 		core |= (f & CORE) != 0;
 	}

@@ -17,6 +17,8 @@
 #include "spool.h"
 #include "trace.pb-c.h"
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 /* ---- encoding ------------------------------------------------------------- */
 
 static void put_varint(tm_buf *b, uint64_t v)
@@ -132,7 +134,8 @@ void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
 {
 	uint8_t head[11];
 	size_t n = 0;
-	head[n++] = 0x0a; /* Trace.packet: field 1, length-delimited */
+	_Static_assert(TM_PB_TAG(F_Trace_packet, TM_PB_LEN) < 0x80, "Trace.packet's tag is one byte");
+	head[n++] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
 	uint64_t v = len;
 	do {
 		head[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
@@ -173,10 +176,11 @@ static void put_scoped_ids(tm_buf *b, const tm_pb_field *f, uint32_t file, uint3
 	}
 	if (f->wire != TM_PB_LEN)
 		return;
-	/* packed: varints unless the field is a fixed64 one (flow ids 47/48) */
+	/* packed: varints unless the field is a fixed64 one (TrackEvent's flow
+	 * ids; TrackEventDefaults' track uuids are varints) */
 	tm_buf p = {0};
 	const uint8_t *q = f->data.p, *end = f->data.p + f->data.n;
-	if (f->id == 47 || f->id == 48) {
+	if (f->id == F_TrackEvent_flow_ids || f->id == F_TrackEvent_terminating_flow_ids) {
 		for (; q + 8 <= end; q += 8) {
 			uint64_t v = 0;
 			for (int i = 0; i < 8; i++)
@@ -205,18 +209,18 @@ static void rewrite_track_event(exp *x, tm_buf *b, tm_span msg, const tm_packet_
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
-		case 1:  /* timestamp_delta_us: folded into the packet timestamp */
-		case 16: /* timestamp_absolute_us */
+		case F_TrackEvent_timestamp_delta_us: /* folded into the packet timestamp */
+		case F_TrackEvent_timestamp_absolute_us:
 			break;
-		case 11:
-		case 31:
-		case 45:
+		case F_TrackEvent_track_uuid:
+		case F_TrackEvent_extra_counter_track_uuids:
+		case F_TrackEvent_extra_double_counter_track_uuids:
 			put_scoped_ids(b, &f, file, row, SALT_TRACK);
 			break;
-		case 47:
-		case 48:
-		case 36:
-		case 42:
+		case F_TrackEvent_flow_ids:
+		case F_TrackEvent_terminating_flow_ids:
+		case F_TrackEvent_flow_ids_old:
+		case F_TrackEvent_terminating_flow_ids_old:
 			put_scoped_ids(b, &f, file, row, SALT_FLOW);
 			break;
 		default:
@@ -234,7 +238,7 @@ static void rewrite_track_descriptor(exp *x, tm_buf *b, tm_span msg, const tm_pa
 	tm_pb_iter_init(&it, msg);
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
-		if ((f.id == 1 || f.id == 5) && f.wire == TM_PB_VARINT)
+		if ((f.id == F_TrackDescriptor_uuid || f.id == F_TrackDescriptor_parent_uuid) && f.wire == TM_PB_VARINT)
 			put_uint(b, f.id, exp_scoped(file, row, SALT_TRACK, f.val));
 		else
 			copy_raw(b, at, it.p);
@@ -250,22 +254,23 @@ static void rewrite_defaults(exp *x, tm_buf *b, tm_span msg, const tm_packet_out
 	tm_pb_iter_init(&it, msg);
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
-		if (f.id == 58) {
-			/* timestamp_clock_id: the timestamps are trace time now */
-		} else if (f.id == 11 && f.wire == TM_PB_LEN) {
+		if (f.id == F_TracePacketDefaults_timestamp_clock_id) {
+			/* the timestamps are trace time now */
+		} else if (f.id == F_TracePacketDefaults_track_event_defaults && f.wire == TM_PB_LEN) {
 			tm_buf ted = {0};
 			tm_pb_iter it2;
 			tm_pb_field g;
 			tm_pb_iter_init(&it2, f.data);
 			const uint8_t *at2 = it2.p;
 			while (tm_pb_next(&it2, &g) == 1) {
-				if (g.id == 11 || g.id == 31 || g.id == 45)
+				if (g.id == F_TrackEventDefaults_track_uuid || g.id == F_TrackEventDefaults_extra_counter_track_uuids ||
+				    g.id == F_TrackEventDefaults_extra_double_counter_track_uuids)
 					put_scoped_ids(&ted, &g, file, row, SALT_TRACK);
 				else
 					copy_raw(&ted, at2, it2.p);
 				at2 = it2.p;
 			}
-			put_msg(b, 11, &ted);
+			put_msg(b, F_TracePacketDefaults_track_event_defaults, &ted);
 			tm_buf_free(&ted);
 		} else {
 			copy_raw(b, at, it.p);
@@ -302,21 +307,55 @@ static void put_packed(tm_buf *b, uint32_t id, const uint64_t *v, const size_t *
 	tm_buf_free(&p);
 }
 
+/* CompactSched's two column sets, in the order they are written: the
+ * timestamps, then the columns stepped with them (0 ends a set). */
+#define CS(field) F_FtraceEventBundle_CompactSched_##field
+static const struct compact_set {
+	uint32_t timestamp;
+	uint32_t cols[5];
+} compact_sets[2] = {
+	{CS(switch_timestamp),
+	 {CS(switch_prev_state), CS(switch_next_pid), CS(switch_next_prio), CS(switch_next_comm_index), 0}},
+	{CS(waking_timestamp),
+	 {CS(waking_pid), CS(waking_target_cpu), CS(waking_prio), CS(waking_comm_index), CS(waking_common_flags)}},
+};
+
+/* x->col holds the column of field id at [id - 1]. */
+_Static_assert(N_OF(((exp *)0)->col) == CS(waking_common_flags),
+	       "exp.col has a slot for every CompactSched column");
+
+/* A column's values as the bundle decoder found them. */
+static tm_span compact_column(const tm_compact_sched *c, uint32_t id)
+{
+	switch (id) {
+	case CS(switch_timestamp): return c->switch_timestamp;
+	case CS(switch_prev_state): return c->switch_prev_state;
+	case CS(switch_next_pid): return c->switch_next_pid;
+	case CS(switch_next_prio): return c->switch_next_prio;
+	case CS(switch_next_comm_index): return c->switch_next_comm_index;
+	case CS(waking_timestamp): return c->waking_timestamp;
+	case CS(waking_pid): return c->waking_pid;
+	case CS(waking_target_cpu): return c->waking_target_cpu;
+	case CS(waking_prio): return c->waking_prio;
+	case CS(waking_comm_index): return c->waking_comm_index;
+	case CS(waking_common_flags): return c->waking_common_flags;
+	}
+	return (tm_span){0};
+}
+
 /* CompactSched with dropped events removed and the timestamp deltas
  * re-encoded from the trace-time values. */
 static void rewrite_compact(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
 	const tm_compact_sched *c = &x->bundle.compact;
-	tm_span cols[12] = {
-		{0}, c->switch_timestamp, c->switch_prev_state, c->switch_next_pid, c->switch_next_prio, {0},
-		c->switch_next_comm_index, c->waking_timestamp, c->waking_pid, c->waking_target_cpu,
-		c->waking_prio, c->waking_comm_index,
-	};
-	size_t len[13] = {0};
-	for (int i = 1; i < 12; i++)
-		if (i != 5)
-			len[i] = read_column(cols[i], &x->col[i].v, &x->col[i].cap);
-	size_t len12 = read_column(c->waking_common_flags, &x->col[0].v, &x->col[0].cap);
+	size_t len[CS(waking_common_flags) + 1] = {0}; /* values per column, by field id */
+	for (int w = 0; w < 2; w++) {
+		const struct compact_set *set = &compact_sets[w];
+		uint32_t id = set->timestamp;
+		len[id] = read_column(compact_column(c, id), &x->col[id - 1].v, &x->col[id - 1].cap);
+		for (size_t k = 0; k < N_OF(set->cols) && (id = set->cols[k]); k++)
+			len[id] = read_column(compact_column(c, id), &x->col[id - 1].v, &x->col[id - 1].cap);
+	}
 
 	/* intern_table: every occurrence as it is */
 	tm_pb_iter it;
@@ -324,18 +363,18 @@ static void rewrite_compact(exp *x, tm_buf *b, tm_span msg, const tm_packet_out 
 	tm_pb_iter_init(&it, msg);
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
-		if (f.id == 5)
+		if (f.id == CS(intern_table))
 			copy_raw(b, at, it.p);
 		at = it.p;
 	}
 	for (int w = 0; w < 2; w++) {
+		const struct compact_set *set = &compact_sets[w];
 		const int64_t *ts = w ? po->waking_ts : po->switch_ts;
 		size_t n = w ? po->n_waking : po->n_switch;
-		int base = w ? 7 : 1;
 		size_t *keep = tm_xmalloc((n ? n : 1) * sizeof(size_t));
 		size_t nk = 0;
 		for (size_t k = 0; k < n; k++)
-			if (ts[k] >= 0 && k < len[base])
+			if (ts[k] >= 0 && k < len[set->timestamp])
 				keep[nk++] = k;
 		tm_buf p = {0};
 		uint64_t prev = 0;
@@ -345,26 +384,19 @@ static void rewrite_compact(exp *x, tm_buf *b, tm_span msg, const tm_packet_out 
 			prev = v;
 		}
 		if (nk)
-			put_bytes(b, (uint32_t)base, p.data, p.len);
+			put_bytes(b, set->timestamp, p.data, p.len);
 		tm_buf_free(&p);
-		for (int col = base + 1; col < base + 5; col++) {
-			int idx = col;
-			if (!w && col == 5)
-				idx = 6; /* switch_next_comm_index is field 6 */
+		uint32_t id;
+		for (size_t k = 0; k < N_OF(set->cols) && (id = set->cols[k]); k++) {
 			size_t ok = 0;
-			while (ok < nk && keep[ok] < len[idx])
+			while (ok < nk && keep[ok] < len[id])
 				ok++;
-			put_packed(b, (uint32_t)idx, x->col[idx].v, keep, ok);
-		}
-		if (w) {
-			size_t ok = 0;
-			while (ok < nk && keep[ok] < len12)
-				ok++;
-			put_packed(b, 12, x->col[0].v, keep, ok);
+			put_packed(b, id, x->col[id - 1].v, keep, ok);
 		}
 		free(keep);
 	}
 }
+#undef CS
 
 static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
@@ -378,34 +410,38 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 	size_t ev = 0;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
-		case 5: case 6: case 7: case 9: case 10:
-			break; /* the bundle clock and its readings */
-		case 2: {
+		case F_FtraceEventBundle_ftrace_clock: /* the bundle clock and its readings */
+		case F_FtraceEventBundle_ftrace_timestamp:
+		case F_FtraceEventBundle_boot_timestamp:
+		case F_FtraceEventBundle_last_read_event_timestamp:
+		case F_FtraceEventBundle_previous_bundle_end_timestamp:
+			break;
+		case F_FtraceEventBundle_event: {
 			size_t k = ev++;
 			if (f.wire != TM_PB_LEN || k >= po->n_ftrace || po->ftrace_ts[k] < 0)
 				break;
 			tm_buf *e = &x->s2;
 			e->len = 0;
-			put_uint(e, 1, (uint64_t)po->ftrace_ts[k]);
+			put_uint(e, F_FtraceEvent_timestamp, (uint64_t)po->ftrace_ts[k]);
 			tm_pb_iter it2;
 			tm_pb_field g;
 			tm_pb_iter_init(&it2, f.data);
 			const uint8_t *at2 = it2.p;
 			while (tm_pb_next(&it2, &g) == 1) {
-				if (g.id != 1)
+				if (g.id != F_FtraceEvent_timestamp)
 					copy_raw(e, at2, it2.p);
 				at2 = it2.p;
 			}
-			put_msg(b, 2, e);
+			put_msg(b, F_FtraceEventBundle_event, e);
 			break;
 		}
-		case 4: {
+		case F_FtraceEventBundle_compact_sched: {
 			if (f.wire != TM_PB_LEN)
 				break;
 			tm_buf *cs = &x->s3;
 			cs->len = 0;
 			rewrite_compact(x, cs, f.data, po);
-			put_msg(b, 4, cs);
+			put_msg(b, F_FtraceEventBundle_compact_sched, cs);
 			break;
 		}
 		default:
@@ -428,28 +464,28 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	const uint8_t *at = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
-		case 6:   /* clock_snapshot: applied by the merge */
-		case 107: /* remote_clock_sync */
+		case F_TracePacket_clock_snapshot: /* applied by the merge */
+		case F_TracePacket_remote_clock_sync:
 			clock_only = 1;
 			break;
-		case 8:
-		case 58:
-		case 98:
+		case F_TracePacket_timestamp: /* trace time now, written below */
+		case F_TracePacket_timestamp_clock_id:
+		case F_TracePacket_machine_id: /* the merge's, written below */
 			break;
-		case 10:
+		case F_TracePacket_trusted_packet_sequence_id:
 			had_seq = 1;
 			break;
-		case 59:  /* trace_packet_defaults */
-		case 11:  /* track_event */
-		case 60:  /* track_descriptor */
-		case 1: { /* ftrace_events */
+		case F_TracePacket_trace_packet_defaults:
+		case F_TracePacket_track_event:
+		case F_TracePacket_track_descriptor:
+		case F_TracePacket_ftrace_events: {
 			if (f.wire != TM_PB_LEN)
 				break;
 			void (*rewrite)(exp *, tm_buf *, tm_span, const tm_packet_out *) =
-				f.id == 59 ? rewrite_defaults
-				: f.id == 11 ? rewrite_track_event
-				: f.id == 60 ? rewrite_track_descriptor
-					     : rewrite_bundle;
+				f.id == F_TracePacket_trace_packet_defaults ? rewrite_defaults
+				: f.id == F_TracePacket_track_event ? rewrite_track_event
+				: f.id == F_TracePacket_track_descriptor ? rewrite_track_descriptor
+				: rewrite_bundle;
 			x->s1.len = 0;
 			rewrite(x, &x->s1, f.data, po);
 			put_msg(b, f.id, &x->s1);
@@ -466,11 +502,11 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	if (clock_only && !b->len)
 		return;
 	if (po->has_ts && !clock_only)
-		put_uint(b, 8, (uint64_t)po->ts);
+		put_uint(b, F_TracePacket_timestamp, (uint64_t)po->ts);
 	if (had_seq && po->seq_id)
-		put_uint(b, 10, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
+		put_uint(b, F_TracePacket_trusted_packet_sequence_id, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
 	if (po->machine_row < x->scan->machines.n && x->mach_id[po->machine_row])
-		put_uint(b, 98, x->mach_id[po->machine_row]);
+		put_uint(b, F_TracePacket_machine_id, x->mach_id[po->machine_row]);
 	exp_emit(x, po->machine_row, b->data, b->len);
 }
 
@@ -488,7 +524,7 @@ static void put_header_packet(exp *x, uint32_t row, size_t out, Perfetto__Protos
 	TM_GROW(x->pkt.data, x->pkt.cap, n + 1);
 	perfetto__protos__trace_packet__pack(p, (uint8_t *)x->pkt.data);
 	tm_buf frame = {0};
-	put_bytes(&frame, 1, x->pkt.data, n); /* Trace.packet */
+	put_bytes(&frame, F_Trace_packet, x->pkt.data, n);
 	tm_spool_put(&x->out[out], frame.data, frame.len);
 	tm_buf_free(&frame);
 }
@@ -711,7 +747,7 @@ void tm_export_abort(tm_export_build *x)
 	tm_buf_free(&x->s3);
 	tm_buf_free(&x->s4);
 	tm_ftrace_bundle_free(&x->bundle);
-	for (int i = 0; i < 12; i++)
+	for (size_t i = 0; i < N_OF(x->col); i++)
 		free(x->col[i].v);
 	free(x);
 }

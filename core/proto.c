@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) int pb_field(const uint8_t **pp, co
 	if (p >= end || !(p = pb_varint(p, end, &tag)))
 		return PB_ABORT;
 	uint32_t id = (uint32_t)(tag >> 3);
-	if (id == 0 || p >= end)
+	if (id < TM_PB_MIN_FIELD_ID || p >= end)
 		return PB_ABORT;
 	uint32_t wire = (uint32_t)(tag & 7);
 	uint64_t val = 0, len = 0;
@@ -155,28 +155,29 @@ size_t tm_pb_repeated_spans(tm_span msg, uint32_t id, tm_span *out, size_t max)
 static const char ERR_NOT_FULLY[] =
 	"Failed to parse proto packet fully; the trace is probably corrupt. (ERR:tp-corrupt)";
 
-/* TracePacket field number -> 1 + TM_PKT_* slot (0: not a span we keep). */
-static const uint8_t pkt_len_slot[134] = {
-	[1] = 1 + TM_PKT_FTRACE_EVENTS,
-	[2] = 1 + TM_PKT_PROCESS_TREE,
-	[5] = 1 + TM_PKT_CHROME_EVENTS,
-	[6] = 1 + TM_PKT_CLOCK_SNAPSHOT,
-	[11] = 1 + TM_PKT_TRACK_EVENT,
-	[12] = 1 + TM_PKT_INTERNED_DATA,
-	[33] = 1 + TM_PKT_TRACE_CONFIG,
-	[35] = 1 + TM_PKT_TRACE_STATS,
-	[36] = 1 + TM_PKT_SYNCHRONIZATION_MARKER,
-	[43] = 1 + TM_PKT_PROCESS_DESCRIPTOR,
-	[44] = 1 + TM_PKT_THREAD_DESCRIPTOR,
-	[45] = 1 + TM_PKT_SYSTEM_INFO,
-	[50] = 1 + TM_PKT_COMPRESSED_PACKETS,
-	[51] = 1 + TM_PKT_CHROME_METADATA,
-	[59] = 1 + TM_PKT_TRACE_PACKET_DEFAULTS,
-	[60] = 1 + TM_PKT_TRACK_DESCRIPTOR,
-	[69] = 1 + TM_PKT_SERVICE_EVENT,
-	[107] = 1 + TM_PKT_REMOTE_CLOCK_SYNC,
-	[126] = 1 + TM_PKT_TRACE_ATTRIBUTES,
-	[133] = 1 + TM_PKT_ZSTD_COMPRESSED_PACKETS,
+/* TracePacket field number -> 1 + TM_PKT_* slot (0: not a span we keep);
+ * as long as the highest number kept. */
+static const uint8_t pkt_len_slot[] = {
+	[F_TracePacket_ftrace_events] = 1 + TM_PKT_FTRACE_EVENTS,
+	[F_TracePacket_process_tree] = 1 + TM_PKT_PROCESS_TREE,
+	[F_TracePacket_chrome_events] = 1 + TM_PKT_CHROME_EVENTS,
+	[F_TracePacket_clock_snapshot] = 1 + TM_PKT_CLOCK_SNAPSHOT,
+	[F_TracePacket_track_event] = 1 + TM_PKT_TRACK_EVENT,
+	[F_TracePacket_interned_data] = 1 + TM_PKT_INTERNED_DATA,
+	[F_TracePacket_trace_config] = 1 + TM_PKT_TRACE_CONFIG,
+	[F_TracePacket_trace_stats] = 1 + TM_PKT_TRACE_STATS,
+	[F_TracePacket_synchronization_marker] = 1 + TM_PKT_SYNCHRONIZATION_MARKER,
+	[F_TracePacket_process_descriptor] = 1 + TM_PKT_PROCESS_DESCRIPTOR,
+	[F_TracePacket_thread_descriptor] = 1 + TM_PKT_THREAD_DESCRIPTOR,
+	[F_TracePacket_system_info] = 1 + TM_PKT_SYSTEM_INFO,
+	[F_TracePacket_compressed_packets] = 1 + TM_PKT_COMPRESSED_PACKETS,
+	[F_TracePacket_chrome_metadata] = 1 + TM_PKT_CHROME_METADATA,
+	[F_TracePacket_trace_packet_defaults] = 1 + TM_PKT_TRACE_PACKET_DEFAULTS,
+	[F_TracePacket_track_descriptor] = 1 + TM_PKT_TRACK_DESCRIPTOR,
+	[F_TracePacket_service_event] = 1 + TM_PKT_SERVICE_EVENT,
+	[F_TracePacket_remote_clock_sync] = 1 + TM_PKT_REMOTE_CLOCK_SYNC,
+	[F_TracePacket_trace_attributes] = 1 + TM_PKT_TRACE_ATTRIBUTES,
+	[F_TracePacket_zstd_compressed_packets] = 1 + TM_PKT_ZSTD_COMPRESSED_PACKETS,
 };
 
 _Static_assert(sizeof(((tm_packet *)0)->span) == 20 * sizeof(tm_span) && TM_PKT_NSPANS == 20,
@@ -186,16 +187,34 @@ _Static_assert(TM_PKT_NSPANS <= 32, "span_mask has 32 bits");
 static void pkt_varint(tm_packet *pkt, uint32_t id, uint64_t v)
 {
 	switch (id) {
-	case 8: pkt->has_timestamp = true; pkt->timestamp = v; break;
-	case 58: pkt->has_timestamp_clock_id = true; pkt->timestamp_clock_id = (uint32_t)v; break;
-	case 10: pkt->has_trusted_packet_sequence_id = true; pkt->trusted_packet_sequence_id = (uint32_t)v; break;
-	case 98: pkt->has_machine_id = true; pkt->machine_id = (uint32_t)v; break;
-	case 13: pkt->sequence_flags = (uint32_t)v; break;
-	case 41: pkt->incremental_state_cleared = v != 0; break;
-	case 42: pkt->previous_packet_dropped = (uint32_t)v; break;
-	case 87: pkt->first_packet_on_sequence = v != 0; break;
-	case 3: pkt->has_trusted_uid = true; pkt->trusted_uid = (int32_t)(uint32_t)v; break;
-	case 79: pkt->has_trusted_pid = true; pkt->trusted_pid = (int32_t)(uint32_t)v; break;
+	case F_TracePacket_timestamp:
+		pkt->has_timestamp = true;
+		pkt->timestamp = v;
+		break;
+	case F_TracePacket_timestamp_clock_id:
+		pkt->has_timestamp_clock_id = true;
+		pkt->timestamp_clock_id = (uint32_t)v;
+		break;
+	case F_TracePacket_trusted_packet_sequence_id:
+		pkt->has_trusted_packet_sequence_id = true;
+		pkt->trusted_packet_sequence_id = (uint32_t)v;
+		break;
+	case F_TracePacket_machine_id:
+		pkt->has_machine_id = true;
+		pkt->machine_id = (uint32_t)v;
+		break;
+	case F_TracePacket_sequence_flags: pkt->sequence_flags = (uint32_t)v; break;
+	case F_TracePacket_incremental_state_cleared: pkt->incremental_state_cleared = v != 0; break;
+	case F_TracePacket_previous_packet_dropped: pkt->previous_packet_dropped = (uint32_t)v; break;
+	case F_TracePacket_first_packet_on_sequence: pkt->first_packet_on_sequence = v != 0; break;
+	case F_TracePacket_trusted_uid:
+		pkt->has_trusted_uid = true;
+		pkt->trusted_uid = (int32_t)(uint32_t)v;
+		break;
+	case F_TracePacket_trusted_pid:
+		pkt->has_trusted_pid = true;
+		pkt->trusted_pid = (int32_t)(uint32_t)v;
+		break;
 	default: break;
 	}
 }
@@ -221,7 +240,7 @@ static int packet_extract(tm_span raw, tm_packet *pkt)
 		else if (!(p = pb_varint(p, end, &tag)))
 			return -1;
 		uint32_t id = (uint32_t)(tag >> 3);
-		if (id == 0 || p >= end)
+		if (id < TM_PB_MIN_FIELD_ID || p >= end)
 			return -1;
 		switch (tag & 7) {
 		case TM_PB_VARINT:
@@ -274,7 +293,7 @@ int tm_packet_extract(tm_span raw, tm_packet *pkt, tm_error *err)
 
 /* ---- the streaming reader ----------------------------------------------- */
 
-#define TRACE_PACKET_TAG 0x0a /* Trace.packet: field 1, length-delimited */
+#define TRACE_PACKET_TAG TM_PB_TAG(F_Trace_packet, TM_PB_LEN)
 #define HEADER_MAX 20         /* a tag and a length, 10 bytes each at most */
 #define BUF_INITIAL ((size_t)1 << 20)
 #define INNER_KEEP ((size_t)16 << 20) /* buffers above this are given back when done */

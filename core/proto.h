@@ -27,6 +27,7 @@
 
 #include "archive.h"
 #include "tm.h"
+#include "trace_fields.h" /* F_<Message>_<field>: build/gen, from protos/trace.proto */
 
 /* ---- wire level -------------------------------------------------------- */
 
@@ -46,11 +47,18 @@ enum {
 	TM_PB_I32 = 5,
 };
 
+/* The smallest field id: a tag with field 0 is malformed bytes. */
+#define TM_PB_MIN_FIELD_ID 1u
+
 /* Largest field id and length-delimited size the reference decodes; bigger
  * fields are skipped, not errors (protozero's Field::kMaxId and
  * kMaxMessageLength). */
 #define TM_PB_MAX_FIELD_ID ((1u << 24) - 1)
 #define TM_PB_MAX_LEN ((1u << 28) - 1)
+
+/* A field's tag as one varint: its number (an F_<Message>_<field>) and wire
+ * type. */
+#define TM_PB_TAG(id, wire) ((uint32_t)(id) << 3 | (uint32_t)(wire))
 
 typedef struct tm_pb_field {
 	uint32_t id;
@@ -85,29 +93,30 @@ size_t tm_pb_repeated_spans(tm_span msg, uint32_t id, tm_span *out, size_t max);
 /* ---- one TracePacket ---------------------------------------------------- */
 
 /* The length-delimited TracePacket fields the merge reads (formats.md
- * §5.2), in one array so that the extraction is a table lookup; the named
- * members alias it. */
+ * §5.2), in one array so that the extraction is a table lookup (core/proto.c
+ * maps each F_TracePacket_* number to its slot); the named members alias
+ * it. */
 enum {
-	TM_PKT_FTRACE_EVENTS,          /* 1 */
-	TM_PKT_PROCESS_TREE,           /* 2 */
-	TM_PKT_CHROME_EVENTS,          /* 5 */
-	TM_PKT_CLOCK_SNAPSHOT,         /* 6 */
-	TM_PKT_TRACK_EVENT,            /* 11 */
-	TM_PKT_INTERNED_DATA,          /* 12 */
-	TM_PKT_TRACE_CONFIG,           /* 33 */
-	TM_PKT_TRACE_STATS,            /* 35 */
-	TM_PKT_SYNCHRONIZATION_MARKER, /* 36 */
-	TM_PKT_PROCESS_DESCRIPTOR,     /* 43 */
-	TM_PKT_THREAD_DESCRIPTOR,      /* 44 */
-	TM_PKT_SYSTEM_INFO,            /* 45 */
-	TM_PKT_COMPRESSED_PACKETS,     /* 50 */
-	TM_PKT_CHROME_METADATA,        /* 51 */
-	TM_PKT_TRACE_PACKET_DEFAULTS,  /* 59 */
-	TM_PKT_TRACK_DESCRIPTOR,       /* 60 */
-	TM_PKT_SERVICE_EVENT,          /* 69 */
-	TM_PKT_REMOTE_CLOCK_SYNC,      /* 107 */
-	TM_PKT_TRACE_ATTRIBUTES,       /* 126 */
-	TM_PKT_ZSTD_COMPRESSED_PACKETS,/* 133 */
+	TM_PKT_FTRACE_EVENTS,
+	TM_PKT_PROCESS_TREE,
+	TM_PKT_CHROME_EVENTS,
+	TM_PKT_CLOCK_SNAPSHOT,
+	TM_PKT_TRACK_EVENT,
+	TM_PKT_INTERNED_DATA,
+	TM_PKT_TRACE_CONFIG,
+	TM_PKT_TRACE_STATS,
+	TM_PKT_SYNCHRONIZATION_MARKER,
+	TM_PKT_PROCESS_DESCRIPTOR,
+	TM_PKT_THREAD_DESCRIPTOR,
+	TM_PKT_SYSTEM_INFO,
+	TM_PKT_COMPRESSED_PACKETS,
+	TM_PKT_CHROME_METADATA,
+	TM_PKT_TRACE_PACKET_DEFAULTS,
+	TM_PKT_TRACK_DESCRIPTOR,
+	TM_PKT_SERVICE_EVENT,
+	TM_PKT_REMOTE_CLOCK_SYNC,
+	TM_PKT_TRACE_ATTRIBUTES,
+	TM_PKT_ZSTD_COMPRESSED_PACKETS,
 	TM_PKT_NSPANS
 };
 
@@ -125,17 +134,17 @@ typedef struct tm_packet {
 	bool has_machine_id;
 	bool has_trusted_uid;
 	bool has_trusted_pid;
-	bool incremental_state_cleared;  /* field 41 */
-	bool first_packet_on_sequence;   /* field 87 */
-	bool synchronization_marker;     /* field 36 present */
-	uint64_t timestamp;              /* 8 */
-	uint32_t timestamp_clock_id;     /* 58 */
-	uint32_t trusted_packet_sequence_id; /* 10 */
-	uint32_t machine_id;             /* 98 */
-	uint32_t sequence_flags;         /* 13: TM_SEQ_* */
-	uint32_t previous_packet_dropped;/* 42: reason bits */
-	int32_t trusted_uid;             /* 3 */
-	int32_t trusted_pid;             /* 79 */
+	bool incremental_state_cleared;
+	bool first_packet_on_sequence;
+	bool synchronization_marker;     /* the field is present */
+	uint64_t timestamp;
+	uint32_t timestamp_clock_id;
+	uint32_t trusted_packet_sequence_id;
+	uint32_t machine_id;
+	uint32_t sequence_flags;         /* TM_SEQ_* */
+	uint32_t previous_packet_dropped;/* reason bits */
+	int32_t trusted_uid;
+	int32_t trusted_pid;
 	uint32_t span_mask;              /* bit TM_PKT_x set: span[TM_PKT_x] present */
 
 	union {
@@ -258,7 +267,7 @@ typedef struct tm_system_info {
 	bool has_utsname;
 	tm_span sysname, version, release, machine;  /* utsname */
 	tm_span android_build_fingerprint, tracing_service_version;
-	tm_span machine_name;                         /* 17 (machines.md §7) */
+	tm_span machine_name;                         /* machines.md §7 */
 	bool has_num_cpus, has_page_size, has_hz, has_android_sdk_version;
 	bool has_timezone_off_mins, has_system_ram_bytes;
 	uint32_t num_cpus, page_size;
@@ -271,7 +280,7 @@ int tm_system_info_decode(tm_span msg, tm_system_info *si);
 
 typedef struct tm_packet_defaults {
 	bool has_timestamp_clock_id;
-	uint32_t timestamp_clock_id;        /* 58 */
+	uint32_t timestamp_clock_id;
 	bool has_track_event_defaults;
 	bool has_track_uuid;
 	uint64_t track_uuid;                /* track_event_defaults.track_uuid */
@@ -282,14 +291,15 @@ int tm_packet_defaults_decode(tm_span msg, tm_packet_defaults *d);
 typedef struct tm_trace_config {
 	bool has_primary_trace_clock;
 	uint32_t primary_trace_clock;       /* builtin_data_sources.primary_trace_clock */
-	tm_span trace_attributes;           /* 48 */
+	tm_span trace_attributes;
 	tm_span unique_session_name;
 	uint32_t duration_ms;
 } tm_trace_config;
 
 int tm_trace_config_decode(tm_span msg, tm_trace_config *c);
 
-/* TraceAttributes (packet field 126, TraceConfig field 48). */
+/* TraceAttributes (TracePacket.trace_attributes,
+ * TraceConfig.trace_attributes). */
 typedef struct tm_trace_attribute {
 	tm_span key;
 	int kind;           /* 0 no value, 1 long_value, 2 string_value (the last given) */
@@ -335,7 +345,8 @@ int tm_process_tree_decode(tm_span msg, tm_process_tree *t);
 void tm_process_tree_free(tm_process_tree *t);
 
 typedef struct tm_process_descriptor {
-	tm_span raw;              /* for tm_pb_repeated_spans(raw, 2, ...) */
+	tm_span raw;              /* for tm_pb_repeated_spans(raw,
+	                             F_ProcessDescriptor_cmdline, ...) */
 	bool has_pid;
 	int32_t pid;
 	tm_span cmdline0;         /* the first cmdline entry */
@@ -441,14 +452,14 @@ typedef struct tm_track_event {
 	TM_VEC(int64_t) extra_counter_values;
 	TM_VEC(uint64_t) extra_double_counter_track_uuids;
 	TM_VEC(double) extra_double_counter_values;
-	TM_VEC(uint64_t) flow_ids, terminating_flow_ids;          /* 47, 48 */
-	TM_VEC(uint64_t) flow_ids_old, terminating_flow_ids_old;  /* 36, 42 */
+	TM_VEC(uint64_t) flow_ids, terminating_flow_ids;
+	TM_VEC(uint64_t) flow_ids_old, terminating_flow_ids_old;
 	bool has_timestamp_delta_us, has_timestamp_absolute_us;
 	int64_t timestamp_delta_us, timestamp_absolute_us;       /* µs, MONOTONIC */
 	bool has_thread_time_delta_us, has_thread_time_absolute_us;
 	int64_t thread_time_delta_us, thread_time_absolute_us;
 	TM_VEC(tm_debug_annotation) debug_annotations;
-	tm_span legacy_event;                                    /* 6 */
+	tm_span legacy_event;
 } tm_track_event;
 
 int tm_track_event_decode(tm_span msg, tm_track_event *e);
@@ -460,9 +471,9 @@ typedef struct tm_iid_name {
 } tm_iid_name;
 
 typedef struct tm_interned_data {
-	TM_VEC(tm_iid_name) event_categories;       /* 1 */
-	TM_VEC(tm_iid_name) event_names;            /* 2 */
-	TM_VEC(tm_iid_name) debug_annotation_names; /* 3 */
+	TM_VEC(tm_iid_name) event_categories;
+	TM_VEC(tm_iid_name) event_names;
+	TM_VEC(tm_iid_name) debug_annotation_names;
 } tm_interned_data;
 
 int tm_interned_data_decode(tm_span msg, tm_interned_data *d);
@@ -519,22 +530,22 @@ void tm_ftrace_bundle_free(tm_ftrace_bundle *b);
 /* FtraceEvent payload kinds tracemount decodes: the field number of the
  * event's oneof member. */
 enum {
-	TM_FT_PRINT = 3,
-	TM_FT_SCHED_SWITCH = 4,
-	TM_FT_CPU_FREQUENCY = 11,
-	TM_FT_CPU_IDLE = 13,
-	TM_FT_SCHED_WAKEUP = 17,
-	TM_FT_SCHED_WAKING = 20,
-	TM_FT_TASK_NEWTASK = 235,
-	TM_FT_TASK_RENAME = 236,
-	TM_FT_SCHED_PROCESS_EXIT = 238,
+	TM_FT_PRINT = F_FtraceEvent_print,
+	TM_FT_SCHED_SWITCH = F_FtraceEvent_sched_switch,
+	TM_FT_CPU_FREQUENCY = F_FtraceEvent_cpu_frequency,
+	TM_FT_CPU_IDLE = F_FtraceEvent_cpu_idle,
+	TM_FT_SCHED_WAKEUP = F_FtraceEvent_sched_wakeup,
+	TM_FT_SCHED_WAKING = F_FtraceEvent_sched_waking,
+	TM_FT_TASK_NEWTASK = F_FtraceEvent_task_newtask,
+	TM_FT_TASK_RENAME = F_FtraceEvent_task_rename,
+	TM_FT_SCHED_PROCESS_EXIT = F_FtraceEvent_sched_process_exit,
 };
 
 typedef struct tm_ftrace_event {
 	tm_span raw;
 	bool has_timestamp;    /* false: the reference drops the event
 	                          (ftrace_bundle_tokenizer_errors) */
-	uint64_t timestamp;    /* field 1, first occurrence; bundle clock */
+	uint64_t timestamp;    /* the first one given; bundle clock */
 	bool has_pid;
 	uint32_t pid;
 	uint32_t common_flags;

@@ -3,7 +3,7 @@
  * delta-encoded timestamps (spec/formats.md §5.8).
  *
  * What the reference's ftrace tokenizer takes from an event is mirrored
- * here: the timestamp is the first field 1, the event kind is the first
+ * here: the timestamp is the first one given, the event kind is the first
  * length-delimited field, and compact-sched columns are walked in step up
  * to the shortest one, a mismatch being a parse error reported once.
  */
@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static inline int32_t as_i32(uint64_t v)
 {
@@ -49,18 +51,18 @@ static inline int col_varint(const uint8_t **pp, const uint8_t *end, uint64_t *o
 /* ---- the bundle ----------------------------------------------------------- */
 
 /* CompactSched field number -> column (its span in tm_compact_sched). */
-static const size_t compact_column[13] = {
-	[1] = offsetof(tm_compact_sched, switch_timestamp),
-	[2] = offsetof(tm_compact_sched, switch_prev_state),
-	[3] = offsetof(tm_compact_sched, switch_next_pid),
-	[4] = offsetof(tm_compact_sched, switch_next_prio),
-	[6] = offsetof(tm_compact_sched, switch_next_comm_index),
-	[7] = offsetof(tm_compact_sched, waking_timestamp),
-	[8] = offsetof(tm_compact_sched, waking_pid),
-	[9] = offsetof(tm_compact_sched, waking_target_cpu),
-	[10] = offsetof(tm_compact_sched, waking_prio),
-	[11] = offsetof(tm_compact_sched, waking_comm_index),
-	[12] = offsetof(tm_compact_sched, waking_common_flags),
+static const size_t compact_column[] = {
+	[F_FtraceEventBundle_CompactSched_switch_timestamp] = offsetof(tm_compact_sched, switch_timestamp),
+	[F_FtraceEventBundle_CompactSched_switch_prev_state] = offsetof(tm_compact_sched, switch_prev_state),
+	[F_FtraceEventBundle_CompactSched_switch_next_pid] = offsetof(tm_compact_sched, switch_next_pid),
+	[F_FtraceEventBundle_CompactSched_switch_next_prio] = offsetof(tm_compact_sched, switch_next_prio),
+	[F_FtraceEventBundle_CompactSched_switch_next_comm_index] = offsetof(tm_compact_sched, switch_next_comm_index),
+	[F_FtraceEventBundle_CompactSched_waking_timestamp] = offsetof(tm_compact_sched, waking_timestamp),
+	[F_FtraceEventBundle_CompactSched_waking_pid] = offsetof(tm_compact_sched, waking_pid),
+	[F_FtraceEventBundle_CompactSched_waking_target_cpu] = offsetof(tm_compact_sched, waking_target_cpu),
+	[F_FtraceEventBundle_CompactSched_waking_prio] = offsetof(tm_compact_sched, waking_prio),
+	[F_FtraceEventBundle_CompactSched_waking_comm_index] = offsetof(tm_compact_sched, waking_comm_index),
+	[F_FtraceEventBundle_CompactSched_waking_common_flags] = offsetof(tm_compact_sched, waking_common_flags),
 };
 
 static void compact_decode(tm_span msg, tm_ftrace_bundle *b)
@@ -69,12 +71,13 @@ static void compact_decode(tm_span msg, tm_ftrace_bundle *b)
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
 	while (tm_pb_next(&it, &f) > 0) {
-		if (f.wire != TM_PB_LEN || f.id >= 13)
+		if (f.wire != TM_PB_LEN || f.id >= N_OF(compact_column))
 			continue;
-		if (f.id == 5) {
+		if (f.id == F_FtraceEventBundle_CompactSched_intern_table) {
 			TM_GROW(b->intern_table.v, b->intern_table.cap, b->intern_table.n + 1);
 			b->intern_table.v[b->intern_table.n++] = f.data;
-		} else if (f.id == 1 || compact_column[f.id]) { /* column 1 is at offset 0 */
+		} else if (f.id == F_FtraceEventBundle_CompactSched_switch_timestamp || compact_column[f.id]) {
+			/* (switch_timestamp's column is at offset 0) */
 			/* The reference reads a packed column from its last
 			 * occurrence only. */
 			*(tm_span *)((char *)&b->compact + compact_column[f.id]) = f.data;
@@ -97,25 +100,34 @@ int tm_ftrace_bundle_decode(tm_span msg, tm_ftrace_bundle *b, tm_error *err)
 	tm_pb_iter_init(&it, msg);
 	while (tm_pb_next(&it, &f) > 0) {
 		if (f.wire == TM_PB_LEN) {
-			if (f.id == 2)
+			if (f.id == F_FtraceEventBundle_event)
 				b->n_events++;
-			else if (f.id == 4)
+			else if (f.id == F_FtraceEventBundle_compact_sched)
 				compact = f.data;
 			continue;
 		}
 		if (f.wire != TM_PB_VARINT)
 			continue;
 		switch (f.id) {
-		case 1: b->has_cpu = true; b->cpu = (uint32_t)f.val; break;
-		case 3: b->lost_events = f.val != 0; break;
-		case 5: b->has_ftrace_clock = true; b->ftrace_clock = as_i32(f.val); break;
-		case 6: b->has_ftrace_timestamp = true; b->ftrace_timestamp = (int64_t)f.val; break;
-		case 7: b->has_boot_timestamp = true; b->boot_timestamp = (int64_t)f.val; break;
-		case 9:
+		case F_FtraceEventBundle_cpu: b->has_cpu = true; b->cpu = (uint32_t)f.val; break;
+		case F_FtraceEventBundle_lost_events: b->lost_events = f.val != 0; break;
+		case F_FtraceEventBundle_ftrace_clock:
+			b->has_ftrace_clock = true;
+			b->ftrace_clock = as_i32(f.val);
+			break;
+		case F_FtraceEventBundle_ftrace_timestamp:
+			b->has_ftrace_timestamp = true;
+			b->ftrace_timestamp = (int64_t)f.val;
+			break;
+		case F_FtraceEventBundle_boot_timestamp:
+			b->has_boot_timestamp = true;
+			b->boot_timestamp = (int64_t)f.val;
+			break;
+		case F_FtraceEventBundle_last_read_event_timestamp:
 			b->has_last_read_event_timestamp = true;
 			b->last_read_event_timestamp = f.val;
 			break;
-		case 10:
+		case F_FtraceEventBundle_previous_bundle_end_timestamp:
 			b->has_previous_bundle_end_timestamp = true;
 			b->previous_bundle_end_timestamp = f.val;
 			break;
@@ -148,64 +160,78 @@ typedef struct ft_slot {
 #define SLOT(type, member) {type, (uint16_t)offsetof(tm_ftrace_event, u.member)}
 
 /* Per event kind, field number -> where it goes. */
-static const ft_slot print_slots[3] = {
-	[1] = SLOT(FT_U64, print.ip),
-	[2] = SLOT(FT_STR, print.buf),
+static const ft_slot print_slots[] = {
+	[F_PrintFtraceEvent_ip] = SLOT(FT_U64, print.ip),
+	[F_PrintFtraceEvent_buf] = SLOT(FT_STR, print.buf),
 };
-static const ft_slot sched_switch_slots[8] = {
-	[1] = SLOT(FT_STR, sched_switch.prev_comm),
-	[2] = SLOT(FT_I32, sched_switch.prev_pid),
-	[3] = SLOT(FT_I32, sched_switch.prev_prio),
-	[4] = SLOT(FT_I64, sched_switch.prev_state),
-	[5] = SLOT(FT_STR, sched_switch.next_comm),
-	[6] = SLOT(FT_I32, sched_switch.next_pid),
-	[7] = SLOT(FT_I32, sched_switch.next_prio),
+static const ft_slot sched_switch_slots[] = {
+	[F_SchedSwitchFtraceEvent_prev_comm] = SLOT(FT_STR, sched_switch.prev_comm),
+	[F_SchedSwitchFtraceEvent_prev_pid] = SLOT(FT_I32, sched_switch.prev_pid),
+	[F_SchedSwitchFtraceEvent_prev_prio] = SLOT(FT_I32, sched_switch.prev_prio),
+	[F_SchedSwitchFtraceEvent_prev_state] = SLOT(FT_I64, sched_switch.prev_state),
+	[F_SchedSwitchFtraceEvent_next_comm] = SLOT(FT_STR, sched_switch.next_comm),
+	[F_SchedSwitchFtraceEvent_next_pid] = SLOT(FT_I32, sched_switch.next_pid),
+	[F_SchedSwitchFtraceEvent_next_prio] = SLOT(FT_I32, sched_switch.next_prio),
 };
-static const ft_slot sched_wake_slots[6] = { /* sched_waking and sched_wakeup */
-	[1] = SLOT(FT_STR, sched_wake.comm),
-	[2] = SLOT(FT_I32, sched_wake.pid),
-	[3] = SLOT(FT_I32, sched_wake.prio),
-	[4] = SLOT(FT_I32, sched_wake.success),
-	[5] = SLOT(FT_I32, sched_wake.target_cpu),
+/* sched_waking and sched_wakeup: one message shape */
+_Static_assert(F_SchedWakeupFtraceEvent_comm == F_SchedWakingFtraceEvent_comm &&
+	       F_SchedWakeupFtraceEvent_pid == F_SchedWakingFtraceEvent_pid &&
+	       F_SchedWakeupFtraceEvent_prio == F_SchedWakingFtraceEvent_prio &&
+	       F_SchedWakeupFtraceEvent_success == F_SchedWakingFtraceEvent_success &&
+	       F_SchedWakeupFtraceEvent_target_cpu == F_SchedWakingFtraceEvent_target_cpu,
+	       "sched_wakeup and sched_waking share sched_wake_slots");
+static const ft_slot sched_wake_slots[] = {
+	[F_SchedWakingFtraceEvent_comm] = SLOT(FT_STR, sched_wake.comm),
+	[F_SchedWakingFtraceEvent_pid] = SLOT(FT_I32, sched_wake.pid),
+	[F_SchedWakingFtraceEvent_prio] = SLOT(FT_I32, sched_wake.prio),
+	[F_SchedWakingFtraceEvent_success] = SLOT(FT_I32, sched_wake.success),
+	[F_SchedWakingFtraceEvent_target_cpu] = SLOT(FT_I32, sched_wake.target_cpu),
 };
-static const ft_slot cpu_slots[3] = { /* cpu_frequency and cpu_idle */
-	[1] = SLOT(FT_U32, cpu.state),
-	[2] = SLOT(FT_U32, cpu.cpu_id),
+/* cpu_frequency and cpu_idle: one message shape */
+_Static_assert(F_CpuIdleFtraceEvent_state == F_CpuFrequencyFtraceEvent_state &&
+	       F_CpuIdleFtraceEvent_cpu_id == F_CpuFrequencyFtraceEvent_cpu_id,
+	       "cpu_frequency and cpu_idle share cpu_slots");
+static const ft_slot cpu_slots[] = {
+	[F_CpuFrequencyFtraceEvent_state] = SLOT(FT_U32, cpu.state),
+	[F_CpuFrequencyFtraceEvent_cpu_id] = SLOT(FT_U32, cpu.cpu_id),
 };
-static const ft_slot newtask_slots[5] = {
-	[1] = SLOT(FT_I32, task_newtask.pid),
-	[2] = SLOT(FT_STR, task_newtask.comm),
-	[3] = SLOT(FT_U64, task_newtask.clone_flags),
-	[4] = SLOT(FT_I32, task_newtask.oom_score_adj),
+static const ft_slot newtask_slots[] = {
+	[F_TaskNewtaskFtraceEvent_pid] = SLOT(FT_I32, task_newtask.pid),
+	[F_TaskNewtaskFtraceEvent_comm] = SLOT(FT_STR, task_newtask.comm),
+	[F_TaskNewtaskFtraceEvent_clone_flags] = SLOT(FT_U64, task_newtask.clone_flags),
+	[F_TaskNewtaskFtraceEvent_oom_score_adj] = SLOT(FT_I32, task_newtask.oom_score_adj),
 };
-static const ft_slot rename_slots[5] = {
-	[1] = SLOT(FT_I32, task_rename.pid),
-	[2] = SLOT(FT_STR, task_rename.oldcomm),
-	[3] = SLOT(FT_STR, task_rename.newcomm),
-	[4] = SLOT(FT_I32, task_rename.oom_score_adj),
+static const ft_slot rename_slots[] = {
+	[F_TaskRenameFtraceEvent_pid] = SLOT(FT_I32, task_rename.pid),
+	[F_TaskRenameFtraceEvent_oldcomm] = SLOT(FT_STR, task_rename.oldcomm),
+	[F_TaskRenameFtraceEvent_newcomm] = SLOT(FT_STR, task_rename.newcomm),
+	[F_TaskRenameFtraceEvent_oom_score_adj] = SLOT(FT_I32, task_rename.oom_score_adj),
 };
-static const ft_slot exit_slots[5] = {
-	[1] = SLOT(FT_STR, sched_process_exit.comm),
-	[2] = SLOT(FT_I32, sched_process_exit.pid),
-	[3] = SLOT(FT_I32, sched_process_exit.tgid),
-	[4] = SLOT(FT_I32, sched_process_exit.prio),
+static const ft_slot exit_slots[] = {
+	[F_SchedProcessExitFtraceEvent_comm] = SLOT(FT_STR, sched_process_exit.comm),
+	[F_SchedProcessExitFtraceEvent_pid] = SLOT(FT_I32, sched_process_exit.pid),
+	[F_SchedProcessExitFtraceEvent_tgid] = SLOT(FT_I32, sched_process_exit.tgid),
+	[F_SchedProcessExitFtraceEvent_prio] = SLOT(FT_I32, sched_process_exit.prio),
 };
+#undef SLOT
 
+#define KIND(kind, slots) {kind, slots, N_OF(slots)}
 static const struct {
 	uint32_t kind;
 	const ft_slot *slots;
 	uint32_t n;
 } ft_kinds[] = {
-	{TM_FT_PRINT, print_slots, 3},
-	{TM_FT_SCHED_SWITCH, sched_switch_slots, 8},
-	{TM_FT_CPU_FREQUENCY, cpu_slots, 3},
-	{TM_FT_CPU_IDLE, cpu_slots, 3},
-	{TM_FT_SCHED_WAKEUP, sched_wake_slots, 6},
-	{TM_FT_SCHED_WAKING, sched_wake_slots, 6},
-	{TM_FT_TASK_NEWTASK, newtask_slots, 5},
-	{TM_FT_TASK_RENAME, rename_slots, 5},
-	{TM_FT_SCHED_PROCESS_EXIT, exit_slots, 5},
+	KIND(TM_FT_PRINT, print_slots),
+	KIND(TM_FT_SCHED_SWITCH, sched_switch_slots),
+	KIND(TM_FT_CPU_FREQUENCY, cpu_slots),
+	KIND(TM_FT_CPU_IDLE, cpu_slots),
+	KIND(TM_FT_SCHED_WAKEUP, sched_wake_slots),
+	KIND(TM_FT_SCHED_WAKING, sched_wake_slots),
+	KIND(TM_FT_TASK_NEWTASK, newtask_slots),
+	KIND(TM_FT_TASK_RENAME, rename_slots),
+	KIND(TM_FT_SCHED_PROCESS_EXIT, exit_slots),
 };
+#undef KIND
 
 static int decode_body(tm_ftrace_event *ev)
 {
@@ -263,13 +289,13 @@ int tm_ftrace_event_decode(tm_span msg, tm_ftrace_event *ev)
 		}
 		if (f.wire != TM_PB_VARINT)
 			continue;
-		if (f.id == 1 && !ev->has_timestamp) {
+		if (f.id == F_FtraceEvent_timestamp && !ev->has_timestamp) {
 			ev->has_timestamp = true;
 			ev->timestamp = f.val;
-		} else if (f.id == 2) {
+		} else if (f.id == F_FtraceEvent_pid) {
 			ev->has_pid = true;
 			ev->pid = (uint32_t)f.val;
-		} else if (f.id == 5) {
+		} else if (f.id == F_FtraceEvent_common_flags) {
 			ev->common_flags = (uint32_t)f.val;
 		}
 	}
@@ -288,7 +314,7 @@ int tm_ftrace_events_next(tm_ftrace_iter *it, tm_ftrace_event *ev)
 {
 	tm_pb_field f;
 	while (tm_pb_next(&it->it, &f) > 0)
-		if (f.id == 2 && f.wire == TM_PB_LEN) {
+		if (f.id == F_FtraceEventBundle_event && f.wire == TM_PB_LEN) {
 			tm_ftrace_event_decode(f.data, ev);
 			return 1;
 		}

@@ -66,10 +66,10 @@ static void clock_field(void *out, const tm_pb_field *f, int *complete)
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 1: c->clock_id = (uint32_t)f->val; break;
-	case 2: c->timestamp = f->val; break;
-	case 3: c->is_incremental = f->val != 0; break;
-	case 4: c->unit_multiplier_ns = f->val; break;
+	case F_ClockSnapshot_Clock_clock_id: c->clock_id = (uint32_t)f->val; break;
+	case F_ClockSnapshot_Clock_timestamp: c->timestamp = f->val; break;
+	case F_ClockSnapshot_Clock_is_incremental: c->is_incremental = f->val != 0; break;
+	case F_ClockSnapshot_Clock_unit_multiplier_ns: c->unit_multiplier_ns = f->val; break;
 	}
 }
 
@@ -82,7 +82,7 @@ typedef struct snap_sink {
 static void snapshot_field(void *out, const tm_pb_field *f, int *complete)
 {
 	snap_sink *s = out;
-	if (f->id == 1 && IS_L(*f)) {
+	if (f->id == F_ClockSnapshot_clocks && IS_L(*f)) {
 		tm_snap_clock c = {0};
 		if (!walk(f->data, clock_field, &c))
 			*complete = 0;
@@ -91,7 +91,7 @@ static void snapshot_field(void *out, const tm_pb_field *f, int *complete)
 			c.unit_multiplier_ns = 1;
 		TM_GROW(*s->v, *s->cap, *s->n + 1);
 		(*s->v)[(*s->n)++] = c;
-	} else if (f->id == 2 && IS_V(*f) && s->primary) {
+	} else if (f->id == F_ClockSnapshot_primary_trace_clock && IS_V(*f) && s->primary) {
 		*s->primary = (uint32_t)f->val;
 	}
 }
@@ -119,16 +119,16 @@ static void synced_field(void *out, const tm_pb_field *f, int *complete)
 	synced_clocks *sc = out;
 	if (!IS_L(*f))
 		return;
-	if (f->id == 2)
+	if (f->id == F_RemoteClockSync_SyncedClocks_client_clocks)
 		sc->client = f->data;
-	else if (f->id == 3)
+	else if (f->id == F_RemoteClockSync_SyncedClocks_host_clocks)
 		sc->host = f->data;
 }
 
 static void remote_sync_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_remote_clock_sync *s = out;
-	if (f->id != 1 || !IS_L(*f))
+	if (f->id != F_RemoteClockSync_synced_clocks || !IS_L(*f))
 		return;
 	synced_clocks sc = {{0}, {0}};
 	if (!walk(f->data, synced_field, &sc))
@@ -168,10 +168,10 @@ static void utsname_field(void *out, const tm_pb_field *f, int *complete)
 	if (!IS_L(*f))
 		return;
 	switch (f->id) {
-	case 1: si->sysname = f->data; break;
-	case 2: si->version = f->data; break;
-	case 3: si->release = f->data; break;
-	case 4: si->machine = f->data; break;
+	case F_Utsname_sysname: si->sysname = f->data; break;
+	case F_Utsname_version: si->version = f->data; break;
+	case F_Utsname_release: si->release = f->data; break;
+	case F_Utsname_machine: si->machine = f->data; break;
 	}
 }
 
@@ -180,28 +180,37 @@ static void system_info_field(void *out, const tm_pb_field *f, int *complete)
 	tm_system_info *si = out;
 	if (IS_L(*f)) {
 		switch (f->id) {
-		case 1:
+		case F_SystemInfo_utsname:
 			/* A later utsname replaces an earlier one entirely. */
 			si->has_utsname = true;
 			si->sysname = si->version = si->release = si->machine = (tm_span){0};
 			if (!walk(f->data, utsname_field, si))
 				*complete = 0;
 			break;
-		case 2: si->android_build_fingerprint = f->data; break;
-		case 4: si->tracing_service_version = f->data; break;
-		case 17: si->machine_name = f->data; break;
+		case F_SystemInfo_android_build_fingerprint: si->android_build_fingerprint = f->data; break;
+		case F_SystemInfo_tracing_service_version: si->tracing_service_version = f->data; break;
+		case F_SystemInfo_machine_name: si->machine_name = f->data; break;
 		}
 		return;
 	}
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 3: si->has_hz = true; si->hz = (int64_t)f->val; break;
-	case 5: si->has_android_sdk_version = true; si->android_sdk_version = f->val; break;
-	case 6: si->has_page_size = true; si->page_size = (uint32_t)f->val; break;
-	case 7: si->has_timezone_off_mins = true; si->timezone_off_mins = as_i32(f->val); break;
-	case 8: si->has_num_cpus = true; si->num_cpus = (uint32_t)f->val; break;
-	case 16: si->has_system_ram_bytes = true; si->system_ram_bytes = f->val; break;
+	case F_SystemInfo_hz: si->has_hz = true; si->hz = (int64_t)f->val; break;
+	case F_SystemInfo_android_sdk_version:
+		si->has_android_sdk_version = true;
+		si->android_sdk_version = f->val;
+		break;
+	case F_SystemInfo_page_size: si->has_page_size = true; si->page_size = (uint32_t)f->val; break;
+	case F_SystemInfo_timezone_off_mins:
+		si->has_timezone_off_mins = true;
+		si->timezone_off_mins = as_i32(f->val);
+		break;
+	case F_SystemInfo_num_cpus: si->has_num_cpus = true; si->num_cpus = (uint32_t)f->val; break;
+	case F_SystemInfo_system_ram_bytes:
+		si->has_system_ram_bytes = true;
+		si->system_ram_bytes = f->val;
+		break;
 	}
 }
 
@@ -214,7 +223,7 @@ int tm_system_info_decode(tm_span msg, tm_system_info *si)
 static void track_event_defaults_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_packet_defaults *d = out;
-	if (f->id == 11 && IS_V(*f)) {
+	if (f->id == F_TrackEventDefaults_track_uuid && IS_V(*f)) {
 		d->has_track_uuid = true;
 		d->track_uuid = f->val;
 	}
@@ -223,10 +232,10 @@ static void track_event_defaults_field(void *out, const tm_pb_field *f, int *com
 static void packet_defaults_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_packet_defaults *d = out;
-	if (f->id == 58 && IS_V(*f)) {
+	if (f->id == F_TracePacketDefaults_timestamp_clock_id && IS_V(*f)) {
 		d->has_timestamp_clock_id = true;
 		d->timestamp_clock_id = (uint32_t)f->val;
-	} else if (f->id == 11 && IS_L(*f)) {
+	} else if (f->id == F_TracePacketDefaults_track_event_defaults && IS_L(*f)) {
 		d->has_track_event_defaults = true;
 		d->has_track_uuid = false;
 		d->track_uuid = 0;
@@ -244,7 +253,7 @@ int tm_packet_defaults_decode(tm_span msg, tm_packet_defaults *d)
 static void builtin_data_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_trace_config *c = out;
-	if (f->id == 5 && IS_V(*f)) {
+	if (f->id == F_TraceConfig_BuiltinDataSource_primary_trace_clock && IS_V(*f)) {
 		c->has_primary_trace_clock = true;
 		c->primary_trace_clock = (uint32_t)f->val;
 	}
@@ -253,16 +262,16 @@ static void builtin_data_field(void *out, const tm_pb_field *f, int *complete)
 static void trace_config_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_trace_config *c = out;
-	if (f->id == 20 && IS_L(*f)) {
+	if (f->id == F_TraceConfig_builtin_data_sources && IS_L(*f)) {
 		c->has_primary_trace_clock = false;
 		c->primary_trace_clock = 0;
 		if (!walk(f->data, builtin_data_field, c))
 			*complete = 0;
-	} else if (f->id == 48 && IS_L(*f)) {
+	} else if (f->id == F_TraceConfig_trace_attributes && IS_L(*f)) {
 		c->trace_attributes = f->data;
-	} else if (f->id == 22 && IS_L(*f)) {
+	} else if (f->id == F_TraceConfig_unique_session_name && IS_L(*f)) {
 		c->unique_session_name = f->data;
-	} else if (f->id == 3 && IS_V(*f)) {
+	} else if (f->id == F_TraceConfig_duration_ms && IS_V(*f)) {
 		c->duration_ms = (uint32_t)f->val;
 	}
 }
@@ -276,12 +285,12 @@ int tm_trace_config_decode(tm_span msg, tm_trace_config *c)
 static void attribute_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_trace_attribute *a = out;
-	if (f->id == 1 && IS_L(*f)) {
+	if (f->id == F_TraceAttributes_Attribute_key && IS_L(*f)) {
 		a->key = f->data;
-	} else if (f->id == 2 && IS_V(*f)) {
+	} else if (f->id == F_TraceAttributes_Attribute_long_value && IS_V(*f)) {
 		a->kind = 1;
 		a->long_value = (int64_t)f->val;
-	} else if (f->id == 3 && IS_L(*f)) {
+	} else if (f->id == F_TraceAttributes_Attribute_string_value && IS_L(*f)) {
 		a->kind = 2;
 		a->string_value = f->data;
 	}
@@ -290,7 +299,7 @@ static void attribute_field(void *out, const tm_pb_field *f, int *complete)
 static void attributes_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_trace_attributes *as = out;
-	if (f->id != 1 || !IS_L(*f))
+	if (f->id != F_TraceAttributes_attribute || !IS_L(*f))
 		return;
 	tm_trace_attribute a;
 	memset(&a, 0, sizeof(a));
@@ -323,7 +332,7 @@ static void pt_process_field(void *out, const tm_pb_field *f, int *complete)
 {
 	pt_process_ctx *c = out;
 	tm_pt_process *p = c->p;
-	if (f->id == 3 && IS_L(*f)) {
+	if (f->id == F_ProcessTree_Process_cmdline && IS_L(*f)) {
 		TM_GROW(c->t->cmdline, c->t->cap_cmdline, c->t->n_cmdline + 1);
 		c->t->cmdline[c->t->n_cmdline++] = f->data;
 		p->cmdline_n++;
@@ -332,23 +341,23 @@ static void pt_process_field(void *out, const tm_pb_field *f, int *complete)
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 1: p->has_pid = true; p->pid = as_i32(f->val); break;
-	case 2: p->has_ppid = true; p->ppid = as_i32(f->val); break;
-	case 5: p->has_uid = true; p->uid = as_i32(f->val); break;
-	case 8: p->is_kthread = f->val != 0; break;
-	case 9: p->cmdline_is_comm = f->val != 0; break;
+	case F_ProcessTree_Process_pid: p->has_pid = true; p->pid = as_i32(f->val); break;
+	case F_ProcessTree_Process_ppid: p->has_ppid = true; p->ppid = as_i32(f->val); break;
+	case F_ProcessTree_Process_uid: p->has_uid = true; p->uid = as_i32(f->val); break;
+	case F_ProcessTree_Process_is_kthread: p->is_kthread = f->val != 0; break;
+	case F_ProcessTree_Process_cmdline_is_comm: p->cmdline_is_comm = f->val != 0; break;
 	}
 }
 
 static void pt_thread_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_pt_thread *th = out;
-	if (f->id == 2 && IS_L(*f))
+	if (f->id == F_ProcessTree_Thread_name && IS_L(*f))
 		th->name = f->data;
-	else if (f->id == 1 && IS_V(*f)) {
+	else if (f->id == F_ProcessTree_Thread_tid && IS_V(*f)) {
 		th->has_tid = true;
 		th->tid = as_i32(f->val);
-	} else if (f->id == 3 && IS_V(*f)) {
+	} else if (f->id == F_ProcessTree_Thread_tgid && IS_V(*f)) {
 		th->has_tgid = true;
 		th->tgid = as_i32(f->val);
 	}
@@ -357,7 +366,7 @@ static void pt_thread_field(void *out, const tm_pb_field *f, int *complete)
 static void process_tree_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_process_tree *t = out;
-	if (f->id == 1 && IS_L(*f)) {
+	if (f->id == F_ProcessTree_processes && IS_L(*f)) {
 		tm_pt_process p;
 		memset(&p, 0, sizeof(p));
 		p.cmdline_off = t->n_cmdline;
@@ -366,14 +375,14 @@ static void process_tree_field(void *out, const tm_pb_field *f, int *complete)
 			*complete = 0;
 		TM_GROW(t->processes, t->cap_processes, t->n_processes + 1);
 		t->processes[t->n_processes++] = p;
-	} else if (f->id == 2 && IS_L(*f)) {
+	} else if (f->id == F_ProcessTree_threads && IS_L(*f)) {
 		tm_pt_thread th;
 		memset(&th, 0, sizeof(th));
 		if (!walk(f->data, pt_thread_field, &th))
 			*complete = 0;
 		TM_GROW(t->threads, t->cap_threads, t->n_threads + 1);
 		t->threads[t->n_threads++] = th;
-	} else if (f->id == 3 && IS_V(*f)) {
+	} else if (f->id == F_ProcessTree_collection_end_timestamp && IS_V(*f)) {
 		t->has_collection_end_timestamp = true;
 		t->collection_end_timestamp = f->val;
 	}
@@ -399,11 +408,11 @@ static void process_descriptor_field(void *out, const tm_pb_field *f, int *compl
 {
 	tm_process_descriptor *d = out;
 	if (IS_L(*f)) {
-		if (f->id == 2) {
+		if (f->id == F_ProcessDescriptor_cmdline) {
 			if (!d->n_cmdline)
 				d->cmdline0 = f->data;
 			d->n_cmdline++;
-		} else if (f->id == 6) {
+		} else if (f->id == F_ProcessDescriptor_process_name) {
 			d->process_name = f->data;
 		}
 		return;
@@ -411,11 +420,14 @@ static void process_descriptor_field(void *out, const tm_pb_field *f, int *compl
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 1: d->has_pid = true; d->pid = as_i32(f->val); break;
-	case 3: d->legacy_sort_index = as_i32(f->val); break;
-	case 4: d->chrome_process_type = as_i32(f->val); break;
-	case 5: d->process_priority = as_i32(f->val); break;
-	case 7: d->has_start_timestamp_ns = true; d->start_timestamp_ns = (int64_t)f->val; break;
+	case F_ProcessDescriptor_pid: d->has_pid = true; d->pid = as_i32(f->val); break;
+	case F_ProcessDescriptor_legacy_sort_index: d->legacy_sort_index = as_i32(f->val); break;
+	case F_ProcessDescriptor_chrome_process_type: d->chrome_process_type = as_i32(f->val); break;
+	case F_ProcessDescriptor_process_priority: d->process_priority = as_i32(f->val); break;
+	case F_ProcessDescriptor_start_timestamp_ns:
+		d->has_start_timestamp_ns = true;
+		d->start_timestamp_ns = (int64_t)f->val;
+		break;
 	}
 }
 
@@ -429,20 +441,26 @@ int tm_process_descriptor_decode(tm_span msg, tm_process_descriptor *d)
 static void thread_descriptor_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_thread_descriptor *d = out;
-	if (f->id == 5 && IS_L(*f)) {
+	if (f->id == F_ThreadDescriptor_thread_name && IS_L(*f)) {
 		d->thread_name = f->data;
 		return;
 	}
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 1: d->has_pid = true; d->pid = as_i32(f->val); break;
-	case 2: d->has_tid = true; d->tid = (int64_t)f->val; break;
-	case 3: d->legacy_sort_index = as_i32(f->val); break;
-	case 4: d->chrome_thread_type = as_i32(f->val); break;
-	case 6: d->has_reference_timestamp_us = true; d->reference_timestamp_us = (int64_t)f->val; break;
-	case 7: d->has_reference_thread_time_us = true; d->reference_thread_time_us = (int64_t)f->val; break;
-	case 8:
+	case F_ThreadDescriptor_pid: d->has_pid = true; d->pid = as_i32(f->val); break;
+	case F_ThreadDescriptor_tid: d->has_tid = true; d->tid = (int64_t)f->val; break;
+	case F_ThreadDescriptor_legacy_sort_index: d->legacy_sort_index = as_i32(f->val); break;
+	case F_ThreadDescriptor_chrome_thread_type: d->chrome_thread_type = as_i32(f->val); break;
+	case F_ThreadDescriptor_reference_timestamp_us:
+		d->has_reference_timestamp_us = true;
+		d->reference_timestamp_us = (int64_t)f->val;
+		break;
+	case F_ThreadDescriptor_reference_thread_time_us:
+		d->has_reference_thread_time_us = true;
+		d->reference_thread_time_us = (int64_t)f->val;
+		break;
+	case F_ThreadDescriptor_reference_thread_instruction_count:
 		d->has_reference_thread_instruction_count = true;
 		d->reference_thread_instruction_count = (int64_t)f->val;
 		break;
@@ -460,17 +478,20 @@ int tm_thread_descriptor_decode(tm_span msg, tm_thread_descriptor *d)
 static void counter_descriptor_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_counter_descriptor *c = out;
-	if (f->id == 6 && IS_L(*f)) {
+	if (f->id == F_CounterDescriptor_unit_name && IS_L(*f)) {
 		c->unit_name = f->data;
 		return;
 	}
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 1: c->type = as_i32(f->val); break;
-	case 3: c->unit = as_i32(f->val); break;
-	case 4: c->has_unit_multiplier = true; c->unit_multiplier = (int64_t)f->val; break;
-	case 5: c->is_incremental = f->val != 0; break;
+	case F_CounterDescriptor_type: c->type = as_i32(f->val); break;
+	case F_CounterDescriptor_unit: c->unit = as_i32(f->val); break;
+	case F_CounterDescriptor_unit_multiplier:
+		c->has_unit_multiplier = true;
+		c->unit_multiplier = (int64_t)f->val;
+		break;
+	case F_CounterDescriptor_is_incremental: c->is_incremental = f->val != 0; break;
 	}
 }
 
@@ -484,10 +505,10 @@ static void track_descriptor_field(void *out, const tm_pb_field *f, int *complet
 	track_descriptor_ctx *c = out;
 	tm_track_descriptor *d = c->d;
 	if (IS_V(*f)) {
-		if (f->id == 1) {
+		if (f->id == F_TrackDescriptor_uuid) {
 			d->has_uuid = true;
 			d->uuid = f->val;
-		} else if (f->id == 5) {
+		} else if (f->id == F_TrackDescriptor_parent_uuid) {
 			d->has_parent_uuid = true;
 			d->parent_uuid = f->val;
 		}
@@ -496,13 +517,13 @@ static void track_descriptor_field(void *out, const tm_pb_field *f, int *complet
 	if (!IS_L(*f))
 		return;
 	switch (f->id) {
-	case 2: d->name = f->data; break;
-	case 10: d->static_name = f->data; break;
-	case 13: d->atrace_name = f->data; break;
-	case 14: d->description = f->data; break;
-	case 3: c->process = f->data; break;
-	case 4: c->thread = f->data; break;
-	case 8: c->counter = f->data; break;
+	case F_TrackDescriptor_name: d->name = f->data; break;
+	case F_TrackDescriptor_static_name: d->static_name = f->data; break;
+	case F_TrackDescriptor_atrace_name: d->atrace_name = f->data; break;
+	case F_TrackDescriptor_description: d->description = f->data; break;
+	case F_TrackDescriptor_process: c->process = f->data; break;
+	case F_TrackDescriptor_thread: c->thread = f->data; break;
+	case F_TrackDescriptor_counter: c->counter = f->data; break;
 	}
 }
 
@@ -525,21 +546,21 @@ static void debug_annotation_field(void *out, const tm_pb_field *f, int *complet
 	tm_debug_annotation *a = out;
 	if (IS_V(*f)) {
 		switch (f->id) {
-		case 1: a->has_name_iid = true; a->name_iid = f->val; break;
-		case 2: a->kind = TM_DA_BOOL; a->v.u = f->val != 0; break;
-		case 3: a->kind = TM_DA_UINT; a->v.u = f->val; break;
-		case 4: a->kind = TM_DA_INT; a->v.i = (int64_t)f->val; break;
-		case 7: a->kind = TM_DA_POINTER; a->v.u = f->val; break;
-		case 17: a->kind = TM_DA_STRING_IID; a->v.u = f->val; break;
+		case F_DebugAnnotation_name_iid: a->has_name_iid = true; a->name_iid = f->val; break;
+		case F_DebugAnnotation_bool_value: a->kind = TM_DA_BOOL; a->v.u = f->val != 0; break;
+		case F_DebugAnnotation_uint_value: a->kind = TM_DA_UINT; a->v.u = f->val; break;
+		case F_DebugAnnotation_int_value: a->kind = TM_DA_INT; a->v.i = (int64_t)f->val; break;
+		case F_DebugAnnotation_pointer_value: a->kind = TM_DA_POINTER; a->v.u = f->val; break;
+		case F_DebugAnnotation_string_value_iid: a->kind = TM_DA_STRING_IID; a->v.u = f->val; break;
 		}
 	} else if (IS_L(*f)) {
 		switch (f->id) {
-		case 10: a->name = f->data; break;
-		case 6: a->kind = TM_DA_STRING; a->str = f->data; break;
-		case 9: a->kind = TM_DA_LEGACY_JSON; a->str = f->data; break;
-		case 8: a->kind = TM_DA_NESTED; a->str = f->data; break;
+		case F_DebugAnnotation_name: a->name = f->data; break;
+		case F_DebugAnnotation_string_value: a->kind = TM_DA_STRING; a->str = f->data; break;
+		case F_DebugAnnotation_legacy_json_value: a->kind = TM_DA_LEGACY_JSON; a->str = f->data; break;
+		case F_DebugAnnotation_nested_value: a->kind = TM_DA_NESTED; a->str = f->data; break;
 		}
-	} else if (IS_I64(*f) && f->id == 5) {
+	} else if (IS_I64(*f) && f->id == F_DebugAnnotation_double_value) {
 		a->kind = TM_DA_DOUBLE;
 		a->v.d = as_double(f->val);
 	}
@@ -550,10 +571,11 @@ static int debug_annotation_decode(tm_span msg, tm_debug_annotation *a)
 	memset(a, 0, sizeof(*a));
 	int ok = walk(msg, debug_annotation_field, a);
 	if (a->kind == TM_DA_NONE) {
-		/* dict_entries (11) / array_values (12): hand over the whole
-		 * annotation; nothing in the merge looks inside. */
+		/* dict_entries / array_values: hand over the whole annotation;
+		 * nothing in the merge looks inside. */
 		tm_span any[1];
-		if (tm_pb_repeated_spans(msg, 11, any, 1) || tm_pb_repeated_spans(msg, 12, any, 1)) {
+		if (tm_pb_repeated_spans(msg, F_DebugAnnotation_dict_entries, any, 1) ||
+		    tm_pb_repeated_spans(msg, F_DebugAnnotation_array_values, any, 1)) {
 			a->kind = TM_DA_NESTED;
 			a->str = msg;
 		}
@@ -604,22 +626,40 @@ static void track_event_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_track_event *e = out;
 	switch (f->id) {
-	case 3: PUSH_VARINTS(e->category_iids, uint64_t, SAME, f, complete); return;
-	case 31: PUSH_VARINTS(e->extra_counter_track_uuids, uint64_t, SAME, f, complete); return;
-	case 12: PUSH_VARINTS(e->extra_counter_values, int64_t, SAME, f, complete); return;
-	case 45: PUSH_VARINTS(e->extra_double_counter_track_uuids, uint64_t, SAME, f, complete); return;
-	case 46: PUSH_FIXED64(e->extra_double_counter_values, double, as_double, f, complete); return;
-	case 36: PUSH_VARINTS(e->flow_ids_old, uint64_t, SAME, f, complete); return;
-	case 42: PUSH_VARINTS(e->terminating_flow_ids_old, uint64_t, SAME, f, complete); return;
-	case 47: PUSH_FIXED64(e->flow_ids, uint64_t, SAME, f, complete); return;
-	case 48: PUSH_FIXED64(e->terminating_flow_ids, uint64_t, SAME, f, complete); return;
+	case F_TrackEvent_category_iids:
+		PUSH_VARINTS(e->category_iids, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_extra_counter_track_uuids:
+		PUSH_VARINTS(e->extra_counter_track_uuids, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_extra_counter_values:
+		PUSH_VARINTS(e->extra_counter_values, int64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_extra_double_counter_track_uuids:
+		PUSH_VARINTS(e->extra_double_counter_track_uuids, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_extra_double_counter_values:
+		PUSH_FIXED64(e->extra_double_counter_values, double, as_double, f, complete);
+		return;
+	case F_TrackEvent_flow_ids_old:
+		PUSH_VARINTS(e->flow_ids_old, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_terminating_flow_ids_old:
+		PUSH_VARINTS(e->terminating_flow_ids_old, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_flow_ids:
+		PUSH_FIXED64(e->flow_ids, uint64_t, SAME, f, complete);
+		return;
+	case F_TrackEvent_terminating_flow_ids:
+		PUSH_FIXED64(e->terminating_flow_ids, uint64_t, SAME, f, complete);
+		return;
 	}
 	if (IS_L(*f)) {
 		switch (f->id) {
-		case 22: VEC_PUSH(e->categories, f->data); break;
-		case 23: e->name = f->data; break;
-		case 6: e->legacy_event = f->data; break;
-		case 4: {
+		case F_TrackEvent_categories: VEC_PUSH(e->categories, f->data); break;
+		case F_TrackEvent_name: e->name = f->data; break;
+		case F_TrackEvent_legacy_event: e->legacy_event = f->data; break;
+		case F_TrackEvent_debug_annotations: {
 			tm_debug_annotation a;
 			if (!debug_annotation_decode(f->data, &a))
 				*complete = 0;
@@ -630,7 +670,7 @@ static void track_event_field(void *out, const tm_pb_field *f, int *complete)
 		return;
 	}
 	if (IS_I64(*f)) {
-		if (f->id == 44) {
+		if (f->id == F_TrackEvent_double_counter_value) {
 			e->has_double_counter_value = true;
 			e->double_counter_value = as_double(f->val);
 		}
@@ -639,14 +679,29 @@ static void track_event_field(void *out, const tm_pb_field *f, int *complete)
 	if (!IS_V(*f))
 		return;
 	switch (f->id) {
-	case 9: e->has_type = true; e->type = as_i32(f->val); break;
-	case 11: e->has_track_uuid = true; e->track_uuid = f->val; break;
-	case 10: e->has_name_iid = true; e->name_iid = f->val; break;
-	case 30: e->has_counter_value = true; e->counter_value = (int64_t)f->val; break;
-	case 1: e->has_timestamp_delta_us = true; e->timestamp_delta_us = (int64_t)f->val; break;
-	case 16: e->has_timestamp_absolute_us = true; e->timestamp_absolute_us = (int64_t)f->val; break;
-	case 2: e->has_thread_time_delta_us = true; e->thread_time_delta_us = (int64_t)f->val; break;
-	case 17: e->has_thread_time_absolute_us = true; e->thread_time_absolute_us = (int64_t)f->val; break;
+	case F_TrackEvent_type: e->has_type = true; e->type = as_i32(f->val); break;
+	case F_TrackEvent_track_uuid: e->has_track_uuid = true; e->track_uuid = f->val; break;
+	case F_TrackEvent_name_iid: e->has_name_iid = true; e->name_iid = f->val; break;
+	case F_TrackEvent_counter_value:
+		e->has_counter_value = true;
+		e->counter_value = (int64_t)f->val;
+		break;
+	case F_TrackEvent_timestamp_delta_us:
+		e->has_timestamp_delta_us = true;
+		e->timestamp_delta_us = (int64_t)f->val;
+		break;
+	case F_TrackEvent_timestamp_absolute_us:
+		e->has_timestamp_absolute_us = true;
+		e->timestamp_absolute_us = (int64_t)f->val;
+		break;
+	case F_TrackEvent_thread_time_delta_us:
+		e->has_thread_time_delta_us = true;
+		e->thread_time_delta_us = (int64_t)f->val;
+		break;
+	case F_TrackEvent_thread_time_absolute_us:
+		e->has_thread_time_absolute_us = true;
+		e->thread_time_absolute_us = (int64_t)f->val;
+		break;
 	}
 }
 
@@ -689,27 +744,32 @@ void tm_track_event_free(tm_track_event *e)
 
 /* ---- interned data -------------------------------------------------------- */
 
+_Static_assert(F_EventCategory_iid == F_EventName_iid && F_DebugAnnotationName_iid == F_EventName_iid &&
+	       F_EventCategory_name == F_EventName_name && F_DebugAnnotationName_name == F_EventName_name,
+	       "one decoder reads the three interned-name messages");
+
 static void iid_name_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_iid_name *e = out;
-	if (f->id == 1 && IS_V(*f))
+	if (f->id == F_EventName_iid && IS_V(*f))
 		e->iid = f->val;
-	else if (f->id == 2 && IS_L(*f))
+	else if (f->id == F_EventName_name && IS_L(*f))
 		e->name = f->data;
 }
 
 static void interned_data_field(void *out, const tm_pb_field *f, int *complete)
 {
 	tm_interned_data *d = out;
-	if (!IS_L(*f) || f->id < 1 || f->id > 3)
+	if (!IS_L(*f) || (f->id != F_InternedData_event_categories && f->id != F_InternedData_event_names &&
+			  f->id != F_InternedData_debug_annotation_names))
 		return;
 	tm_iid_name e = {0, {0}};
 	if (!walk(f->data, iid_name_field, &e))
 		*complete = 0;
 	switch (f->id) {
-	case 1: VEC_PUSH(d->event_categories, e); break;
-	case 2: VEC_PUSH(d->event_names, e); break;
-	case 3: VEC_PUSH(d->debug_annotation_names, e); break;
+	case F_InternedData_event_categories: VEC_PUSH(d->event_categories, e); break;
+	case F_InternedData_event_names: VEC_PUSH(d->event_names, e); break;
+	case F_InternedData_debug_annotation_names: VEC_PUSH(d->debug_annotation_names, e); break;
 	}
 }
 

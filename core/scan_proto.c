@@ -540,7 +540,7 @@ static inline __attribute__((always_inline)) int wire_field(const uint8_t **pp, 
 	else if (!(p = wire_varint(p, end, &tag)))
 		return WIRE_END;
 	uint32_t id = (uint32_t)(tag >> 3);
-	if (id == 0 || p >= end)
+	if (id < TM_PB_MIN_FIELD_ID || p >= end)
 		return WIRE_END;
 	uint32_t wire = (uint32_t)(tag & 7);
 	switch (wire) {
@@ -616,9 +616,9 @@ static void legacy_decode(tm_span msg, te_head *e)
 			break;
 		if (r == WIRE_SKIP || f.wire != TM_PB_VARINT)
 			continue;
-		if (f.id == 2)
+		if (f.id == F_TrackEvent_LegacyEvent_phase)
 			e->legacy_phase = (int32_t)(uint32_t)f.val;
-		else if (f.id == 3)
+		else if (f.id == F_TrackEvent_LegacyEvent_duration_us)
 			e->legacy_duration_us = (int64_t)f.val;
 	}
 }
@@ -639,25 +639,31 @@ static void te_head_decode(tm_span msg, te_head *e)
 		switch (f.wire) {
 		case TM_PB_VARINT:
 			switch (f.id) {
-			case 9: e->has_type = true; e->type = (int32_t)(uint32_t)f.val; break;
-			case 11: e->has_track_uuid = true; e->track_uuid = f.val; break;
-			case 10: e->has_name_iid = true; e->name_iid = f.val; break;
-			case 30: e->has_counter_value = true; e->counter_value = (int64_t)f.val; break;
-			case 1: e->has_timestamp_delta_us = true; e->timestamp_delta_us = (int64_t)f.val; break;
-			case 16:
+			case F_TrackEvent_type: e->has_type = true; e->type = (int32_t)(uint32_t)f.val; break;
+			case F_TrackEvent_track_uuid: e->has_track_uuid = true; e->track_uuid = f.val; break;
+			case F_TrackEvent_name_iid: e->has_name_iid = true; e->name_iid = f.val; break;
+			case F_TrackEvent_counter_value:
+				e->has_counter_value = true;
+				e->counter_value = (int64_t)f.val;
+				break;
+			case F_TrackEvent_timestamp_delta_us:
+				e->has_timestamp_delta_us = true;
+				e->timestamp_delta_us = (int64_t)f.val;
+				break;
+			case F_TrackEvent_timestamp_absolute_us:
 				e->has_timestamp_absolute_us = true;
 				e->timestamp_absolute_us = (int64_t)f.val;
 				break;
 			}
 			break;
 		case TM_PB_LEN:
-			if (f.id == 23)
+			if (f.id == F_TrackEvent_name)
 				e->name = f.data;
-			else if (f.id == 6)
+			else if (f.id == F_TrackEvent_legacy_event)
 				legacy_decode(f.data, e);
 			break;
 		case TM_PB_I64:
-			if (f.id == 44) {
+			if (f.id == F_TrackEvent_double_counter_value) {
 				e->has_double_counter_value = true;
 				memcpy(&e->double_counter_value, &f.val, sizeof(double));
 			}
@@ -667,7 +673,7 @@ static void te_head_decode(tm_span msg, te_head *e)
 }
 
 /* What the scan takes from an FtraceEvent (as tm_ftrace_event_decode):
- * the first field 1, the last field 2, the first length-delimited field's
+ * the first timestamp, the last pid, the first length-delimited field's
  * number as the kind. */
 typedef struct ft_head {
 	bool has_timestamp, has_pid;
@@ -695,10 +701,10 @@ static inline void ft_head_decode(tm_span msg, ft_head *ev)
 				ev->body = f.data;
 			}
 		} else if (f.wire == TM_PB_VARINT) {
-			if (f.id == 1 && !ev->has_timestamp) {
+			if (f.id == F_FtraceEvent_timestamp && !ev->has_timestamp) {
 				ev->has_timestamp = true;
 				ev->timestamp = f.val;
-			} else if (f.id == 2) {
+			} else if (f.id == F_FtraceEvent_pid) {
 				ev->has_pid = true;
 				ev->pid = (uint32_t)f.val;
 			}
@@ -769,11 +775,13 @@ static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, in
 			break;
 		const char *s;
 		size_t n;
-		if (r == WIRE_OK && f.id == 1 && f.wire == TM_PB_VARINT) { /* name_iid */
+		if (r == WIRE_OK && f.id == F_DebugAnnotation_name_iid && f.wire == TM_PB_VARINT) {
 			if (seq_interned(ss, IK_ANNOTATION, f.val, &s, &n))
-				put_len_field(out, 10, s, n); /* name */
-		} else if (r == WIRE_OK && (f.id == 11 || f.id == 12) && f.wire == TM_PB_LEN && depth < 64) {
-			tm_buf sub = {0}; /* dict_entries, array_values */
+				put_len_field(out, F_DebugAnnotation_name, s, n);
+		} else if (r == WIRE_OK &&
+			   (f.id == F_DebugAnnotation_dict_entries || f.id == F_DebugAnnotation_array_values) &&
+			   f.wire == TM_PB_LEN && depth < 64) {
+			tm_buf sub = {0};
 			resolve_annotation(ss, f.data, &sub, depth + 1);
 			put_len_field(out, f.id, sub.data, sub.len);
 			tm_buf_free(&sub);
@@ -797,25 +805,26 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 			break;
 		const char *s;
 		size_t n;
-		if (r == WIRE_OK && f.id == 10 && f.wire == TM_PB_VARINT) { /* name_iid */
+		if (r == WIRE_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
 			if (seq_name(ss, f.val, &s, &n))
-				put_len_field(out, 23, s, n); /* name */
-		} else if (r == WIRE_OK && f.id == 3 && (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
-			/* category_iids, maybe packed -> categories */
+				put_len_field(out, F_TrackEvent_name, s, n);
+		} else if (r == WIRE_OK && f.id == F_TrackEvent_category_iids &&
+			   (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
+			/* maybe packed -> categories */
 			if (f.wire == TM_PB_VARINT) {
 				if (seq_interned(ss, IK_CATEGORY, f.val, &s, &n))
-					put_len_field(out, 22, s, n);
+					put_len_field(out, F_TrackEvent_categories, s, n);
 			} else {
 				const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
 				uint64_t v;
 				while (q < qe && (q = wire_varint(q, qe, &v)) != NULL)
 					if (seq_interned(ss, IK_CATEGORY, v, &s, &n))
-						put_len_field(out, 22, s, n);
+						put_len_field(out, F_TrackEvent_categories, s, n);
 			}
-		} else if (r == WIRE_OK && f.id == 4 && f.wire == TM_PB_LEN) { /* debug_annotations */
+		} else if (r == WIRE_OK && f.id == F_TrackEvent_debug_annotations && f.wire == TM_PB_LEN) {
 			tm_buf sub = {0};
 			resolve_annotation(ss, f.data, &sub, 0);
-			put_len_field(out, 4, sub.data, sub.len);
+			put_len_field(out, F_TrackEvent_debug_annotations, sub.data, sub.len);
 			tm_buf_free(&sub);
 		} else {
 			tm_buf_put(out, at, (size_t)(p - at));
@@ -1028,7 +1037,7 @@ static int64_t place_print(pscan *ps, reader *rd, const ft_head *fe, int64_t out
 		int r = wire_field(&p, end, &f);
 		if (r == WIRE_END)
 			break;
-		if (r == WIRE_OK && f.id == 2 && f.wire == TM_PB_LEN) { /* PrintFtraceEvent.buf */
+		if (r == WIRE_OK && f.id == F_PrintFtraceEvent_buf && f.wire == TM_PB_LEN) {
 			bp = (const char *)f.data.p;
 			bn = f.data.n;
 		}
@@ -1156,7 +1165,7 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 	if (b->has_compact_sched)
 		ftrace_compact(ps, rd, b, clock, seq);
 
-	/* The bundle's events (field 2) in order, up to malformed bytes. */
+	/* The bundle's events in order, up to malformed bytes. */
 	ft_head ev;
 	uint32_t cpu = b->cpu;
 	const uint8_t *fp = b->raw.p, *fend = b->raw.p + b->raw.n;
@@ -1165,7 +1174,7 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 		int fr = wire_field(&fp, fend, &ff);
 		if (fr == WIRE_END)
 			break;
-		if (fr == WIRE_SKIP || ff.id != 2 || ff.wire != TM_PB_LEN)
+		if (fr == WIRE_SKIP || ff.id != F_FtraceEventBundle_event || ff.wire != TM_PB_LEN)
 			continue;
 		ft_head_decode(ff.data, &ev);
 		if (!ev.has_timestamp) {
