@@ -6,6 +6,10 @@
 #   make demo    mount the bundled demo archive, show it, unmount
 #   make fuzz    build the libFuzzer targets (clang) and run each briefly
 #   make bench   benchmarks (not tests): throughput and peak RSS
+#   make interop TRACE_PROCESSOR_SHELL=/path
+#                compare, table by table, Perfetto's trace processor's import
+#                of each fixture archive with its import of our merged.pftrace
+#                and with timeline.tsv (make check runs it too when set)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
@@ -59,7 +63,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZREG_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%-regress,$(FUZZ_SRC))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
-.PHONY: all deps fuzz-deps bins check demo fuzz bench install clean
+.PHONY: all deps fuzz-deps bins check demo fuzz bench interop install clean
 .DEFAULT_GOAL := all
 
 all: tracemount
@@ -124,6 +128,10 @@ deps:
 fuzz-deps:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_PKGS)"
 
+# The reference binary for the interop comparison (never built here).
+TRACE_PROCESSOR_SHELL ?=
+export TRACE_PROCESSOR_SHELL
+
 check: deps
 	$(MAKE) --no-print-directory bins tracemount
 	$(MAKE) --no-print-directory SAN=1 bins
@@ -147,6 +155,11 @@ fuzz: deps fuzz-deps $(GEN_C) $(GEN_FIELDS)
 		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n $$seeds || exit 1; \
 	done
+
+interop: deps
+	$(MAKE) --no-print-directory bins tracemount
+	@[ -n "$(TRACE_PROCESSOR_SHELL)" ] || { echo "make interop: set TRACE_PROCESSOR_SHELL=/path/to/trace_processor_shell" >&2; exit 2; }
+	tests/interop/run.sh build/rel
 
 bench: deps
 	$(MAKE) --no-print-directory tracemount

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/demo.sh TRACEMOUNT - build the bundled demo archive from its sources
 # (testdata/demo/), mount it on a temporary directory, show `ls -R`,
-# `jq . metadata.json`, the trace time and machines, the timeline and the
-# clock graph, and unmount, whatever happens.
+# `jq . metadata.json`, the trace time and machines, the timeline, a
+# machine's threads and slice statistics, each file's way to trace time and
+# the clock graph, and unmount, whatever happens.
 set -eu
 tm=$(realpath "$1")
 cd "$(dirname "$0")/.."
@@ -26,6 +27,13 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	jq -c '.trace_time, [.machines[] | {name, dir, events}]' "$mnt/metadata.json"
 	echo "\$ column -t -s \$'\\t' $mnt/timeline.tsv | head -n 12"
 	column -t -s $'\t' "$mnt/timeline.tsv" | head -n 12
+	d=$(ls "$mnt/machines" | head -n 1)
+	echo "\$ column -t -s \$'\\t' $mnt/machines/$d/threads.tsv | head -n 8"
+	column -t -s $'\t' "$mnt/machines/$d/threads.tsv" | head -n 8
+	echo "\$ column -t -s \$'\\t' $mnt/machines/$d/slices.tsv | head -n 8"
+	column -t -s $'\t' "$mnt/machines/$d/slices.tsv" | head -n 8
+	echo "\$ jq -c '.files[] | select(.placement) | {path, placement: [.placement[] | {clocks, hops}]}' $mnt/metadata.json"
+	jq -c '.files[] | select(.placement) | {path, placement: [.placement[] | {clocks, hops}]}' "$mnt/metadata.json"
 	echo "\$ ls -l $mnt/merged.pftrace $mnt/machines/*/merged.pftrace"
 	ls -l "$mnt/merged.pftrace" "$mnt"/machines/*/merged.pftrace
 	if command -v dot >/dev/null; then
