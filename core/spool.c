@@ -64,6 +64,27 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 	return 0;
 }
 
+void tm_spool_put_field(tm_spool *s, const char *f, size_t n)
+{
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		char e;
+		switch (f[i]) {
+		case '\\': e = '\\'; break;
+		case '\t': e = 't'; break;
+		case '\n': e = 'n'; break;
+		case '\r': e = 'r'; break;
+		case '\0': e = '0'; break;
+		default: continue;
+		}
+		tm_spool_put(s, f + start, i - start);
+		char esc[2] = {'\\', e};
+		tm_spool_put(s, esc, 2);
+		start = i + 1;
+	}
+	tm_spool_put(s, f + start, n - start);
+}
+
 void tm_spool_close(tm_spool *s)
 {
 	free(s->buf);

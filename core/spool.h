@@ -24,6 +24,11 @@ void tm_spool_put(tm_spool *s, const void *p, size_t n);
 /* Flush and free the buffer. Returns 0, or -1 with err set when a write
  * failed. The descriptor stays open (tm_spool_close closes it). */
 int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
+
+/* A text field of the tsv views (timeline.tsv, the machine tables): the
+ * n bytes of f with backslash, tab, newline, carriage return and NUL
+ * written \\ \t \n \r \0, so a field never splits a line or a column. */
+void tm_spool_put_field(tm_spool *s, const char *f, size_t n);
 void tm_spool_close(tm_spool *s);
 
 /* Finished spools of one view handed over together: the whole merge's

@@ -152,27 +152,6 @@ void tm_tables_slice(tm_tables_build *b, const tm_mslice *s)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_escaped(tm_spool *w, const char *s, size_t n)
-{
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		char e;
-		switch (s[i]) {
-		case '\\': e = '\\'; break;
-		case '\t': e = 't'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\0': e = '0'; break;
-		default: continue;
-		}
-		tm_spool_put(w, s + start, i - start);
-		char esc[2] = {'\\', e};
-		tm_spool_put(w, esc, 2);
-		start = i + 1;
-	}
-	tm_spool_put(w, s + start, n - start);
-}
-
 static void put_field(tm_spool *w, int64_t v, int known)
 {
 	char t[32];
@@ -192,7 +171,7 @@ static void write_processes(tm_spool *out, size_t n_out, const tm_model *model)
 		char t[32];
 		tm_spool_put(o, t, (size_t)snprintf(t, sizeof t, "%" PRId64 "\t", p->pid));
 		if (p->name)
-			put_escaped(o, p->name, strlen(p->name));
+			tm_spool_put_field(o, p->name, strlen(p->name));
 		put_field(o, p->start_ts, p->start_ts >= 0);
 		put_field(o, p->end_ts, p->end_ts >= 0);
 		const tm_mprocess *parent = p->parent_upid >= 0 && (size_t)p->parent_upid < tm_model_n_processes(model)
@@ -224,7 +203,7 @@ static void write_threads(tm_spool *out, size_t n_out, const tm_model *model, co
 		char t[32];
 		tm_spool_put(o, t, (size_t)snprintf(t, sizeof t, "%" PRId64 "\t", th->tid));
 		if (th->name)
-			put_escaped(o, th->name, strlen(th->name));
+			tm_spool_put_field(o, th->name, strlen(th->name));
 		const tm_mprocess *p = th->upid >= 0 && (size_t)th->upid < tm_model_n_processes(model)
 					       ? tm_model_process(model, (size_t)th->upid)
 					       : NULL;
@@ -310,7 +289,7 @@ static void write_slices(tm_spool *out, size_t n_out, tm_tables_build *b)
 			continue;
 		tm_spool *o = &out[g->machine_row];
 		if (g->name)
-			put_escaped(o, g->name, g->name_len);
+			tm_spool_put_field(o, g->name, g->name_len);
 		int done = g->count > g->unfinished;
 		put_field(o, (int64_t)g->count, 1);
 		put_field(o, g->total, 1);

@@ -143,31 +143,6 @@ void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c)
 	add(b, &h, NULL, NULL, b->args.data, b->args.len);
 }
 
-/* A JSON string, every control character escaped, so that an args column
- * never holds a raw tab or newline. */
-static void json_string(tm_buf *b, const char *s, size_t n)
-{
-	tm_buf_put(b, "\"", 1);
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x20 && ch != '"' && ch != '\\')
-			continue;
-		tm_buf_put(b, s + start, i - start);
-		start = i + 1;
-		switch (ch) {
-		case '"': tm_buf_puts(b, "\\\""); break;
-		case '\\': tm_buf_puts(b, "\\\\"); break;
-		case '\n': tm_buf_puts(b, "\\n"); break;
-		case '\r': tm_buf_puts(b, "\\r"); break;
-		case '\t': tm_buf_puts(b, "\\t"); break;
-		default: tm_buf_printf(b, "\\u%04x", ch);
-		}
-	}
-	tm_buf_put(b, s + start, n - start);
-	tm_buf_put(b, "\"", 1);
-}
-
 void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s)
 {
 	rec h;
@@ -179,7 +154,7 @@ void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s)
 	b->args.len = 0;
 	tm_buf_printf(&b->args, "{\"cpu\":%" PRIu32 ",\"end_state\":", s->cpu);
 	if (s->end_state)
-		json_string(&b->args, s->end_state, strlen(s->end_state));
+		tm_buf_json_string(&b->args, s->end_state, strlen(s->end_state));
 	else
 		tm_buf_puts(&b->args, "null");
 	tm_buf_printf(&b->args, ",\"prio\":%" PRId32 "}", s->prio);
@@ -228,12 +203,12 @@ void tm_timeline_kernel_args(tm_buf *b, const char *text)
 					vend--;
 				if (fields++)
 					tm_buf_puts(b, ",");
-				json_string(b, key, key_len);
+				tm_buf_json_string(b, key, key_len);
 				tm_buf_puts(b, ":");
 				if (plain_integer(val, (size_t)(vend - val)))
 					tm_buf_put(b, val, (size_t)(vend - val));
 				else
-					json_string(b, val, (size_t)(vend - val));
+					tm_buf_json_string(b, val, (size_t)(vend - val));
 			}
 			if (w == p)
 				break;
@@ -243,7 +218,7 @@ void tm_timeline_kernel_args(tm_buf *b, const char *text)
 		} else if (!key) {
 			b->len = start; /* not key=value text */
 			tm_buf_puts(b, "{\"text\":");
-			json_string(b, text, n);
+			tm_buf_json_string(b, text, n);
 			tm_buf_puts(b, "}");
 			return;
 		}
@@ -267,31 +242,10 @@ void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_escaped(tm_spool *w, const char *s, size_t n)
-{
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		char e;
-		switch (s[i]) {
-		case '\\': e = '\\'; break;
-		case '\t': e = 't'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\0': e = '0'; break;
-		default: continue;
-		}
-		tm_spool_put(w, s + start, i - start);
-		char esc[2] = {'\\', e};
-		tm_spool_put(w, esc, 2);
-		start = i + 1;
-	}
-	tm_spool_put(w, s + start, n - start);
-}
-
 static void put_str(tm_spool *w, const char *s)
 {
 	if (s)
-		put_escaped(w, s, strlen(s));
+		tm_spool_put_field(w, s, strlen(s));
 }
 
 typedef struct writer {
@@ -337,12 +291,12 @@ static void write_row(writer *w, const rec *h, const char *strs)
 		tm_spool_put(o, "\t", 1);
 		put_str(o, kind_names[h->kind]);
 		tm_spool_put(o, "\t", 1);
-		put_escaped(o, cat, h->cat_len);
+		tm_spool_put_field(o, cat, h->cat_len);
 		tm_spool_put(o, "\t", 1);
 		switch (h->kind) {
 		case K_COUNTER: put_str(o, t ? t->name : NULL); break;
 		case K_SCHED: put_str(o, th ? th->name : NULL); break;
-		default: put_escaped(o, name, h->name_len);
+		default: tm_spool_put_field(o, name, h->name_len);
 		}
 		k = 0;
 		num[k++] = '\t';

@@ -89,6 +89,29 @@ void tm_buf_put(tm_buf *b, const void *p, size_t n)
 	b->data[b->len] = '\0';
 }
 
+void tm_buf_json_string(tm_buf *b, const char *s, size_t n)
+{
+	tm_buf_put(b, "\"", 1);
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;
+		tm_buf_put(b, s + start, i - start);
+		start = i + 1;
+		switch (ch) {
+		case '"': tm_buf_puts(b, "\\\""); break;
+		case '\\': tm_buf_puts(b, "\\\\"); break;
+		case '\n': tm_buf_puts(b, "\\n"); break;
+		case '\r': tm_buf_puts(b, "\\r"); break;
+		case '\t': tm_buf_puts(b, "\\t"); break;
+		default: tm_buf_printf(b, "\\u%04x", ch);
+		}
+	}
+	tm_buf_put(b, s + start, n - start);
+	tm_buf_put(b, "\"", 1);
+}
+
 void tm_buf_puts(tm_buf *b, const char *s)
 {
 	tm_buf_put(b, s, strlen(s));

@@ -61,6 +61,10 @@ void tm_buf_put(tm_buf *b, const void *p, size_t n);
 void tm_buf_puts(tm_buf *b, const char *s);
 void tm_buf_printf(tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_buf_free(tm_buf *b);
+/* The n bytes of s as a JSON string, quotes included: '"' and '\\'
+ * escaped, \n \r \t by name, every other control byte as \u00XX (so the
+ * text holds no raw tab or newline); other bytes as they are. */
+void tm_buf_json_string(tm_buf *b, const char *s, size_t n);
 /* Give up ownership of the bytes (caller frees); the buffer is reset. */
 char *tm_buf_detach(tm_buf *b, size_t *len);
 
