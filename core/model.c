@@ -335,9 +335,11 @@ static void run_record(void *ctx, const tm_rec *r)
 		tm_model_apply_side(rc->model, r->data, (uint32_t)r->len);
 		return;
 	}
-	/* queues the scan numbered but never used still count for the order */
+	/* queues the scan numbered but never used still count for the order;
+	 * a queue whose first record is a JSON event (it has a phase) is a JSON
+	 * queue, whose events take part in slow sorting */
 	while (rc->n_queues <= r->queue) {
-		tm_order_queue(rc->order, 0);
+		tm_order_queue(rc->order, rc->n_queues == r->queue && r->json_phase != 0);
 		rc->n_queues++;
 	}
 	if (tm_order_push(rc->order, r->queue, r->ts, r->json_phase, r->json_dur, r->data, (uint32_t)r->len,
