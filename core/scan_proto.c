@@ -1380,8 +1380,13 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		tm_track_descriptor d;
 		memset(&d, 0, sizeof(d));
 		tm_track_descriptor_decode(p->track_descriptor, &d);
-		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid)
+		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid) {
 			set_reference_ts(ss, &d.thread);
+			/* TokenizeThreadDescriptor: the sequence's thread too */
+			ss->has_thread = 1;
+			ss->pid = d.thread.pid;
+			ss->tid = d.thread.tid;
+		}
 		remember_track(rd, &d);
 	}
 	if (!p->has_timestamp)
