@@ -118,6 +118,24 @@ static uint32_t cstate_track(tm_model *m, m_ctx *c, m_cstate *st, tm_mtrack_kind
 	return st->track;
 }
 
+uint32_t m_compress_cookie(tm_model *m, m_ctx *c, uint64_t set_key, int op, int64_t cookie, tm_mtrack_kind kind,
+			   tm_mtrack_scope scope, int64_t utid, int64_t upid, uint32_t name)
+{
+	m_cset *s = cset(c, set_key);
+	m_cstate *st;
+	if (op == M_COMPRESS_DEFAULT) {
+		/* DefaultTrack: the set's first track, made for cookie 0 */
+		st = s->n ? &s->tracks[0] : for_cookie(s, 0);
+	} else {
+		st = for_cookie(s, cookie);
+		if (op == M_COMPRESS_BEGIN)
+			st->nest_count++;
+		else if (st->nest_count > 0)
+			st->nest_count--;
+	}
+	return cstate_track(m, c, st, kind, scope, utid, upid, name);
+}
+
 uint32_t m_compress_begin(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, int nestable,
 			  tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name)
 {
@@ -250,6 +268,16 @@ void m_json_compact(tm_buf *b, const tj_value *v)
 	json_compact(b, v);
 }
 
+void m_json_string(tm_buf *b, const char *s, size_t n)
+{
+	json_string(b, s, n);
+}
+
+void m_json_double(tm_buf *b, double d)
+{
+	json_double(b, d);
+}
+
 static void add_json_args(m_open *o, const tj_value *args)
 {
 	if (!args || args->type != TJ_OBJECT)
@@ -354,8 +382,18 @@ static int maybe_close_stack(tm_model *m, m_track *t, int64_t new_ts, int64_t ne
 
 static void flow_close_pending(tm_model *m, m_ctx *c, m_track *t, uint64_t slice, int64_t ts);
 
+static void add_raw_args(m_open *o, const char *raw, size_t n)
+{
+	if (!raw || !n)
+		return;
+	if (o->args.len)
+		tm_buf_put(&o->args, ",", 1);
+	tm_buf_put(&o->args, raw, n);
+}
+
 static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
-			  uint32_t name, const tj_value *args, m_overlap *overlap, uint32_t file_id)
+			  uint32_t name, const tj_value *args, const char *raw, size_t raw_n, m_overlap *overlap,
+			  uint32_t file_id)
 {
 	(void)file_id;
 	m_track *t = &m->tracks[track];
@@ -381,7 +419,10 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 	o->name = name;
 	o->depth = (uint32_t)t->depth;
 	add_json_args(o, args);
+	add_raw_args(o, raw, raw_n);
 	t->depth++;
+	m->last_slice_id = o->id;
+	m->last_slice_ts = ts;
 	flow_close_pending(m, c, t, o->id, ts);
 	return t->depth;
 }
@@ -389,7 +430,23 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 size_t m_slice_begin(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		     const tj_value *args, uint32_t file_id)
 {
-	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, NULL, file_id);
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, NULL, 0, NULL, file_id);
+}
+
+size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			 const char *args, size_t args_n, uint32_t file_id)
+{
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, NULL, args, args_n, NULL, file_id);
+}
+
+size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			  int64_t dur, const char *args, size_t args_n, uint32_t file_id)
+{
+	if (dur < 0) {
+		m_stat(m, "slice_negative_duration", 1);
+		return 0;
+	}
+	return start_slice(m, c, track, ts, dur, cat, name, NULL, args, args_n, NULL, file_id);
 }
 
 size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
@@ -399,14 +456,14 @@ size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_
 		m_stat(m, "slice_negative_duration", 1);
 		return 0;
 	}
-	return start_slice(m, c, track, ts, dur, cat, name, args, overlap, file_id);
+	return start_slice(m, c, track, ts, dur, cat, name, args, NULL, 0, overlap, file_id);
 }
 
 size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,
 				int64_t cookie, uint32_t file_id)
 {
 	m->tracks[track].legacy_unnestable = 1;
-	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, NULL, file_id);
+	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, NULL, 0, NULL, file_id);
 	if (ix) {
 		char v[32];
 		snprintf(v, sizeof v, "%lld", (long long)cookie);
@@ -415,8 +472,23 @@ size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t t
 	return ix;
 }
 
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const tj_value *args, const char *raw, size_t raw_n);
+
 size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		   const tj_value *args)
+{
+	return end_slice(m, c, track, ts, cat, name, args, NULL, 0);
+}
+
+size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		       const char *args, size_t args_n)
+{
+	return end_slice(m, c, track, ts, cat, name, NULL, args, args_n);
+}
+
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const tj_value *args, const char *raw, size_t raw_n)
 {
 	(void)c;
 	m_track *t = &m->tracks[track];
@@ -440,6 +512,9 @@ size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t c
 	m_open *o = &t->stack[ix];
 	o->dur = ts - o->ts;
 	add_json_args(o, args);
+	add_raw_args(o, raw, raw_n);
+	m->last_slice_id = o->id;
+	m->last_slice_ts = o->ts;
 	if ((size_t)ix == t->depth - 1) {
 		size_t r = (size_t)ix + 1;
 		stack_pop(m, t);
