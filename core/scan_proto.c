@@ -951,7 +951,14 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		case 'b': kind = TM_EV_ASYNC_BEGIN; break;
 		case 'e': kind = TM_EV_ASYNC_END; break;
 		case 's': case 't': case 'f': case 'M':
-			return 0; /* flows and metadata: nothing on the timeline */
+			/* flows and metadata: nothing on the timeline, but the
+			 * reference parses them: merged.pftrace keeps the packet */
+			if (when >= 0) {
+				ps->po_drop = 0;
+				ps->po_has_ts = 1;
+				ps->po_ts = when;
+			}
+			return 0;
 		default: kind = TM_EV_PACKET; break;
 		}
 		break;
