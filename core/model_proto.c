@@ -200,8 +200,13 @@ struct m_pctx {
 	m_map uuid_by_utid;      /* descriptor_uuids_by_utid_ */
 	m_map uuid_by_upid;      /* descriptor_uuids_by_upid_ */
 	m_map incremental;       /* hash(sequence, uuid) -> running value (double bits) */
+	m_map incremental_gen;   /* hash(sequence, uuid) -> its sequence's generation + 1 */
 	m_map async_root;        /* async_tracks_to_root_string_id_ */
 	tm_buf args;             /* the event's debug annotations, rendered */
+	/* the metadata the ftrace parser's drops read (MaybeOnFirstFtraceEvent) */
+	int has_started, preserve, has_data_start;
+	int64_t started_ns;      /* tracing_started_ns */
+	int64_t data_start_ns;   /* ftrace_latest_data_start_ns */
 };
 
 #define SALT_THREAD_MERGED 0x746d657267656431ull
@@ -229,6 +234,7 @@ void m_proto_ctx_free(m_pctx *p)
 	m_map_free(&p->uuid_by_utid);
 	m_map_free(&p->uuid_by_upid);
 	m_map_free(&p->incremental);
+	m_map_free(&p->incremental_gen);
 	m_map_free(&p->async_root);
 	tm_buf_free(&p->args);
 	free(p);
@@ -1169,8 +1175,10 @@ static double counter_bits(uint64_t v)
 	return d;
 }
 
-/* ConvertToAbsoluteCounterValue: 0 when the uuid is no counter track. */
-static int absolute_counter(m_pctx *p, uint32_t seq, uint64_t uuid, double *value)
+/* ConvertToAbsoluteCounterValue: 0 when the uuid is no counter track. An
+ * incremental counter sums per sequence, from 0 again after the sequence's
+ * incremental state was cleared or lost (TrackEventSequenceState). */
+static int absolute_counter(m_pctx *p, const tm_pr_event *pe, uint64_t uuid, double *value)
 {
 	const p_track *t = find(p, uuid);
 	if (!t || !t->counter)
@@ -1178,7 +1186,13 @@ static int absolute_counter(m_pctx *p, uint32_t seq, uint64_t uuid, double *valu
 	if (t->cd_mult > 0)
 		*value *= (double)t->cd_mult;
 	if (t->cd_incr) {
-		uint64_t *v = m_map_put(&p->incremental, m_hash2(seq, uuid), NULL);
+		uint64_t key = m_hash2(pe->seq_id, uuid);
+		uint64_t *v = m_map_put(&p->incremental, key, NULL);
+		uint64_t *g = m_map_put(&p->incremental_gen, key, NULL);
+		if (*g != (uint64_t)pe->generation + 1) {
+			*g = (uint64_t)pe->generation + 1;
+			*v = 0; /* +0.0 */
+		}
 		double sum = counter_bits(*v) + *value;
 		memcpy(v, &sum, sizeof sum);
 		*value = sum;
@@ -1187,8 +1201,8 @@ static int absolute_counter(m_pctx *p, uint32_t seq, uint64_t uuid, double *valu
 }
 
 /* The tokenizer's extra counter checks, values into vals[]; 0 drops the
- * whole event. Uuids only the sequence's TrackEventDefaults give are not
- * in the record: those values are left out (n_out 0). */
+ * whole event. The scan wrote the uuids the sequence's TrackEventDefaults
+ * give into the event when it has none of its own. */
 #define MAX_EXTRA_COUNTERS 8
 static int extra_counters(tm_model *m, m_pctx *p, const tm_pr_event *pe, const TrackEvent *e, uint64_t *uuids,
 			  double *vals, size_t *n_out)
@@ -1201,8 +1215,10 @@ static int extra_counters(tm_model *m, m_pctx *p, const tm_pr_event *pe, const T
 		const uint64_t *u = pass ? e->extra_double_counter_track_uuids : e->extra_counter_track_uuids;
 		if (!nv)
 			continue;
-		if (!nu)
-			return 1; /* the defaults' uuids (or none: the event would be dropped) */
+		if (!nu) {
+			m_stat(m, "track_event_extra_counter_missing_track_uuids", 1);
+			return 0;
+		}
 		for (size_t i = 0; i < nv; i++, index++) {
 			if (i >= nu || !u[i]) {
 				m_stat(m, "track_event_extra_counter_track_uuid_mismatch", 1);
@@ -1213,7 +1229,7 @@ static int extra_counters(tm_model *m, m_pctx *p, const tm_pr_event *pe, const T
 				return 0;
 			}
 			double v = pass ? e->extra_double_counter_values[i] : (double)e->extra_counter_values[i];
-			if (!absolute_counter(p, pe->seq_id, u[i], &v)) {
+			if (!absolute_counter(p, pe, u[i], &v)) {
 				m_stat(m, "track_event_extra_counter_invalid_track", 1);
 				return 0;
 			}
@@ -1474,7 +1490,7 @@ static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, co
 					PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE
 				? (double)e->counter_value
 				: e->double_counter_value;
-			if (!absolute_counter(s.p, pe.seq_id, uuid, &value)) {
+			if (!absolute_counter(s.p, &pe, uuid, &value)) {
 				m_stat(m, "track_event_counter_invalid_track_uuid", 1);
 				ok = 0;
 			}
@@ -1525,17 +1541,35 @@ static void task_newtask(tm_model *m, m_mach *mc, int64_t ts, int64_t source_tid
 	m_associate_threads(m, mc, source_utid, new_utid, 1);
 }
 
+/* MaybeOnFirstFtraceEvent: ftrace events before the trace's start are
+ * dropped (unless the buffer was preserved), those before every CPU's data
+ * is valid only reach the raw table. */
+static int64_t drop_before(const m_pctx *p)
+{
+	return p->preserve || !p->has_started ? 0 : p->started_ns;
+}
+
+static int64_t soft_drop_before(const m_pctx *p)
+{
+	int64_t d = drop_before(p), s = p->has_data_start ? p->data_start_ns : 0;
+	return s > d ? s : d;
+}
+
 static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
 {
 	tm_pr_ftrace pf;
 	if (len < sizeof pf)
 		return;
 	memcpy(&pf, payload, sizeof pf);
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	m_pctx *p = pctx(c);
+	if (ts < drop_before(p)) {
+		m_stat(m, "ftrace_packet_before_tracing_start", 1);
+		return;
+	}
 	FtraceEvent *ev = perfetto__protos__ftrace_event__unpack(NULL, len - sizeof pf, (const uint8_t *)payload + sizeof pf);
 	if (!ev)
 		return;
-	m_ctx *c = m_context(m, h->file_id, h->machine_row);
-	pctx(c);
 	m_mach *mc = m_machine(m, h->machine_row);
 	uint32_t file = h->file_id, cpu = pf.cpu;
 	if (!ev->has_pid) {
@@ -1546,6 +1580,8 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		return;
 	}
 	int64_t pid = (uint32_t)ev->pid;
+	if (ts < soft_drop_before(p))
+		ev->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT__NOT_SET; /* the raw table only */
 	switch (ev->event_case) {
 	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
 		const Perfetto__Protos__SchedSwitchFtraceEvent *sw = ev->sched_switch;
@@ -1619,14 +1655,57 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 
 void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len)
 {
-	if (h->sub != TM_PR_RESERVE)
-		return;
-	TrackDescriptor *d = perfetto__protos__track_descriptor__unpack(NULL, len, (const uint8_t *)payload);
-	if (!d)
-		return;
 	m_ctx *c = m_context(m, h->file_id, h->machine_row);
-	reserve_descriptor(m, pctx(c), d, 1);
-	perfetto__protos__track_descriptor__free_unpacked(d, NULL);
+	m_pctx *p = pctx(c);
+	switch (h->sub) {
+	case TM_PR_RESERVE: {
+		TrackDescriptor *d = perfetto__protos__track_descriptor__unpack(NULL, len, (const uint8_t *)payload);
+		if (!d)
+			return;
+		reserve_descriptor(m, p, d, 1);
+		perfetto__protos__track_descriptor__free_unpacked(d, NULL);
+		break;
+	}
+	case TM_PR_SERVICE: {
+		int64_t ts;
+		if (len < sizeof ts)
+			return;
+		memcpy(&ts, payload, sizeof ts);
+		Perfetto__Protos__TracingServiceEvent *e = perfetto__protos__tracing_service_event__unpack(
+			NULL, len - sizeof ts, (const uint8_t *)payload + sizeof ts);
+		if (!e)
+			return;
+		if (e->event_type_case == PERFETTO__PROTOS__TRACING_SERVICE_EVENT__EVENT_TYPE_TRACING_STARTED &&
+		    e->tracing_started) {
+			p->has_started = 1;
+			p->started_ns = ts;
+		}
+		perfetto__protos__tracing_service_event__free_unpacked(e, NULL);
+		break;
+	}
+	case TM_PR_FTRACE_STATS: {
+		Perfetto__Protos__FtraceStats *fs = perfetto__protos__ftrace_stats__unpack(NULL, len, (const uint8_t *)payload);
+		if (!fs)
+			return;
+		if (fs->has_phase && fs->phase == PERFETTO__PROTOS__FTRACE_STATS__PHASE__START_OF_TRACE &&
+		    fs->has_preserve_ftrace_buffer && fs->preserve_ftrace_buffer)
+			p->preserve = 1;
+		perfetto__protos__ftrace_stats__free_unpacked(fs, NULL);
+		break;
+	}
+	case TM_PR_FTRACE_START: {
+		int64_t ts;
+		if (len < sizeof ts)
+			return;
+		memcpy(&ts, payload, sizeof ts);
+		if (!p->has_data_start || ts > p->data_start_ns)
+			p->data_start_ns = ts;
+		p->has_data_start = 1;
+		break;
+	}
+	default:
+		break;
+	}
 }
 
 void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
@@ -1646,11 +1725,15 @@ void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *p
 		if (len < sizeof sw)
 			return;
 		memcpy(&sw, payload, sizeof sw);
-		char *comm = tm_xstrndup(payload + sizeof sw, len - sizeof sw);
 		m_ctx *c = m_context(m, h->file_id, h->machine_row);
-		pctx(c);
-		m_sched_switch_compact(m, c, sw.cpu, ts, sw.prev_state, (uint32_t)sw.next_pid, comm, sw.next_prio, 0,
-				       h->file_id);
+		m_pctx *p = pctx(c);
+		if (ts < drop_before(p)) {
+			m_stat(m, "ftrace_packet_before_tracing_start", 1);
+			return;
+		}
+		char *comm = tm_xstrndup(payload + sizeof sw, len - sizeof sw);
+		m_sched_switch_compact(m, c, sw.cpu, ts, sw.prev_state, (uint32_t)sw.next_pid, comm, sw.next_prio,
+				       ts < soft_drop_before(p), h->file_id);
 		free(comm);
 		break;
 	}
@@ -1660,8 +1743,12 @@ void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *p
 			return;
 		memcpy(&wk, payload, sizeof wk);
 		m_ctx *c = m_context(m, h->file_id, h->machine_row);
-		pctx(c);
-		m_sched_waking_compact(m, c, wk.cpu, (uint32_t)wk.pid, 0);
+		m_pctx *p = pctx(c);
+		if (ts < drop_before(p)) {
+			m_stat(m, "ftrace_packet_before_tracing_start", 1);
+			return;
+		}
+		m_sched_waking_compact(m, c, wk.cpu, (uint32_t)wk.pid, ts < soft_drop_before(p));
 		break;
 	}
 	default:

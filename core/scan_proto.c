@@ -128,6 +128,10 @@ typedef struct seq_state {
 	uint64_t default_track;
 	int has_thread;           /* a ThreadDescriptor packet named the thread */
 	int64_t pid, tid;
+	/* TrackEventDefaults' extra counter track uuids, as TrackEvent fields
+	 * 31 and 45 for the model's records (resolve_track_event) */
+	tm_buf extra_uuids, extra_double_uuids;
+	uint32_t generation;      /* incremental state clears and losses */
 } seq_state;
 
 /* The pid and tid a track descriptor gave its uuid (-1 when none), for
@@ -288,6 +292,8 @@ static seq_state *seq_get(reader *rd, uint32_t id)
 
 static void seq_free(seq_state *s)
 {
+	tm_buf_free(&s->extra_uuids);
+	tm_buf_free(&s->extra_double_uuids);
 	u64map_free(&s->names);
 	free(s->names_at);
 	tm_buf_free(&s->pool);
@@ -791,12 +797,15 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 	out->len = 0;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
 	wire_f f = {0};
+	int has[64] = {0};
 	while (p < end) {
 		int r = wire_field(&p, end, &f);
 		if (r == WIRE_END)
 			break;
 		const char *s;
 		size_t n;
+		if (r == WIRE_OK && f.id < 64)
+			has[f.id] = 1;
 		if (r == WIRE_OK && f.id == 10 && f.wire == TM_PB_VARINT) { /* name_iid */
 			if (seq_name(ss, f.val, &s, &n))
 				put_len_field(out, 23, s, n); /* name */
@@ -821,6 +830,49 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 			tm_buf_put(out, at, (size_t)(p - at));
 		}
 		at = p;
+	}
+	/* extra counter values whose uuids the sequence's defaults give */
+	if (has[12] && !has[31] && ss->extra_uuids.len)
+		tm_buf_put(out, ss->extra_uuids.data, ss->extra_uuids.len);
+	if (has[46] && !has[45] && ss->extra_double_uuids.len)
+		tm_buf_put(out, ss->extra_double_uuids.data, ss->extra_double_uuids.len);
+}
+
+/* TracePacketDefaults.track_event_defaults' extra_counter_track_uuids (31)
+ * and extra_double_counter_track_uuids (45), packed or not, each as one
+ * varint field for resolve_track_event; new defaults replace the old. */
+static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
+{
+	ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
+	const uint8_t *p = defaults.p, *end = defaults.p + defaults.n;
+	wire_f f = {0};
+	while (p && p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r != WIRE_OK || f.id != 11 || f.wire != TM_PB_LEN)
+			continue;
+		const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
+		wire_f g = {0};
+		while (q && q < qe) {
+			int rr = wire_field(&q, qe, &g);
+			if (rr == WIRE_END)
+				break;
+			if (rr != WIRE_OK || (g.id != 31 && g.id != 45))
+				continue;
+			tm_buf *b = g.id == 31 ? &ss->extra_uuids : &ss->extra_double_uuids;
+			if (g.wire == TM_PB_VARINT) {
+				put_varint_buf(b, (uint64_t)g.id << 3);
+				put_varint_buf(b, g.val);
+			} else if (g.wire == TM_PB_LEN) {
+				const uint8_t *v = g.data.p, *ve = g.data.p + g.data.n;
+				uint64_t x;
+				while (v < ve && (v = wire_varint(v, ve, &x)) != NULL) {
+					put_varint_buf(b, (uint64_t)g.id << 3);
+					put_varint_buf(b, x);
+				}
+			}
+		}
 	}
 }
 
@@ -923,6 +975,7 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		tm_pr_event pe;
 		memset(&pe, 0, sizeof(pe));
 		pe.seq_id = p->trusted_packet_sequence_id;
+		pe.generation = ss->generation;
 		pe.has_thread = (uint8_t)ss->has_thread;
 		pe.pid = ss->pid;
 		pe.tid = ss->tid;
@@ -1221,6 +1274,8 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 			int64_t out;
 			if (tm_tracker_to_trace_time(rd->t, clock, seq, (int64_t)raw, 0, &out) != TM_CONV_OK)
 				return tm_err(err, TM_EINPUT, "Failed to convert timestamp to trace time");
+			if (scan_wants_records(sf)) /* ftrace_latest_data_start_ns */
+				pr_record(ps, rd, TM_PR_FTRACE_START, 0, 0, &out, sizeof out, NULL, 0, 1);
 		}
 	}
 	return 0;
@@ -1396,6 +1451,20 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		}
 		remember_track(rd, &d);
 	}
+	/* FtraceStats (field 34, no span of its own): a packet with no other
+	 * payload may be one; the model wants its preserve_ftrace_buffer */
+	if (scan_wants_records(sf) &&
+	    !(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
+		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
+		wire_f f = {0};
+		while (q && q < qe) {
+			int r = wire_field(&q, qe, &f);
+			if (r == WIRE_END)
+				break;
+			if (r == WIRE_OK && f.id == 34 && f.wire == TM_PB_LEN)
+				pr_record(ps, rd, TM_PR_FTRACE_STATS, 0, 0, NULL, 0, f.data.p, f.data.n, 1);
+		}
+	}
 	if (!p->has_timestamp)
 		return 0;
 	tm_event ev = event_init(rd, TM_EV_PACKET);
@@ -1461,12 +1530,15 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->valid = 1;
 			ss->has_clock_default = 0;
 			ss->has_default_track = 0;
+			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 			seq_reset_interned(ss);
 			ss->ts_valid = 0;
+			ss->generation++;
 		}
 	} else if (p->previous_packet_dropped) {
 		if (has_seq) {
 			ss->valid = 0;
+			ss->generation++;
 			ss->ts_valid = 0; /* interned data and defaults survive a loss */
 		}
 	}
@@ -1481,6 +1553,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
 			ss->has_default_track = d.has_track_uuid;
 			ss->default_track = d.track_uuid;
+			if (scan_wants_records(sf))
+				defaults_extra_uuids(ss, p->trace_packet_defaults);
 		}
 	}
 	if (TM_SPAN_HAS(p->interned_data)) {
@@ -1499,6 +1573,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		int64_t raw = (int64_t)p->timestamp, out = raw;
 		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 1, &out) != TM_CONV_OK)
 			out = raw;
+		if (scan_wants_records(sf))
+			pr_record(ps, rd, TM_PR_SERVICE, 0, 0, &out, sizeof out, p->service_event.p, p->service_event.n, 1);
 		tm_event ev = event_init(rd, TM_EV_PACKET);
 		ev.ts = out;
 		ev.raw_ts = raw;
