@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,16 +332,26 @@ systrace_line_result systrace_parse_print(char *payload, systrace_event *ev)
 /* The print fields are cut out of a copy of the payload, so that `args`
  * stays the payload as written (the exporter writes it back as the print
  * event's buf). One copy per thread, valid until the next line is parsed
- * there, like the event. */
+ * there, like the event; freed when the thread ends (a FUSE worker's). */
+static pthread_key_t print_key;
+static pthread_once_t print_once = PTHREAD_ONCE_INIT;
+
+static void print_key_init(void)
+{
+	pthread_key_create(&print_key, free);
+}
+
 static char *print_copy(const char *args)
 {
 	static __thread char *buf;
 	static __thread size_t cap;
 	size_t n = strlen(args) + 1;
 	if (n > cap) {
+		pthread_once(&print_once, print_key_init);
 		free(buf);
 		cap = n < 256 ? 256 : n;
 		buf = tm_xmalloc(cap);
+		pthread_setspecific(print_key, buf);
 	}
 	memcpy(buf, args, n);
 	return buf;
