@@ -136,7 +136,9 @@ int64_t tm_model_systrace_state_for(const char *s, int major, int minor)
  * state. A systrace file's context has no SystemInfo, so its states (raw
  * ones written by systrace conversion) are read with the 4.4 layout, as the
  * reference does; a proto file's with its machine's kernel version. The
- * text is at most 3 characters (TaskStateStr). */
+ * text is at most 3 characters (TaskStateStr): an invalid systrace state,
+ * 0xffff by then, reads "SDT" (every flag). NULL when the raw state is
+ * invalid for the kernel. */
 static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 {
 	uint16_t r = (uint16_t)raw;
@@ -149,7 +151,7 @@ static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 		if (r & 0x100)
 			p |= TS_PREEMPTED;
 		if (r & 0xfe00)
-			return "?";
+			return NULL; /* kInvalid: no end state (task_state_invalid) */
 		size_t n = 0;
 		if (p == 0 || p == TS_PREEMPTED) {
 			buf[n++] = 'R';
@@ -187,8 +189,6 @@ static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 		p = TS_IDLE;
 	if (r & 0x800)
 		p |= TS_PREEMPTED;
-	if (raw == 0xffff) /* kInvalid round trip: the reference prints "?" */
-		return "?";
 	size_t n = 0;
 	if (p == 0 || p == TS_PREEMPTED) {
 		buf[n++] = 'R';
@@ -259,7 +259,7 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 	m_pending_sched *ps = pending(c, cpu);
 	char buf[16];
 	const char *state = ctx_end_state(m, c, buf, prev_state);
-	if (strcmp(state, "?") == 0)
+	if (!state)
 		m_stat(m, "task_state_invalid", 1);
 	if (ps->slice_idx >= 0) {
 		if (prev_pid == ps->last_pid) {
@@ -298,7 +298,7 @@ void m_sched_switch_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int
 	}
 	char buf[16];
 	const char *state = ctx_end_state(m, c, buf, prev_state);
-	if (strcmp(state, "?") == 0)
+	if (!state)
 		m_stat(m, "task_state_invalid", 1);
 	if (ps->slice_idx >= 0) {
 		m_sched_open *o = &c->sched[ps->slice_idx];
