@@ -8,13 +8,16 @@
  * the Perfetto proto packets the scan hands it), with the reference's own
  * rules (Perfetto v58.2: ProcessTracker, SliceTracker, TrackCompressor,
  * FlowTracker, JsonTraceParser, SystraceLineParser, SystraceParser,
- * FtraceSchedEventTracker), so that timeline.tsv and the tsv views equal
- * what the reference shows, and the exporter can encode each event the
- * way that makes the reference build the same rows from merged.pftrace.
+ * FtraceSchedEventTracker, TrackEventTracker, TrackEventParser,
+ * TrackEventEventImporter, SystemProbesParser, FtraceParser), so that
+ * timeline.tsv and the tsv views equal what the reference shows, and the
+ * exporter can encode each event the way that makes the reference build
+ * the same rows from merged.pftrace.
  *
- * Memory: open slices, the thread and process tables, async track sets and
- * live flows. Finished rows are handed to the sink as soon as the
- * reference would fix them and are not kept.
+ * Memory: open slices, the thread and process tables, async track sets,
+ * live flows, and per proto file and machine its track descriptor
+ * reservations and incremental counter values. Finished rows are handed
+ * to the sink as soon as the reference would fix them and are not kept.
  */
 #ifndef TM_MODEL_H
 #define TM_MODEL_H

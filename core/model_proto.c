@@ -1580,9 +1580,10 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		return;
 	}
 	int64_t pid = (uint32_t)ev->pid;
-	if (ts < soft_drop_before(p))
-		ev->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT__NOT_SET; /* the raw table only */
-	switch (ev->event_case) {
+	/* before every CPU's data is valid: the raw table only */
+	Perfetto__Protos__FtraceEvent__EventCase which =
+		ts < soft_drop_before(p) ? PERFETTO__PROTOS__FTRACE_EVENT__EVENT__NOT_SET : ev->event_case;
+	switch (which) {
 	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
 		const Perfetto__Protos__SchedSwitchFtraceEvent *sw = ev->sched_switch;
 		m_sched_switch(m, c, cpu, ts, (uint32_t)sw->prev_pid, sw->prev_comm ? sw->prev_comm : "", sw->prev_prio,

@@ -218,7 +218,8 @@ int main(int argc, char **argv)
 		put(o, x->end_state);
 		tm_buf_puts(o, "\n");
 	}
-	qsort(s.slices, s.n, sizeof(*s.slices), by_id);
+	if (s.n)
+		qsort(s.slices, s.n, sizeof(*s.slices), by_id);
 	for (size_t i = 0; i < s.n_flows; i++) {
 		const tm_mflow *f = &s.flows[i];
 		const sl *a = slice_of(&s, f->slice_out), *b = slice_of(&s, f->slice_in);
