@@ -701,17 +701,47 @@ void exp_text_observed(exp_text *t, const tm_mobserved *o)
 
 /* ---- the end --------------------------------------------------------------------------- */
 
+/* The process a (machine, pid) stands for at the end, as the reference's
+ * ProcessTracker maps it: the newest row of that pid, unless it ended. */
+static int process_live(exp_map *latest, const tm_model *m, size_t upid)
+{
+	const tm_mprocess *p = tm_model_process(m, upid);
+	exp_map_slot *s = exp_map_find(latest, p->machine_row, (uint64_t)p->pid, 0);
+	return s && s->v == upid + 1 && p->end_ts < 0;
+}
+
+/* IsThreadAlive at the end of the trace: an entry for a dead thread would
+ * make the reference start a new one. */
+static int thread_live(exp_map *latest, const tm_model *m, const tm_mthread *th)
+{
+	if (th->end_ts >= 0)
+		return 0;
+	return th->upid < 0 || process_live(latest, m, (size_t)th->upid);
+}
+
 void exp_text_finish(exp_text *t, const tm_model *m)
 {
 	flush_bundle(t);
 	flush_ends(t, INT64_MAX);
 	const tm_scan *scan = t->x->scan;
 	size_t nt = tm_model_n_threads(m), np = tm_model_n_processes(m);
-	/* a task_rename after the line that last named a thread of no known
-	 * process: ftrace priority, like that line, and no process to rename */
+	exp_map latest = {0};
+	for (size_t i = 0; i < np; i++) {
+		const tm_mprocess *p = tm_model_process(m, i);
+		exp_map_find(&latest, p->machine_row, (uint64_t)p->pid, 1)->v = i + 1;
+	}
+	/* What merged.pftrace does not say by itself: the names JSON and
+	 * systrace files gave threads and processes, and the associations
+	 * of systrace threads (a line's tgid). A thread named by a proto
+	 * source (a process tree, a descriptor: priority 2 and up) needs
+	 * nothing, the proto packets are copied. A thread of a known process
+	 * gets its entry in the ProcessTree below, never a task_rename: the
+	 * reference renames a process with its main thread's task_rename.
+	 * A named thread of no process gets a task_rename after the line that
+	 * last named it: ftrace priority, like that line. */
 	for (size_t i = 0; i < nt; i++) {
 		const tm_mthread *th = tm_model_thread(m, i);
-		if (th->tid == 0 || th->upid >= 0 || !th->name || th->name_cpu < 0)
+		if (th->tid == 0 || th->upid >= 0 || !th->name || th->name_cpu < 0 || th->name_prio >= 2)
 			continue;
 		bev *b = bundle_event(t, 0, th->machine_row, (uint32_t)th->name_cpu, th->name_ts, (uint32_t)th->tid);
 		Perfetto__Protos__TaskRenameFtraceEvent tr = PERFETTO__PROTOS__TASK_RENAME_FTRACE_EVENT__INIT;
@@ -723,10 +753,12 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME;
 	}
 	flush_bundle(t);
-	/* one ProcessTree per machine: every thread of a known process (its
-	 * association, and its name when no proto named it), every named
-	 * process (a second, empty cmdline element keeps a name with spaces
-	 * whole: a single element is cut at its first space) */
+	/* One ProcessTree per machine: every live thread of a known process
+	 * that no proto source named (its association, and its name), every
+	 * named live process (a second, empty cmdline element keeps a name
+	 * with spaces whole: a single element is cut at its first space).
+	 * Rows the reference no longer maps (ended, or their pid or tid
+	 * reused) get no entry: it would make a new process or thread. */
 	for (size_t row = 0; row < scan->machines.n; row++) {
 		Perfetto__Protos__ProcessTree pt = PERFETTO__PROTOS__PROCESS_TREE__INIT;
 		Perfetto__Protos__ProcessTree__Thread *ths = tm_xcalloc(nt ? nt : 1, sizeof(*ths));
@@ -736,7 +768,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		char **cmd = tm_xcalloc(2 * (np ? np : 1), sizeof(*cmd));
 		for (size_t i = 0; i < np; i++) {
 			const tm_mprocess *p = tm_model_process(m, i);
-			if (p->machine_row != row || p->pid == 0 || !p->name)
+			if (p->machine_row != row || p->pid == 0 || !p->name || !process_live(&latest, m, i))
 				continue;
 			Perfetto__Protos__ProcessTree__Process init = PERFETTO__PROTOS__PROCESS_TREE__PROCESS__INIT;
 			Perfetto__Protos__ProcessTree__Process *x = &prs[pt.n_processes];
@@ -751,7 +783,8 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		}
 		for (size_t i = 0; i < nt; i++) {
 			const tm_mthread *th = tm_model_thread(m, i);
-			if (th->machine_row != row || th->tid == 0 || th->upid < 0)
+			if (th->machine_row != row || th->tid == 0 || th->upid < 0 || th->name_prio >= 2 ||
+			    !thread_live(&latest, m, th))
 				continue;
 			Perfetto__Protos__ProcessTree__Thread init = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
 			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
@@ -759,7 +792,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			x->has_tid = x->has_tgid = 1;
 			x->tid = (int32_t)th->tid;
 			x->tgid = (int32_t)tm_model_process(m, (size_t)th->upid)->pid;
-			if (th->name && th->name_prio < 2)
+			if (th->name)
 				x->name = (char *)th->name;
 			thp[pt.n_threads++] = x;
 		}
@@ -779,6 +812,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		free(prp);
 		free(cmd);
 	}
+	free(latest.s);
 }
 
 void exp_text_free(exp_text *t)

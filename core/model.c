@@ -272,6 +272,7 @@ static void ctx_free(m_ctx *c)
 	m_map_free(&c->v1_flows);
 	free(c->cpus);
 	free(c->sched);
+	m_proto_ctx_free(c->proto);
 }
 
 void tm_model_free(tm_model *m)
@@ -302,6 +303,8 @@ void tm_model_free(tm_model *m)
 		free(mc->tid_lists);
 		free(mc->tid_list_n);
 		free(mc->tid_list_cap);
+		free(mc->pending.v);
+		free(mc->pending_parent.v);
 	}
 	free(m->mach);
 	free(m->threads);
@@ -361,9 +364,11 @@ static void run_record(void *ctx, const tm_rec *r)
 		tm_model_apply_side(rc->model, r->data, (uint32_t)r->len);
 		return;
 	}
-	/* queues the scan numbered but never used still count for the order */
+	/* queues the scan numbered but never used still count for the order;
+	 * a queue whose first record is a JSON event (it has a phase) is a JSON
+	 * queue, whose events take part in slow sorting */
 	while (rc->n_queues <= r->queue) {
-		tm_order_queue(rc->order, 0);
+		tm_order_queue(rc->order, rc->n_queues == r->queue && r->json_phase != 0);
 		rc->n_queues++;
 	}
 	if (tm_order_push(rc->order, r->queue, r->ts, r->json_phase, r->json_dur, r->data, (uint32_t)r->len,
@@ -389,6 +394,52 @@ static void run_name(void *ctx, const tm_name_out *n)
 	rc->also->name(rc->also->ctx, n);
 }
 
+/* "Linux" and "major.minor...": SystemInfoTracker::SetKernelVersion */
+static int kernel_version(const tm_machine *mr, int *major, int *minor)
+{
+	if (!mr->sysname || !mr->release || strcmp(mr->sysname, "Linux") != 0)
+		return 0;
+	const char *r = mr->release, *dot = strchr(r, '.');
+	if (!dot)
+		return 0;
+	const char *dot2 = strchr(dot + 1, '.');
+	size_t n1 = (size_t)(dot - r), n2 = dot2 ? (size_t)(dot2 - dot - 1) : strlen(dot + 1);
+	if (!n1 || !n2 || n1 > 9 || n2 > 9)
+		return 0;
+	for (size_t i = 0; i < n1; i++)
+		if (r[i] < '0' || r[i] > '9')
+			return 0;
+	for (size_t i = 0; i < n2; i++)
+		if (dot[1 + i] < '0' || dot[1 + i] > '9')
+			return 0;
+	*major = atoi(r);
+	*minor = atoi(dot + 1);
+	return 1;
+}
+
+/* What the reference does as each trace file's context is made, before it
+ * parses anything: a proto or systrace file's machines (a proto file's
+ * remote machines too) get pid 0 as the swapper (forwarding_trace_parser.cc,
+ * ProtoTraceReader::CreateRemoteMachineReader); a proto file's machines read
+ * sched states with the kernel their SystemInfo names. */
+static void start_contexts(tm_model *m, const struct tm_merge *merge, const tm_scan *s)
+{
+	m->cur_cpu = -1;
+	for (size_t i = 0; i < s->n_files && i < merge->n_files; i++) {
+		const tm_scan_file *f = &s->files[i];
+		tm_type ty = merge->files[i].type;
+		if (!f->scanned || (ty != TM_TYPE_PROTO && ty != TM_TYPE_SYSTRACE))
+			continue;
+		for (size_t k = 0; k < f->n_machines; k++) {
+			m_mach *mc = m_machine(m, f->machines[k]);
+			if (f->machines[k] < s->machines.n)
+				mc->has_kernel = kernel_version(&s->machines.rows[f->machines[k]], &mc->kernel_major,
+								&mc->kernel_minor);
+			m_set_pid_zero_is_swapper(m, mc);
+		}
+	}
+}
+
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
 		       tm_error *err)
 {
@@ -404,6 +455,8 @@ tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const 
 	int failed = s->failed;
 	if (failed)
 		*err = s->err;
+	else
+		start_contexts(rc.model, merge, s);
 	tm_scan_free(s);
 	if (!failed && rc.failed) {
 		*err = rc.err;

@@ -8,13 +8,16 @@
  * the Perfetto proto packets the scan hands it), with the reference's own
  * rules (Perfetto v58.2: ProcessTracker, SliceTracker, TrackCompressor,
  * FlowTracker, JsonTraceParser, SystraceLineParser, SystraceParser,
- * FtraceSchedEventTracker), so that timeline.tsv and the tsv views equal
- * what the reference shows, and the exporter can encode each event the
- * way that makes the reference build the same rows from merged.pftrace.
+ * FtraceSchedEventTracker, TrackEventTracker, TrackEventParser,
+ * TrackEventEventImporter, SystemProbesParser, FtraceParser), so that
+ * timeline.tsv and the tsv views equal what the reference shows, and the
+ * exporter can encode each event the way that makes the reference build
+ * the same rows from merged.pftrace.
  *
- * Memory: open slices, the thread and process tables, async track sets and
- * live flows. Finished rows are handed to the sink as soon as the
- * reference would fix them and are not kept.
+ * Memory: open slices, the thread and process tables, async track sets,
+ * live flows, and per proto file and machine its track descriptor
+ * reservations and incremental counter values. Finished rows are handed
+ * to the sink as soon as the reference would fix them and are not kept.
  */
 #ifndef TM_MODEL_H
 #define TM_MODEL_H
@@ -47,10 +50,17 @@ enum {
 	TM_PR_FTRACE,           /* tm_pr_ftrace, then the FtraceEvent bytes */
 	TM_PR_COMPACT_SWITCH,   /* tm_pr_switch, then the next comm */
 	TM_PR_COMPACT_WAKING,   /* tm_pr_waking, then the comm */
+	/* side records: what the reference's tokenizers note as metadata, for
+	 * the ftrace parser's drop of events before the trace's start */
+	TM_PR_SERVICE,          /* int64 trace time, then TracingServiceEvent bytes */
+	TM_PR_FTRACE_STATS,     /* FtraceStats bytes */
+	TM_PR_FTRACE_START,     /* int64: a CPU's first bundle's data start, trace time */
 };
 
 typedef struct tm_pr_event {
 	uint32_t seq_id;
+	uint32_t generation;    /* the sequence's incremental state: counts its
+				 * clears and losses (incremental counters restart) */
 	uint8_t has_thread;     /* the sequence's ThreadDescriptor */
 	uint8_t has_default_track;
 	int64_t pid, tid;

@@ -59,6 +59,11 @@ enum { TP_OTHER = 0, TP_FTRACE = 1, TP_PROCESS_TREE = 2, TP_TRACK_DESCRIPTOR_THR
 enum { PP_OTHER = 0, PP_CHROME_LABEL = 1, PP_TRACK_DESCRIPTOR = 2, PP_CHROME_LABEL_RENDERER = 3,
        PP_SYSTEM = 4 };
 
+typedef struct m_pairs {       /* (utid, utid) or (utid, upid) pairs */
+	int64_t (*v)[2];
+	size_t n, cap;
+} m_pairs;
+
 typedef struct m_mach {
 	uint32_t row;
 	m_map pids;          /* pid -> upid + 1 */
@@ -69,6 +74,10 @@ typedef struct m_mach {
 	size_t n_tid_lists, cap_tid_lists;
 	int64_t swapper_upid, swapper_utid;
 	int pid0_is_swapper; /* SetPidZeroIsUpidZeroIdleProcess was called */
+	m_pairs pending;     /* pending_assocs_: threads of one (unknown) process */
+	m_pairs pending_parent; /* pending_parent_assocs_: (parent utid, child upid) */
+	int has_kernel;      /* the machine's SystemInfo named a Linux kernel */
+	int kernel_major, kernel_minor;
 } m_mach;
 
 /* ---- tracks, slices, async sets, flows (per file and machine) ------------ */
@@ -126,6 +135,8 @@ typedef struct m_sched_open {
 	int live;
 } m_sched_open;
 
+typedef struct m_pctx m_pctx; /* core/model_proto.c */
+
 typedef struct m_ctx {
 	uint32_t file_id, row;
 	m_map thread_tracks;         /* utid -> track + 1 */
@@ -143,6 +154,9 @@ typedef struct m_ctx {
 	size_t n_cpus;
 	m_sched_open *sched;         /* sched slices still open, indexed by slice_idx */
 	size_t n_sched, cap_sched;
+	int is_proto;                /* a proto file's context: sched end states are
+				      * read with the machine's kernel version */
+	m_pctx *proto;               /* proto state (core/model_proto.c), or NULL */
 } m_ctx;
 
 struct tm_model {
@@ -171,6 +185,8 @@ struct tm_model {
 	int64_t cur_ts;              /* the record being applied */
 	uint64_t cur_seq;            /* its index */
 	int64_t cur_cpu;             /* its CPU (systrace), else -1 */
+	uint64_t last_slice_id;      /* the slice the last m_slice_* call made or ended */
+	int64_t last_slice_ts;
 };
 
 void m_stat(tm_model *m, const char *name, int64_t add);
@@ -185,6 +201,16 @@ void m_update_thread_name(tm_model *m, int64_t utid, uint32_t name, int prio);
 void m_update_process_name(tm_model *m, int64_t upid, uint32_t name, int prio);
 void m_set_pid_zero_is_swapper(tm_model *m, m_mach *mc);
 void m_end_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid);
+int64_t m_start_new_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid);
+/* StartNewProcess (ts -1: none; parent_upid -1: none) */
+int64_t m_start_new_process(tm_model *m, m_mach *mc, int64_t ts, int64_t parent_upid, int64_t pid, uint32_t name,
+			    int thread_prio);
+void m_associate_threads(tm_model *m, m_mach *mc, int64_t utid1, int64_t utid2, int assoc_main);
+/* AssociateCreatedProcessToParentThread */
+void m_associate_created_process(tm_model *m, m_mach *mc, int64_t upid, int64_t parent_utid);
+void m_set_process_parent(tm_model *m, int64_t upid, int64_t pupid);
+void m_set_start_ts_if_unset(tm_model *m, int64_t upid, int64_t ts);
+void m_update_thread_name_and_maybe_process_name(tm_model *m, int64_t utid, uint32_t name, int prio);
 
 /* Tracks and slices (core/model_slice.c) */
 m_ctx *m_context(tm_model *m, uint32_t file_id, uint32_t row);
@@ -202,6 +228,11 @@ uint32_t m_compress_end(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie,
 			tm_mtrack_scope scope, int64_t upid, uint32_t name);
 uint32_t m_compress_scoped(tm_model *m, m_ctx *c, uint64_t set_key, int64_t ts, int64_t dur,
 			   tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name);
+/* The TrackCompressor for a factory made elsewhere (proto descriptor
+ * tracks): Begin / End of a cookie, or the set's DefaultTrack. */
+enum { M_COMPRESS_BEGIN, M_COMPRESS_END, M_COMPRESS_DEFAULT };
+uint32_t m_compress_cookie(tm_model *m, m_ctx *c, uint64_t set_key, int op, int64_t cookie, tm_mtrack_kind kind,
+			   tm_mtrack_scope scope, int64_t utid, int64_t upid, uint32_t name);
 uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t ts, int64_t dur,
 				tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t utid, uint32_t name);
 
@@ -217,6 +248,15 @@ size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t c
 		   const tj_value *args);
 size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      int64_t dur, const tj_value *args, m_overlap *overlap, uint32_t file_id);
+/* The same with args as compact JSON members (no braces), e.g. proto debug
+ * annotations already rendered. m->last_slice_id / last_slice_ts name the
+ * slice begun or ended (valid when the call returned non-zero). */
+size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			 const char *args, size_t args_n, uint32_t file_id);
+size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			  int64_t dur, const char *args, size_t args_n, uint32_t file_id);
+size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		       const char *args, size_t args_n);
 size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,
 				int64_t cookie, uint32_t file_id);
 /* The topmost slice of a track: its id and ts, or 0. */
@@ -243,11 +283,22 @@ void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *ra
  * order. */
 void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len);
 void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len);
+void m_proto_ctx_free(m_pctx *p);
 void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *line, size_t len);
 void m_sched_flush(tm_model *m);
+/* SystraceParser::ParseSystracePoint of a parsed print payload (print_*
+ * fields of `l`), for a systrace line or a proto print / zero event. */
+void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
+		      uint32_t file);
+/* FtraceSchedEventTracker::PushSchedSwitchCompact / PushSchedWakingCompact
+ * (only_raw: before the ftrace data is valid, the raw table only). */
+void m_sched_switch_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_state, int64_t next_pid,
+			    const char *next_comm, int32_t next_prio, int only_raw, uint32_t file_id);
+void m_sched_waking_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t wakee_pid, int only_raw);
 void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_pid, const char *prev_comm,
 		    int32_t prev_prio, int64_t prev_state, int64_t next_pid, const char *next_comm, int32_t next_prio,
 		    uint32_t file_id);
 void m_json_compact(tm_buf *b, const tj_value *v);
+void m_json_double(tm_buf *b, double d);
 
 #endif

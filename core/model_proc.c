@@ -104,7 +104,7 @@ static void refresh_live_tid(tm_model *m, m_mach *mc, int64_t tid)
 	m_map_del(&mc->live_tid, (uint64_t)tid);
 }
 
-static int64_t start_new_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid)
+int64_t m_start_new_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid)
 {
 	int64_t utid = new_thread_row(m, mc->row, tid);
 	m->threads[utid].pub.start_ts = ts;
@@ -145,7 +145,7 @@ static int64_t thread_for_pid(tm_model *m, m_mach *mc, int64_t tid, int64_t pid)
 int64_t m_get_or_create_thread(tm_model *m, m_mach *mc, int64_t tid)
 {
 	int64_t utid = m_get_thread_or_null(m, mc, tid);
-	return utid >= 0 ? utid : start_new_thread(m, mc, -1, tid);
+	return utid >= 0 ? utid : m_start_new_thread(m, mc, -1, tid);
 }
 
 static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
@@ -154,17 +154,90 @@ static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
 	m->threads[utid].pub.is_main = is_main;
 }
 
-static int64_t thread_with_parent(tm_model *m, m_mach *mc, int64_t tid, int64_t upid, int is_main)
+static void pair_push(m_pairs *v, int64_t a, int64_t b)
+{
+	TM_GROW(v->v, v->cap, v->n + 1);
+	v->v[v->n][0] = a;
+	v->v[v->n][1] = b;
+	v->n++;
+}
+
+/* ResolvePendingAssociations: threads (and child processes) waiting for
+ * utid_arg's process follow it, and then whatever waited for them. */
+static void resolve_pending(tm_model *m, m_mach *mc, int64_t utid_arg, int64_t upid, int assoc_main)
+{
+	if (!mc->pending.n && !mc->pending_parent.n)
+		return;
+	int64_t *todo = NULL;
+	size_t n_todo = 0, cap_todo = 0;
+	TM_GROW(todo, cap_todo, 1);
+	todo[n_todo++] = utid_arg;
+	while (n_todo) {
+		int64_t utid = todo[--n_todo];
+		for (size_t i = 0; i < mc->pending_parent.n;) {
+			if (mc->pending_parent.v[i][0] != utid) {
+				i++;
+				continue;
+			}
+			m->procs[mc->pending_parent.v[i][1]].pub.parent_upid = upid;
+			mc->pending_parent.v[i][0] = mc->pending_parent.v[mc->pending_parent.n - 1][0];
+			mc->pending_parent.v[i][1] = mc->pending_parent.v[mc->pending_parent.n - 1][1];
+			mc->pending_parent.n--;
+		}
+		size_t end = mc->pending.n;
+		for (size_t i = 0; i < end;) {
+			int64_t other;
+			if (mc->pending.v[i][0] == utid)
+				other = mc->pending.v[i][1];
+			else if (mc->pending.v[i][1] == utid)
+				other = mc->pending.v[i][0];
+			else {
+				i++;
+				continue;
+			}
+			int is_main = assoc_main && m->threads[other].pub.tid == m->procs[upid].pub.pid;
+			associate(m, other, upid, is_main);
+			end--;
+			int64_t t0 = mc->pending.v[i][0], t1 = mc->pending.v[i][1];
+			mc->pending.v[i][0] = mc->pending.v[end][0];
+			mc->pending.v[i][1] = mc->pending.v[end][1];
+			mc->pending.v[end][0] = t0;
+			mc->pending.v[end][1] = t1;
+			TM_GROW(todo, cap_todo, n_todo + 1);
+			todo[n_todo++] = other;
+		}
+		mc->pending.n = end;
+	}
+	free(todo);
+}
+
+/* GetOrCreateThreadWithParentInternal */
+static int64_t thread_with_parent(tm_model *m, m_mach *mc, int64_t tid, int64_t upid, int is_main, int assoc_main)
 {
 	int64_t utid = thread_for_pid(m, mc, tid, m->procs[upid].pub.pid);
-	if (utid < 0)
-		utid = start_new_thread(m, mc, -1, tid);
+	if (utid < 0) {
+		utid = m_start_new_thread(m, mc, -1, tid);
+	} else {
+		/* a thread reaffirmed with its process becomes the live one for
+		 * its tid, and the last of its tid's list */
+		*m_map_put(&mc->live_tid, (uint64_t)tid, NULL) = (uint64_t)utid + 1;
+		size_t l = tid_list(mc, tid, 0);
+		if (l != SIZE_MAX && mc->tid_list_n[l] && (int64_t)mc->tid_lists[l][mc->tid_list_n[l] - 1] != utid) {
+			size_t k = 0;
+			for (size_t i = 0; i < mc->tid_list_n[l]; i++)
+				if ((int64_t)mc->tid_lists[l][i] != utid)
+					mc->tid_lists[l][k++] = mc->tid_lists[l][i];
+			mc->tid_lists[l][k++] = (uint64_t)utid;
+			mc->tid_list_n[l] = k;
+		}
+	}
 	if (m->threads[utid].pub.upid < 0)
 		associate(m, utid, upid, is_main);
+	resolve_pending(m, mc, utid, m->threads[utid].pub.upid, assoc_main);
 	return utid;
 }
 
-int64_t m_get_or_create_process(tm_model *m, m_mach *mc, int64_t pid)
+static int64_t get_or_create_process(tm_model *m, m_mach *mc, int64_t pid, int assoc_main_thread)
 {
 	int64_t upid = pid_upid(mc, pid);
 	if (upid >= 0)
@@ -172,14 +245,101 @@ int64_t m_get_or_create_process(tm_model *m, m_mach *mc, int64_t pid)
 	upid = new_process_row(m, mc->row, pid);
 	*m_map_put(&mc->pids, (uint64_t)pid, NULL) = (uint64_t)upid + 1;
 	/* associate_main_thread: UpdateThread(pid, pid) */
-	thread_with_parent(m, mc, pid, upid, 1);
+	if (assoc_main_thread)
+		m_update_thread(m, mc, pid, pid);
 	return upid;
+}
+
+int64_t m_get_or_create_process(tm_model *m, m_mach *mc, int64_t pid)
+{
+	return get_or_create_process(m, mc, pid, 1);
 }
 
 int64_t m_update_thread(tm_model *m, m_mach *mc, int64_t tid, int64_t pid)
 {
 	int64_t upid = m_get_or_create_process(m, mc, pid);
-	return thread_with_parent(m, mc, tid, upid, tid == pid);
+	return thread_with_parent(m, mc, tid, upid, tid == pid, 1);
+}
+
+static void invalidate_process_threads(tm_model *m, m_mach *mc, int64_t upid)
+{
+	for (size_t i = 0; i < m->n_threads; i++)
+		if (m->threads[i].pub.upid == upid && m->threads[i].pub.machine_row == mc->row &&
+		    (int64_t)i != mc->swapper_utid)
+			refresh_live_tid(m, mc, m->threads[i].pub.tid);
+}
+
+int64_t m_start_new_process(tm_model *m, m_mach *mc, int64_t ts, int64_t parent_upid, int64_t pid, uint32_t name,
+			    int thread_prio)
+{
+	int64_t recycled = pid_upid(mc, pid);
+	m_map_del(&mc->pids, (uint64_t)pid);
+	/* the same pid is never two live processes: its tids go too */
+	size_t l = tid_list(mc, pid, 0);
+	if (l != SIZE_MAX)
+		mc->tid_list_n[l] = 0;
+	m_map_del(&mc->live_tid, (uint64_t)pid);
+	int64_t utid = m_start_new_thread(m, mc, ts, pid);
+	m_update_thread_name(m, utid, name, thread_prio);
+	int64_t upid = get_or_create_process(m, mc, pid, 1);
+	if (ts >= 0)
+		m->procs[upid].pub.start_ts = ts;
+	m_update_process_name(m, upid, name, PP_SYSTEM);
+	if (parent_upid >= 0)
+		m->procs[upid].pub.parent_upid = parent_upid;
+	if (recycled >= 0)
+		invalidate_process_threads(m, mc, recycled);
+	return upid;
+}
+
+void m_associate_threads(tm_model *m, m_mach *mc, int64_t utid1, int64_t utid2, int assoc_main)
+{
+	int64_t p1 = m->threads[utid1].pub.upid, p2 = m->threads[utid2].pub.upid;
+	if (p1 >= 0 && p2 < 0) {
+		associate(m, utid2, p1, assoc_main && m->threads[utid2].pub.tid == m->procs[p1].pub.pid);
+		resolve_pending(m, mc, utid2, p1, assoc_main);
+		return;
+	}
+	if (p2 >= 0 && p1 < 0) {
+		associate(m, utid1, p2, assoc_main && m->threads[utid1].pub.tid == m->procs[p2].pub.pid);
+		resolve_pending(m, mc, utid1, p2, assoc_main);
+		return;
+	}
+	if (p1 >= 0 && p1 != p2) {
+		m_stat(m, "process_tracker_errors", 1);
+		return;
+	}
+	pair_push(&mc->pending, utid1, utid2);
+}
+
+void m_associate_created_process(tm_model *m, m_mach *mc, int64_t upid, int64_t parent_utid)
+{
+	int64_t pupid = m->threads[parent_utid].pub.upid;
+	if (pupid >= 0)
+		m->procs[upid].pub.parent_upid = pupid;
+	else
+		pair_push(&mc->pending_parent, parent_utid, upid);
+}
+
+void m_set_process_parent(tm_model *m, int64_t upid, int64_t pupid)
+{
+	/* a changed parent is reparenting: the first one stays */
+	if (m->procs[upid].pub.parent_upid < 0)
+		m->procs[upid].pub.parent_upid = pupid;
+}
+
+void m_set_start_ts_if_unset(tm_model *m, int64_t upid, int64_t ts)
+{
+	if (m->procs[upid].pub.start_ts < 0)
+		m->procs[upid].pub.start_ts = ts;
+}
+
+void m_update_thread_name_and_maybe_process_name(tm_model *m, int64_t utid, uint32_t name, int prio)
+{
+	m_update_thread_name(m, utid, name, prio);
+	int64_t upid = m->threads[utid].pub.upid;
+	if (upid >= 0 && m->procs[upid].pub.pid == m->threads[utid].pub.tid)
+		m_update_process_name(m, upid, name, PP_SYSTEM);
 }
 
 void m_update_thread_name(tm_model *m, int64_t utid, uint32_t name, int prio)
@@ -211,15 +371,21 @@ void m_set_pid_zero_is_swapper(tm_model *m, m_mach *mc)
 	if (mc->pid0_is_swapper)
 		return;
 	mc->pid0_is_swapper = 1;
+	/* tids_ and pids_ keep what they already hold for 0 (Insert) */
+	int fresh = !m_map_get(&mc->tids_head, 0);
 	size_t l = tid_list(mc, 0, 1);
-	mc->tid_list_n[l] = 0;
-	if (!mc->tid_list_cap[l]) {
-		mc->tid_list_cap[l] = 2;
-		mc->tid_lists[l] = tm_xmalloc(2 * sizeof(uint64_t));
+	if (fresh) {
+		if (!mc->tid_list_cap[l]) {
+			mc->tid_list_cap[l] = 2;
+			mc->tid_lists[l] = tm_xmalloc(2 * sizeof(uint64_t));
+		}
+		mc->tid_lists[l][mc->tid_list_n[l]++] = (uint64_t)mc->swapper_utid;
 	}
-	mc->tid_lists[l][mc->tid_list_n[l]++] = (uint64_t)mc->swapper_utid;
 	*m_map_put(&mc->live_tid, 0, NULL) = (uint64_t)mc->swapper_utid + 1;
-	*m_map_put(&mc->pids, 0, NULL) = (uint64_t)mc->swapper_upid + 1;
+	int ins;
+	uint64_t *pv = m_map_put(&mc->pids, 0, &ins);
+	if (ins)
+		*pv = (uint64_t)mc->swapper_upid + 1;
 	int64_t utid = m_get_or_create_thread(m, mc, 0);
 	m_update_thread_name(m, utid, m_intern(&m->str, "swapper", 7), TP_CONSTANT);
 }
@@ -247,8 +413,5 @@ void m_end_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid)
 		return;
 	p->pub.end_ts = ts;
 	m_map_del(&mc->pids, (uint64_t)tid);
-	/* InvalidateProcessThreads */
-	for (size_t i = 0; i < m->n_threads; i++)
-		if (m->threads[i].pub.upid == t->pub.upid)
-			refresh_live_tid(m, mc, m->threads[i].pub.tid);
+	invalidate_process_threads(m, mc, t->pub.upid);
 }

@@ -118,6 +118,24 @@ static uint32_t cstate_track(tm_model *m, m_ctx *c, m_cstate *st, tm_mtrack_kind
 	return st->track;
 }
 
+uint32_t m_compress_cookie(tm_model *m, m_ctx *c, uint64_t set_key, int op, int64_t cookie, tm_mtrack_kind kind,
+			   tm_mtrack_scope scope, int64_t utid, int64_t upid, uint32_t name)
+{
+	m_cset *s = cset(c, set_key);
+	m_cstate *st;
+	if (op == M_COMPRESS_DEFAULT) {
+		/* DefaultTrack: the set's first track, made for cookie 0 */
+		st = s->n ? &s->tracks[0] : for_cookie(s, 0);
+	} else {
+		st = for_cookie(s, cookie);
+		if (op == M_COMPRESS_BEGIN)
+			st->nest_count++;
+		else if (st->nest_count > 0)
+			st->nest_count--;
+	}
+	return cstate_track(m, c, st, kind, scope, utid, upid, name);
+}
+
 uint32_t m_compress_begin(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, int nestable,
 			  tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name)
 {
@@ -180,27 +198,6 @@ uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t
 /* Compact JSON of a value (numbers as the reference reads them). */
 static void json_compact(tm_buf *b, const tj_value *v);
 
-static void json_string(tm_buf *b, const char *s, size_t n)
-{
-	tm_buf_put(b, "\"", 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		switch (ch) {
-		case '"': tm_buf_puts(b, "\\\""); break;
-		case '\\': tm_buf_puts(b, "\\\\"); break;
-		case '\n': tm_buf_puts(b, "\\n"); break;
-		case '\r': tm_buf_puts(b, "\\r"); break;
-		case '\t': tm_buf_puts(b, "\\t"); break;
-		default:
-			if (ch < 0x20)
-				tm_buf_printf(b, "\\u%04x", ch);
-			else
-				tm_buf_put(b, &s[i], 1);
-		}
-	}
-	tm_buf_put(b, "\"", 1);
-}
-
 static void json_double(tm_buf *b, double d)
 {
 	char t[40];
@@ -221,7 +218,7 @@ static void json_compact(tm_buf *b, const tj_value *v)
 	case TJ_BOOL: tm_buf_puts(b, v->b ? "true" : "false"); break;
 	case TJ_INT: tm_buf_printf(b, "%lld", (long long)v->i); break;
 	case TJ_DOUBLE: json_double(b, v->d); break;
-	case TJ_STRING: json_string(b, v->s, v->len); break;
+	case TJ_STRING: tm_buf_json_string(b, v->s, v->len); break;
 	case TJ_ARRAY:
 		tm_buf_put(b, "[", 1);
 		for (size_t i = 0; i < v->len; i++) {
@@ -236,7 +233,7 @@ static void json_compact(tm_buf *b, const tj_value *v)
 		for (size_t i = 0; i < v->len; i++) {
 			if (i)
 				tm_buf_put(b, ",", 1);
-			json_string(b, v->keys[i], v->key_lens[i]);
+			tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
 			tm_buf_put(b, ":", 1);
 			json_compact(b, &v->items[i]);
 		}
@@ -250,6 +247,11 @@ void m_json_compact(tm_buf *b, const tj_value *v)
 	json_compact(b, v);
 }
 
+void m_json_double(tm_buf *b, double d)
+{
+	json_double(b, d);
+}
+
 static void add_json_args(m_open *o, const tj_value *args)
 {
 	if (!args || args->type != TJ_OBJECT)
@@ -257,7 +259,7 @@ static void add_json_args(m_open *o, const tj_value *args)
 	for (size_t i = 0; i < args->len; i++) {
 		if (o->args.len)
 			tm_buf_put(&o->args, ",", 1);
-		json_string(&o->args, args->keys[i], args->key_lens[i]);
+		tm_buf_json_string(&o->args, args->keys[i], args->key_lens[i]);
 		tm_buf_put(&o->args, ":", 1);
 		json_compact(&o->args, &args->items[i]);
 	}
@@ -271,7 +273,7 @@ void m_slice_add_arg(tm_model *m, uint32_t track, size_t ix, const char *key, co
 	m_open *o = &t->stack[ix - 1];
 	if (o->args.len)
 		tm_buf_put(&o->args, ",", 1);
-	json_string(&o->args, key, strlen(key));
+	tm_buf_json_string(&o->args, key, strlen(key));
 	tm_buf_put(&o->args, ":", 1);
 	tm_buf_puts(&o->args, json_value);
 }
@@ -354,8 +356,18 @@ static int maybe_close_stack(tm_model *m, m_track *t, int64_t new_ts, int64_t ne
 
 static void flow_close_pending(tm_model *m, m_ctx *c, m_track *t, uint64_t slice, int64_t ts);
 
+static void add_raw_args(m_open *o, const char *raw, size_t n)
+{
+	if (!raw || !n)
+		return;
+	if (o->args.len)
+		tm_buf_put(&o->args, ",", 1);
+	tm_buf_put(&o->args, raw, n);
+}
+
 static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
-			  uint32_t name, const tj_value *args, m_overlap *overlap, uint32_t file_id)
+			  uint32_t name, const tj_value *args, const char *raw, size_t raw_n, m_overlap *overlap,
+			  uint32_t file_id)
 {
 	(void)file_id;
 	m_track *t = &m->tracks[track];
@@ -382,7 +394,10 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 	o->name = name;
 	o->depth = (uint32_t)t->depth;
 	add_json_args(o, args);
+	add_raw_args(o, raw, raw_n);
 	t->depth++;
+	m->last_slice_id = o->id;
+	m->last_slice_ts = ts;
 	flow_close_pending(m, c, t, o->id, ts);
 	return t->depth;
 }
@@ -390,7 +405,23 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 size_t m_slice_begin(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		     const tj_value *args, uint32_t file_id)
 {
-	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, NULL, file_id);
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, NULL, 0, NULL, file_id);
+}
+
+size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			 const char *args, size_t args_n, uint32_t file_id)
+{
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, NULL, args, args_n, NULL, file_id);
+}
+
+size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			  int64_t dur, const char *args, size_t args_n, uint32_t file_id)
+{
+	if (dur < 0) {
+		m_stat(m, "slice_negative_duration", 1);
+		return 0;
+	}
+	return start_slice(m, c, track, ts, dur, cat, name, NULL, args, args_n, NULL, file_id);
 }
 
 size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
@@ -400,14 +431,14 @@ size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_
 		m_stat(m, "slice_negative_duration", 1);
 		return 0;
 	}
-	return start_slice(m, c, track, ts, dur, cat, name, args, overlap, file_id);
+	return start_slice(m, c, track, ts, dur, cat, name, args, NULL, 0, overlap, file_id);
 }
 
 size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,
 				int64_t cookie, uint32_t file_id)
 {
 	m->tracks[track].legacy_unnestable = 1;
-	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, NULL, file_id);
+	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, NULL, 0, NULL, file_id);
 	if (ix) {
 		char v[32];
 		snprintf(v, sizeof v, "%lld", (long long)cookie);
@@ -416,8 +447,23 @@ size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t t
 	return ix;
 }
 
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const tj_value *args, const char *raw, size_t raw_n);
+
 size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		   const tj_value *args)
+{
+	return end_slice(m, c, track, ts, cat, name, args, NULL, 0);
+}
+
+size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		       const char *args, size_t args_n)
+{
+	return end_slice(m, c, track, ts, cat, name, NULL, args, args_n);
+}
+
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const tj_value *args, const char *raw, size_t raw_n)
 {
 	(void)c;
 	m_track *t = &m->tracks[track];
@@ -441,6 +487,9 @@ size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t c
 	m_open *o = &t->stack[ix];
 	o->dur = ts - o->ts;
 	add_json_args(o, args);
+	add_raw_args(o, raw, raw_n);
+	m->last_slice_id = o->id;
+	m->last_slice_ts = o->ts;
 	if ((size_t)ix == t->depth - 1) {
 		size_t r = (size_t)ix + 1;
 		stack_pop(m, t);

@@ -132,12 +132,48 @@ int64_t tm_model_systrace_state_for(const char *s, int major, int minor)
 	return r;
 }
 
-/* TaskState(raw, kernel 4.4).ToString(): what the sched table shows for a
- * raw state written by systrace conversion (the model assumes the 4.4
- * layout, as the reference does when no SystemInfo names the kernel). */
-static const char *end_state(char *buf, int64_t raw)
+/* TaskState(raw, kernel).ToString(): what the sched table shows for a raw
+ * state. A systrace file's context has no SystemInfo, so its states (raw
+ * ones written by systrace conversion) are read with the 4.4 layout, as the
+ * reference does; a proto file's with its machine's kernel version. The
+ * text is at most 3 characters (TaskStateStr): an invalid systrace state,
+ * 0xffff by then, reads "SDT" (every flag). NULL when the raw state is
+ * invalid for the kernel. */
+static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 {
 	uint16_t r = (uint16_t)raw;
+	if (major > 4 || (major == 4 && minor >= 14)) {
+		int p = r & (0x40 - 1);
+		if (r & 0x40)
+			p |= TS_PARKED;
+		if (r & 0x80)
+			p |= TS_IDLE;
+		if (r & 0x100)
+			p |= TS_PREEMPTED;
+		if (r & 0xfe00)
+			return NULL; /* kInvalid: no end state (task_state_invalid) */
+		size_t n = 0;
+		if (p == 0 || p == TS_PREEMPTED) {
+			buf[n++] = 'R';
+			if (p & TS_PREEMPTED)
+				buf[n++] = '+';
+		} else {
+			static const int order[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD,
+						    TS_EXIT_ZOMBIE, TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING,
+						    TS_NO_LOAD, TS_IDLE};
+			static const char sym[] = "SDTtXZPxKWNI";
+			for (int i = 0; i < 12; i++)
+				if ((p & order[i]) && n < 3)
+					buf[n++] = sym[i];
+		}
+		buf[n] = '\0';
+		return buf;
+	}
+	if (major == 4 && minor >= 8) {
+		/* [4.8, 4.14): preemption is 0x1000; 0x800 is TASK_NEW, never
+		 * reported */
+		r = (uint16_t)((r & ~0x1800) | (r & 0x1000 ? 0x800 : 0));
+	}
 	int p = r & (0x40 - 1);
 	if (r & 0x40)
 		p |= TS_TASK_DEAD;
@@ -153,8 +189,6 @@ static const char *end_state(char *buf, int64_t raw)
 		p = TS_IDLE;
 	if (r & 0x800)
 		p |= TS_PREEMPTED;
-	if (raw == 0xffff) /* kInvalid round trip: the reference prints "?" */
-		return "?";
 	size_t n = 0;
 	if (p == 0 || p == TS_PREEMPTED) {
 		buf[n++] = 'R';
@@ -166,11 +200,19 @@ static const char *end_state(char *buf, int64_t raw)
 					    TS_NO_LOAD, TS_IDLE};
 		static const char sym[] = "SDTtXZPxKWNI";
 		for (int i = 0; i < 12; i++)
-			if (p & order[i])
+			if ((p & order[i]) && n < 3)
 				buf[n++] = sym[i];
 	}
 	buf[n] = '\0';
 	return buf;
+}
+
+static const char *ctx_end_state(tm_model *m, m_ctx *c, char *buf, int64_t raw)
+{
+	const m_mach *mc = m_machine(m, c->row);
+	if (c->is_proto && mc->has_kernel)
+		return end_state_for(buf, raw, mc->kernel_major, mc->kernel_minor);
+	return end_state_for(buf, raw, 4, 4);
 }
 
 /* ---- sched (FtraceSchedEventTracker, SchedEventTracker) ----------------------- */
@@ -192,6 +234,20 @@ static void emit_sched(tm_model *m, const tm_msched *s)
 		m->sink.sched(m->sink.ctx, s);
 }
 
+/* AddStartSlice. A closed predecessor is never looked at again, so its
+ * slot is reused; one left open by a mismatch stays until the end. */
+static void start_sched_slice(tm_model *m, m_ctx *c, m_pending_sched *ps, uint32_t cpu, int64_t ts, int64_t utid,
+			      int32_t prio, uint32_t file_id)
+{
+	if (ps->slice_idx < 0 || c->sched[ps->slice_idx].live) {
+		TM_GROW(c->sched, c->cap_sched, c->n_sched + 1);
+		ps->slice_idx = (int64_t)c->n_sched++;
+	}
+	m_sched_open *o = &c->sched[ps->slice_idx];
+	o->row = (tm_msched){m->cur_seq, ts, -1, cpu, utid, NULL, prio, file_id, c->row};
+	o->live = 1;
+}
+
 void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_pid, const char *prev_comm,
 		    int32_t prev_prio, int64_t prev_state, int64_t next_pid, const char *next_comm, int32_t next_prio,
 		    uint32_t file_id)
@@ -202,8 +258,8 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 	m_update_thread_name(m, next_utid, m_intern(&m->str, next_comm, strlen(next_comm)), TP_FTRACE);
 	m_pending_sched *ps = pending(c, cpu);
 	char buf[16];
-	const char *state = end_state(buf, prev_state);
-	if (strcmp(state, "?") == 0)
+	const char *state = ctx_end_state(m, c, buf, prev_state);
+	if (!state)
 		m_stat(m, "task_state_invalid", 1);
 	if (ps->slice_idx >= 0) {
 		if (prev_pid == ps->last_pid) {
@@ -219,18 +275,56 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 	}
 	int64_t prev_utid = m_get_or_create_thread(m, mc, prev_pid);
 	m_update_thread_name(m, prev_utid, m_intern(&m->str, prev_comm, strlen(prev_comm)), TP_FTRACE);
-	/* AddStartSlice. A closed predecessor is never looked at again, so its
-	 * slot is reused; one left open by a mismatch stays until the end. */
-	if (ps->slice_idx < 0 || c->sched[ps->slice_idx].live) {
-		TM_GROW(c->sched, c->cap_sched, c->n_sched + 1);
-		ps->slice_idx = (int64_t)c->n_sched++;
-	}
-	m_sched_open *o = &c->sched[ps->slice_idx];
-	o->row = (tm_msched){m->cur_seq, ts, -1, cpu, next_utid, NULL, next_prio, file_id, c->row};
-	o->live = 1;
+	start_sched_slice(m, c, ps, cpu, ts, next_utid, next_prio, file_id);
 	ps->last_pid = next_pid;
 	ps->last_utid = next_utid;
 	ps->last_prio = next_prio;
+}
+
+void m_sched_switch_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_state, int64_t next_pid,
+			    const char *next_comm, int32_t next_prio, int only_raw, uint32_t file_id)
+{
+	m_mach *mc = m_machine(m, c->row);
+	int64_t next_utid = m_get_or_create_thread(m, mc, next_pid);
+	m_update_thread_name(m, next_utid, m_intern(&m->str, next_comm, strlen(next_comm)), TP_FTRACE);
+	m_pending_sched *ps = pending(c, cpu);
+	if (ps->last_utid < 0) {
+		/* the first switch of a CPU has no prev_* fields: no slice */
+		m_stat(m, "compact_sched_switch_skipped", 1);
+		ps->last_pid = next_pid;
+		ps->last_utid = next_utid;
+		ps->last_prio = next_prio;
+		return;
+	}
+	char buf[16];
+	const char *state = ctx_end_state(m, c, buf, prev_state);
+	if (!state)
+		m_stat(m, "task_state_invalid", 1);
+	if (ps->slice_idx >= 0) {
+		m_sched_open *o = &c->sched[ps->slice_idx];
+		o->row.dur = ts - o->row.ts;
+		o->row.end_state = state;
+		if (o->live)
+			emit_sched(m, &o->row);
+		o->live = 0;
+	}
+	ps->last_pid = next_pid;
+	ps->last_utid = next_utid;
+	ps->last_prio = next_prio;
+	if (only_raw)
+		return;
+	start_sched_slice(m, c, ps, cpu, ts, next_utid, next_prio, file_id);
+}
+
+void m_sched_waking_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t wakee_pid, int only_raw)
+{
+	m_pending_sched *ps = pending(c, cpu);
+	if (ps->last_utid < 0) {
+		m_stat(m, "compact_sched_waking_skipped", 1);
+		return;
+	}
+	if (!only_raw)
+		m_get_or_create_thread(m, m_machine(m, c->row), wakee_pid);
 }
 
 void m_sched_flush(tm_model *m)
@@ -252,8 +346,8 @@ static uint64_t atrace_set(uint32_t kind, int64_t upid, uint32_t name)
 	return m_hash2(m_hash2(kind, (uint64_t)upid), name);
 }
 
-static void print_point(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
-			uint32_t file)
+void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
+		      uint32_t file)
 {
 	uint32_t tgid = l->print_has_tgid ? l->print_tgid : 0;
 	const char *name = l->print_name;
@@ -485,7 +579,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			acted = 0; /* "Could not parse sched_switch": no row */
 	} else if (strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "0") == 0 || strcmp(ev, "print") == 0) {
 		if (l.print_phase)
-			print_point(m, c, mc, ts, (uint32_t)l.pid, &l, file);
+			m_systrace_print(m, c, mc, ts, (uint32_t)l.pid, &l, file);
 		else
 			acted = 0;
 	} else if (strcmp(ev, "sched_waking") == 0) {

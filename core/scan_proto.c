@@ -128,6 +128,10 @@ typedef struct seq_state {
 	uint64_t default_track;
 	int has_thread;           /* a ThreadDescriptor packet named the thread */
 	int64_t pid, tid;
+	/* TrackEventDefaults' extra counter track uuids, as TrackEvent fields
+	 * 31 and 45 for the model's records (resolve_track_event) */
+	tm_buf extra_uuids, extra_double_uuids;
+	uint32_t generation;      /* incremental state clears and losses */
 } seq_state;
 
 /* The pid and tid a track descriptor gave its uuid (-1 when none), for
@@ -288,6 +292,8 @@ static seq_state *seq_get(reader *rd, uint32_t id)
 
 static void seq_free(seq_state *s)
 {
+	tm_buf_free(&s->extra_uuids);
+	tm_buf_free(&s->extra_double_uuids);
 	u64map_free(&s->names);
 	free(s->names_at);
 	tm_buf_free(&s->pool);
@@ -799,12 +805,15 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 	out->len = 0;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
 	wire_f f = {0};
+	int has[64] = {0}; /* the TrackEvent fields seen, by number */
 	while (p < end) {
 		int r = wire_field(&p, end, &f);
 		if (r == WIRE_END)
 			break;
 		const char *s;
 		size_t n;
+		if (r == WIRE_OK && f.id < 64) /* fieldnum-ok: bound of has[] */
+			has[f.id] = 1;
 		if (r == WIRE_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
 			if (seq_name(ss, f.val, &s, &n))
 				put_len_field(out, F_TrackEvent_name, s, n);
@@ -830,6 +839,54 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 			tm_buf_put(out, at, (size_t)(p - at));
 		}
 		at = p;
+	}
+	/* extra counter values whose uuids the sequence's defaults give */
+	if (has[F_TrackEvent_extra_counter_values] && !has[F_TrackEvent_extra_counter_track_uuids] && ss->extra_uuids.len)
+		tm_buf_put(out, ss->extra_uuids.data, ss->extra_uuids.len);
+	if (has[F_TrackEvent_extra_double_counter_values] && !has[F_TrackEvent_extra_double_counter_track_uuids] && ss->extra_double_uuids.len)
+		tm_buf_put(out, ss->extra_double_uuids.data, ss->extra_double_uuids.len);
+}
+
+/* TracePacketDefaults.track_event_defaults' extra_counter_track_uuids
+ * and extra_double_counter_track_uuids, packed or not, each as one
+ * varint field for resolve_track_event; new defaults replace the old. */
+static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
+{
+	ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
+	const uint8_t *p = defaults.p, *end = defaults.p + defaults.n;
+	wire_f f = {0};
+	while (p && p < end) {
+		int r = wire_field(&p, end, &f);
+		if (r == WIRE_END)
+			break;
+		if (r != WIRE_OK || f.id != F_TracePacketDefaults_track_event_defaults || f.wire != TM_PB_LEN)
+			continue;
+		const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
+		wire_f g = {0};
+		while (q && q < qe) {
+			int rr = wire_field(&q, qe, &g);
+			if (rr == WIRE_END)
+				break;
+			if (rr != WIRE_OK || (g.id != F_TrackEventDefaults_extra_counter_track_uuids &&
+					    g.id != F_TrackEventDefaults_extra_double_counter_track_uuids))
+				continue;
+			int plain = g.id == F_TrackEventDefaults_extra_counter_track_uuids;
+			tm_buf *b = plain ? &ss->extra_uuids : &ss->extra_double_uuids;
+			uint64_t key = (uint64_t)(plain ? F_TrackEvent_extra_counter_track_uuids
+							: F_TrackEvent_extra_double_counter_track_uuids)
+				       << 3;
+			if (g.wire == TM_PB_VARINT) {
+				put_varint_buf(b, key);
+				put_varint_buf(b, g.val);
+			} else if (g.wire == TM_PB_LEN) {
+				const uint8_t *v = g.data.p, *ve = g.data.p + g.data.n;
+				uint64_t x;
+				while (v < ve && (v = wire_varint(v, ve, &x)) != NULL) {
+					put_varint_buf(b, key);
+					put_varint_buf(b, x);
+				}
+			}
+		}
 	}
 }
 
@@ -932,6 +989,7 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		tm_pr_event pe;
 		memset(&pe, 0, sizeof(pe));
 		pe.seq_id = p->trusted_packet_sequence_id;
+		pe.generation = ss->generation;
 		pe.has_thread = (uint8_t)ss->has_thread;
 		pe.pid = ss->pid;
 		pe.tid = ss->tid;
@@ -960,7 +1018,14 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		case 'b': kind = TM_EV_ASYNC_BEGIN; break;
 		case 'e': kind = TM_EV_ASYNC_END; break;
 		case 's': case 't': case 'f': case 'M':
-			return 0; /* flows and metadata: nothing on the timeline */
+			/* flows and metadata: nothing on the timeline, but the
+			 * reference parses them: merged.pftrace keeps the packet */
+			if (when >= 0) {
+				ps->po_drop = 0;
+				ps->po_has_ts = 1;
+				ps->po_ts = when;
+			}
+			return 0;
 		default: kind = TM_EV_PACKET; break;
 		}
 		break;
@@ -1223,6 +1288,8 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 			int64_t out;
 			if (tm_tracker_to_trace_time(rd->t, clock, seq, (int64_t)raw, 0, &out) != TM_CONV_OK)
 				return tm_err(err, TM_EINPUT, "Failed to convert timestamp to trace time");
+			if (scan_wants_records(sf)) /* ftrace_latest_data_start_ns */
+				pr_record(ps, rd, TM_PR_FTRACE_START, 0, 0, &out, sizeof out, NULL, 0, 1);
 		}
 	}
 	return 0;
@@ -1389,9 +1456,28 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		tm_track_descriptor d;
 		memset(&d, 0, sizeof(d));
 		tm_track_descriptor_decode(p->track_descriptor, &d);
-		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid)
+		if (d.has_thread && d.has_uuid && d.thread.has_pid && d.thread.has_tid) {
 			set_reference_ts(ss, &d.thread);
+			/* TokenizeThreadDescriptor: the sequence's thread too */
+			ss->has_thread = 1;
+			ss->pid = d.thread.pid;
+			ss->tid = d.thread.tid;
+		}
 		remember_track(rd, &d);
+	}
+	/* FtraceStats (field 34, no span of its own): a packet with no other
+	 * payload may be one; the model wants its preserve_ftrace_buffer */
+	if (scan_wants_records(sf) &&
+	    !(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
+		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
+		wire_f f = {0};
+		while (q && q < qe) {
+			int r = wire_field(&q, qe, &f);
+			if (r == WIRE_END)
+				break;
+			if (r == WIRE_OK && f.id == F_TracePacket_ftrace_stats && f.wire == TM_PB_LEN)
+				pr_record(ps, rd, TM_PR_FTRACE_STATS, 0, 0, NULL, 0, f.data.p, f.data.n, 1);
+		}
 	}
 	if (!p->has_timestamp)
 		return 0;
@@ -1458,12 +1544,15 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->valid = 1;
 			ss->has_clock_default = 0;
 			ss->has_default_track = 0;
+			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 			seq_reset_interned(ss);
 			ss->ts_valid = 0;
+			ss->generation++;
 		}
 	} else if (p->previous_packet_dropped) {
 		if (has_seq) {
 			ss->valid = 0;
+			ss->generation++;
 			ss->ts_valid = 0; /* interned data and defaults survive a loss */
 		}
 	}
@@ -1478,6 +1567,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
 			ss->has_default_track = d.has_track_uuid;
 			ss->default_track = d.track_uuid;
+			if (scan_wants_records(sf))
+				defaults_extra_uuids(ss, p->trace_packet_defaults);
 		}
 	}
 	if (TM_SPAN_HAS(p->interned_data)) {
@@ -1496,6 +1587,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		int64_t raw = (int64_t)p->timestamp, out = raw;
 		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 1, &out) != TM_CONV_OK)
 			out = raw;
+		if (scan_wants_records(sf))
+			pr_record(ps, rd, TM_PR_SERVICE, 0, 0, &out, sizeof out, p->service_event.p, p->service_event.n, 1);
 		tm_event ev = event_init(rd, TM_EV_PACKET);
 		ev.ts = out;
 		ev.raw_ts = raw;

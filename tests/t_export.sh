@@ -182,7 +182,7 @@ for d in machine0 "$nb"; do
 	eq "machines/$d/threads.tsv: holds every thread with slices" "$missing" 0
 	# slices and busy time per thread, summed from the timeline
 	eq "machines/$d/threads.tsv: slices and busy_ns per thread" \
-		"$(awk -F '\t' 'FNR > 1 && $11 ~ /^thread/ { n[$10 " " $9]++; if ($8 == 0 && $2 > 0) b[$10 " " $9] += $2 }
+		"$(awk -F '\t' 'FNR > 1 && $11 == "thread" && ($5 == "slice" || $5 == "instant") { n[$10 " " $9]++; if ($8 == 0 && $2 > 0) b[$10 " " $9] += $2 }
 			END { for (k in n) printf "%s %d %.0f\n", k, n[k], b[k] }' "$tl" | sort)" \
 		"$(awk -F '\t' 'NR > 1 && $6 > 0 { print $1, $3, $6, $7 }' "$d.threads" | sort)"
 	# per name: count, total, min, median (lower middle), p90 (nearest

@@ -1,18 +1,23 @@
 /* tests/tools/tm_model.c - run the model (core/model.h) over an archive and
  * print its tables as tab-separated lines, one table after another, each
- * line starting with the table's name:
+ * line starting with the table's name, in the columns of the reference's
+ * rows in tests/interop/tables.sql:
  *
- *   slice    machine ts dur depth scope name category
+ *   slice    name ts dur category depth machine kind      (dur != 0)
+ *   instant  name ts category depth machine kind          (dur 0)
  *   thread   machine tid name
  *   process  machine pid name
  *   counter  machine track ts value
- *   flow     machine out_name out_ts in_name in_ts
  *   sched    machine ts dur cpu tid end_state
+ *   flow     out_name out_ts in_name in_ts machine
  *   stat     name value
  *
- * Machines are shown by name (\N when unnamed, as the reference). Strings
- * are printed as they are, "\N" for null. tests/interop compares these
- * tables with the reference's import of the same archive.
+ * Machines are shown by name (\N when unnamed, as the reference); a
+ * track's kind is the dimension it hangs off (thread, process, cpu,
+ * global). Strings are escaped as tables.sql's tm_s does (\\, \t, \n),
+ * "\N" for null. tests/interop/model.sh compares these tables with the
+ * reference's import of the same archive, tests/t_model.sh with the
+ * model's own import of merged.pftrace.
  *
  *   tm_model ARCHIVE
  */
@@ -32,32 +37,6 @@ typedef struct sl {
 	char *name;
 } sl;
 
-typedef struct state {
-	tm_scan *scan;
-	sl *slices;
-	size_t n, cap;
-	tm_buf out;
-	tm_model *model;
-} state;
-
-static const char *mach(const state *s, uint32_t row)
-{
-	if (row < s->scan->machines.n && s->scan->machines.rows[row].name)
-		return s->scan->machines.rows[row].name;
-	return "\\N";
-}
-
-static void put(tm_buf *b, const char *str)
-{
-	tm_buf_puts(b, str ? str : "\\N");
-}
-
-static const char *scope_name(tm_mtrack_scope sc)
-{
-	static const char *const n[] = {"thread", "process", "global", "cpu"};
-	return n[sc];
-}
-
 /* Slices and counters need the track table, which is complete only at the
  * end: keep the rows until then. */
 typedef struct row {
@@ -68,57 +47,102 @@ typedef struct row {
 	char *name, *cat;
 } row;
 
-static row *rows;
-static size_t n_rows, cap_rows;
+typedef struct state {
+	tm_scan *scan;
+	sl *slices;
+	size_t n, cap;
+	row *rows;
+	size_t n_rows, cap_rows;
+	tm_mflow *flows;
+	size_t n_flows, cap_flows;
+	tm_msched *sched;
+	size_t n_sched, cap_sched;
+	tm_buf out;
+} state;
+
+static const char *mach(const state *s, uint32_t r)
+{
+	if (r < s->scan->machines.n && s->scan->machines.rows[r].name)
+		return s->scan->machines.rows[r].name;
+	return NULL;
+}
+
+/* tables.sql's tm_s: \ -> \\, tab -> \t, newline -> \n; NULL -> \N */
+static void put(tm_buf *b, const char *str)
+{
+	if (!str) {
+		tm_buf_puts(b, "\\N");
+		return;
+	}
+	for (const char *p = str; *p; p++) {
+		if (*p == '\\')
+			tm_buf_puts(b, "\\\\");
+		else if (*p == '\t')
+			tm_buf_puts(b, "\\t");
+		else if (*p == '\n')
+			tm_buf_puts(b, "\\n");
+		else
+			tm_buf_put(b, p, 1);
+	}
+}
+
+static const char *scope_name(tm_mtrack_scope sc)
+{
+	static const char *const n[] = {"thread", "process", "global", "cpu"};
+	return n[sc];
+}
 
 static void on_slice(void *ctx, const tm_mslice *x)
 {
 	state *s = ctx;
 	TM_GROW(s->slices, s->cap, s->n + 1);
 	s->slices[s->n++] = (sl){x->id, x->ts, x->name ? tm_xstrdup(x->name) : NULL};
-	TM_GROW(rows, cap_rows, n_rows + 1);
-	rows[n_rows++] = (row){'s', x->ts, x->dur, x->track, x->depth, x->machine_row, 0,
-			       x->name ? tm_xstrdup(x->name) : NULL, x->category ? tm_xstrdup(x->category) : NULL};
+	TM_GROW(s->rows, s->cap_rows, s->n_rows + 1);
+	s->rows[s->n_rows++] = (row){'s', x->ts, x->dur, x->track, x->depth, x->machine_row, 0,
+				     x->name ? tm_xstrdup(x->name) : NULL,
+				     x->category ? tm_xstrdup(x->category) : NULL};
 }
 
 static void on_counter(void *ctx, const tm_mcounter *c)
 {
-	(void)ctx;
-	TM_GROW(rows, cap_rows, n_rows + 1);
-	rows[n_rows++] = (row){'c', c->ts, 0, c->track, 0, c->machine_row, c->value, NULL, NULL};
+	state *s = ctx;
+	TM_GROW(s->rows, s->cap_rows, s->n_rows + 1);
+	s->rows[s->n_rows++] = (row){'c', c->ts, 0, c->track, 0, c->machine_row, c->value, NULL, NULL};
 }
-
-typedef struct fl {
-	tm_mflow f;
-} fl;
-static fl *flows;
-static size_t n_flows, cap_flows;
 
 static void on_flow(void *ctx, const tm_mflow *f)
 {
-	(void)ctx;
-	TM_GROW(flows, cap_flows, n_flows + 1);
-	flows[n_flows++].f = *f;
+	state *s = ctx;
+	TM_GROW(s->flows, s->cap_flows, s->n_flows + 1);
+	s->flows[s->n_flows++] = *f;
 }
 
 static void on_sched(void *ctx, const tm_msched *x)
 {
 	state *s = ctx;
-	tm_buf_printf(&s->out, "sched\t%s\t%" PRId64 "\t%" PRId64 "\t%u\t%" PRId64 "\t", mach(s, x->machine_row), x->ts,
-		      x->dur, x->cpu, x->utid);
-	put(&s->out, x->end_state);
-	tm_buf_puts(&s->out, "\n");
+	TM_GROW(s->sched, s->cap_sched, s->n_sched + 1);
+	s->sched[s->n_sched] = *x;
+	/* strings live for the callback only */
+	s->sched[s->n_sched++].end_state = x->end_state ? tm_xstrdup(x->end_state) : NULL;
 }
 
-static const char *slice_name(const state *s, uint64_t id, int64_t *ts)
+static int by_id(const void *a, const void *b)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->slices[i].id == id) {
-			*ts = s->slices[i].ts;
-			return s->slices[i].name;
-		}
-	*ts = -1;
-	return "?";
+	const sl *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static const sl *slice_of(const state *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->slices[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->slices[lo].id == id ? &s->slices[lo] : NULL;
 }
 
 int main(int argc, char **argv)
@@ -146,62 +170,88 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	for (size_t i = 0; i < n_rows; i++) {
-		const row *r = &rows[i];
+	tm_buf *o = &s.out;
+	for (size_t i = 0; i < s.n_rows; i++) {
+		const row *r = &s.rows[i];
 		const tm_mtrack *t = tm_model_track(md, r->track);
 		if (r->kind == 's') {
-			tm_buf_printf(&s.out, "slice\t%s\t%" PRId64 "\t%" PRId64 "\t%u\t%s\t", mach(&s, r->machine_row), r->ts,
-				      r->dur, r->depth, scope_name(t->scope));
-			put(&s.out, r->name);
-			tm_buf_puts(&s.out, "\t");
-			put(&s.out, r->cat);
+			tm_buf_puts(o, r->dur ? "slice\t" : "instant\t");
+			put(o, r->name);
+			tm_buf_printf(o, "\t%" PRId64 "\t", r->ts);
+			if (r->dur)
+				tm_buf_printf(o, "%" PRId64 "\t", r->dur);
+			put(o, r->cat);
+			tm_buf_printf(o, "\t%u\t", r->depth);
+			put(o, mach(&s, r->machine_row));
+			tm_buf_printf(o, "\t%s", scope_name(t->scope));
 		} else {
-			tm_buf_printf(&s.out, "counter\t%s\t", mach(&s, r->machine_row));
-			put(&s.out, t->name);
-			tm_buf_printf(&s.out, "\t%" PRId64 "\t%.17g", r->ts, r->value);
+			tm_buf_puts(o, "counter\t");
+			put(o, mach(&s, r->machine_row));
+			tm_buf_puts(o, "\t");
+			put(o, t->name);
+			tm_buf_printf(o, "\t%" PRId64 "\t%.17g", r->ts, r->value);
 		}
-		tm_buf_puts(&s.out, "\n");
+		tm_buf_puts(o, "\n");
 	}
 	for (size_t i = 0; i < tm_model_n_threads(md); i++) {
 		const tm_mthread *t = tm_model_thread(md, i);
-		tm_buf_printf(&s.out, "thread\t%s\t%" PRId64 "\t", mach(&s, t->machine_row), t->tid);
-		put(&s.out, t->name);
-		tm_buf_puts(&s.out, "\n");
+		tm_buf_puts(o, "thread\t");
+		put(o, mach(&s, t->machine_row));
+		tm_buf_printf(o, "\t%" PRId64 "\t", t->tid);
+		put(o, t->name);
+		tm_buf_puts(o, "\n");
 	}
 	for (size_t i = 0; i < tm_model_n_processes(md); i++) {
 		const tm_mprocess *p = tm_model_process(md, i);
-		tm_buf_printf(&s.out, "process\t%s\t%" PRId64 "\t", mach(&s, p->machine_row), p->pid);
-		put(&s.out, p->name);
-		tm_buf_puts(&s.out, "\n");
+		tm_buf_puts(o, "process\t");
+		put(o, mach(&s, p->machine_row));
+		tm_buf_printf(o, "\t%" PRId64 "\t", p->pid);
+		put(o, p->name);
+		tm_buf_puts(o, "\n");
 	}
-	for (size_t i = 0; i < n_flows; i++) {
-		const tm_mflow *f = &flows[i].f;
-		int64_t t1, t2;
-		const char *n1 = slice_name(&s, f->slice_out, &t1), *n2 = slice_name(&s, f->slice_in, &t2);
-		tm_buf_printf(&s.out, "flow\t%s\t", mach(&s, f->machine_row));
-		put(&s.out, n1);
-		tm_buf_printf(&s.out, "\t%" PRId64 "\t", t1);
-		put(&s.out, n2);
-		tm_buf_printf(&s.out, "\t%" PRId64 "\n", t2);
+	for (size_t i = 0; i < s.n_sched; i++) {
+		const tm_msched *x = &s.sched[i];
+		const tm_mthread *t = tm_model_thread(md, (size_t)x->utid);
+		tm_buf_puts(o, "sched\t");
+		put(o, mach(&s, x->machine_row));
+		tm_buf_printf(o, "\t%" PRId64 "\t%" PRId64 "\t%u\t%" PRId64 "\t", x->ts, x->dur, x->cpu, t ? t->tid : -1);
+		put(o, x->end_state);
+		tm_buf_puts(o, "\n");
+	}
+	if (s.n)
+		qsort(s.slices, s.n, sizeof(*s.slices), by_id);
+	for (size_t i = 0; i < s.n_flows; i++) {
+		const tm_mflow *f = &s.flows[i];
+		const sl *a = slice_of(&s, f->slice_out), *b = slice_of(&s, f->slice_in);
+		tm_buf_puts(o, "flow\t");
+		put(o, a ? a->name : "?");
+		tm_buf_printf(o, "\t%" PRId64 "\t", a ? a->ts : -1);
+		put(o, b ? b->name : "?");
+		tm_buf_printf(o, "\t%" PRId64 "\t", b ? b->ts : -1);
+		put(o, mach(&s, f->machine_row));
+		tm_buf_puts(o, "\n");
 	}
 	for (size_t i = 0; i < tm_model_n_stats(md); i++) {
 		int64_t v;
 		const char *n = tm_model_stat(md, i, &v);
-		tm_buf_printf(&s.out, "stat\t%s\t%" PRId64 "\n", n, v);
+		tm_buf_printf(o, "stat\t%s\t%" PRId64 "\n", n, v);
 	}
-	fwrite(s.out.data ? s.out.data : "", 1, s.out.len, stdout);
+	fwrite(o->data ? o->data : "", 1, o->len, stdout);
 	tm_model_free(md);
 	tm_scan_free(s.scan);
 	tm_merge_free(m);
 	for (size_t i = 0; i < s.n; i++)
 		free(s.slices[i].name);
 	free(s.slices);
-	for (size_t i = 0; i < n_rows; i++) {
-		free(rows[i].name);
-		free(rows[i].cat);
+	for (size_t i = 0; i < s.n_rows; i++) {
+		free(s.rows[i].name);
+		free(s.rows[i].cat);
 	}
-	free(rows);
-	free(flows);
+	free(s.rows);
+	free(s.flows);
+	for (size_t i = 0; i < s.n_sched; i++)
+		free((char *)s.sched[i].end_state);
+	free(s.sched);
 	tm_buf_free(&s.out);
 	return 0;
 }

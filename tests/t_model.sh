@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/t_model.sh - the model reads merged.pftrace as it reads the archive.
+#
+# For every conformance scenario whose archive merges and every real
+# capture of tests/interop/captures/, the model's tables of the archive
+# (tm_model ARCHIVE: slice, instant, thread, process, counter, sched, flow,
+# in tests/interop/tables.sql's columns) must equal the model's tables of
+# `tracemount cat ARCHIVE merged.pftrace`: the proto half of the model reads
+# back what the exporter encoded from the JSON and systrace halves, and the
+# proto files it copied. No reference is needed (tests/interop/model.sh
+# holds the model to the reference itself).
+#
+# One PASS line per fixture whose tables are equal; a table that differs
+# FAILs, unless the difference is the reasoned one below or
+# tests/t_model_differences names the fixture and table with the reason
+# (printed on its PASS line). T_MODEL_ONLY=GLOB limits the fixtures.
+#
+# The reasoned difference: thread and process rows of tid / pid 0. The
+# reference gives every machine of a proto or systrace file the idle
+# process (SetPidZeroIsUpidZeroIdleProcess: tid 0 is the swapper thread,
+# named "swapper", and pid 0 its process), and merged.pftrace is a proto
+# file; a machine only JSON files read keeps an unnamed swapper row, and a
+# JSON event's pid 0 or tid 0 there is a process / thread of its own.
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/scenario.sh"
+tm_model=$BUILD/tools/tm_model
+differences=$here/t_model_differences
+tables="slice instant thread process counter sched flow"
+
+if [ ! -x "$tm_model" ] || [ ! -x "$BUILD/tools/mkzip" ]; then
+	skip "model" "no $tm_model (make check builds it)"
+	exit 0
+fi
+scenario_init || { fail "model" "cannot encode the fixtures (protoc)"; exit 1; }
+
+split() { # tm_model-output dir
+	local tb
+	for tb in $tables; do
+		awk -F'\t' -v t="$tb" '$1 == t' "$1" | cut -f2- | sort >"$2/$tb.rows"
+	done
+}
+
+documented() { # fixture table -> the reason, or nothing
+	[ -f "$differences" ] || return 0
+	awk -v f="$1" -v t="$2" '!/^#/ && NF >= 3 {
+		split($0, p, " "); if (f ~ ("^" p[1] "$") && p[2] == t) {
+			r = $0; sub(/^[^ ]+ [^ ]+ /, "", r); print r; exit } }' "$differences"
+}
+
+check_fixture() { # name archive
+	local name=$1 a=$2 w=$T_TMP/mod.$1
+	mkdir -p "$w/a" "$w/m"
+	"$TRACEMOUNT" check "$a" >/dev/null 2>&1 || return 0 # does not merge
+	if ! "$TRACEMOUNT" cat "$a" merged.pftrace >"$w/merged.pftrace" 2>"$w/cat.err"; then
+		fail "model $name: merged.pftrace" "$(head -c 300 "$w/cat.err")"
+		return
+	fi
+	if ! "$tm_model" "$a" >"$w/a.all" 2>"$w/a.err"; then
+		fail "model $name: tm_model of the archive" "$(tail -n 3 "$w/a.err")"
+		return
+	fi
+	if [ ! -s "$w/merged.pftrace" ]; then
+		: >"$w/m.all" # nothing to read: no tables
+	elif ! "$tm_model" "$w/merged.pftrace" >"$w/m.all" 2>"$w/m.err"; then
+		fail "model $name: tm_model of merged.pftrace" "$(tail -n 3 "$w/m.err")"
+		return
+	fi
+	split "$w/a.all" "$w/a"
+	split "$w/m.all" "$w/m"
+	local tb na nm nc why same=() notes=()
+	for tb in $tables; do
+		if cmp -s "$w/a/$tb.rows" "$w/m/$tb.rows"; then
+			same+=("$tb")
+			continue
+		fi
+		na=$(wc -l <"$w/a/$tb.rows"); nm=$(wc -l <"$w/m/$tb.rows")
+		nc=$(comm -12 "$w/a/$tb.rows" "$w/m/$tb.rows" | wc -l)
+		why=$(documented "$name" "$tb")
+		if [ -z "$why" ] && { [ "$tb" == thread ] || [ "$tb" == process ]; } &&
+			cmp -s <(awk -F'\t' '$2 != 0' "$w/a/$tb.rows") <(awk -F'\t' '$2 != 0' "$w/m/$tb.rows"); then
+			why="only rows of $tb 0 differ: merged.pftrace is a proto file, whose machines have the idle process (pid and tid 0, \"swapper\"); a JSON file's machine has not"
+		fi
+		if [ -n "$why" ]; then
+			notes+=("$tb ($na/$nm/$nc): $why")
+		else
+			fail "model $name: $tb" "archive $na, merged.pftrace $nm, common $nc; first differences: $(diff "$w/a/$tb.rows" "$w/m/$tb.rows" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
+	done
+	pass "model $name: ${same[*]:-no table} equal"
+	local n
+	for n in "${notes[@]}"; do
+		pass "model $name: differs as documented: $n"
+	done
+}
+
+for dir in "$here"/conformance/*/ "$here"/interop/captures/*/; do
+	dir=${dir%/}
+	[ -f "$dir/archive" ] || continue
+	name=$(basename "$dir")
+	case "$name" in ${T_MODEL_ONLY:-*}) ;; *) continue ;; esac
+	a=$T_TMP/$name.$(cat "$dir/archive")
+	if ! build_archive "$dir" "$a" 2>"$T_TMP/build.err"; then
+		fail "model $name: build" "$(cat "$T_TMP/build.err")"
+		continue
+	fi
+	check_fixture "$name" "$a"
+done
+exit $T_FAILED
