@@ -59,6 +59,10 @@ struct tm_clocks {
 	uint32_t clock_id;
 	tm_clock_tracker **trackers;
 	size_t n_trackers, cap_trackers;
+	/* (file, machine) -> tracker, open addressing (index + 1, 0 = empty):
+	 * an archive of many files has a tracker per file. */
+	uint32_t *tracker_ix;
+	size_t tracker_ix_cap;
 };
 
 static int node_eq(tm_clock_node a, tm_clock_node b)
@@ -85,6 +89,7 @@ void tm_clocks_free(tm_clocks *c)
 		free(c->trackers[i]);
 	}
 	free(c->trackers);
+	free(c->tracker_ix);
 	tm_clock_graph_free(c->g);
 	free(c);
 }
@@ -154,12 +159,33 @@ void tm_clocks_stats(const tm_clocks *c, tm_clock_stats *out)
 
 /* ---- trackers ------------------------------------------------------------ */
 
+static size_t tracker_slot(const tm_clocks *c, uint32_t file_id, uint32_t machine_row)
+{
+	uint64_t h = ((uint64_t)file_id << 32 | machine_row) * UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t)(h >> 32) & (c->tracker_ix_cap - 1);
+}
+
+static void tracker_index_put(tm_clocks *c, uint32_t i)
+{
+	const tm_clock_tracker *t = c->trackers[i];
+	size_t j = tracker_slot(c, t->file_id, t->machine_row);
+	while (c->tracker_ix[j])
+		j = (j + 1) & (c->tracker_ix_cap - 1);
+	c->tracker_ix[j] = i + 1;
+}
+
 tm_clock_tracker *tm_clocks_find_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row)
 {
-	for (size_t i = 0; i < c->n_trackers; i++)
-		if (c->trackers[i]->file_id == file_id && c->trackers[i]->machine_row == machine_row)
-			return c->trackers[i];
-	return NULL;
+	if (!c->tracker_ix_cap)
+		return NULL;
+	for (size_t j = tracker_slot(c, file_id, machine_row);; j = (j + 1) & (c->tracker_ix_cap - 1)) {
+		uint32_t v = c->tracker_ix[j];
+		if (!v)
+			return NULL;
+		tm_clock_tracker *t = c->trackers[v - 1];
+		if (t->file_id == file_id && t->machine_row == machine_row)
+			return t;
+	}
 }
 
 tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row, int primary)
@@ -174,6 +200,15 @@ tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_
 	t->primary = primary != 0;
 	TM_GROW(c->trackers, c->cap_trackers, c->n_trackers + 1);
 	c->trackers[c->n_trackers++] = t;
+	if (c->n_trackers * 2 > c->tracker_ix_cap) {
+		free(c->tracker_ix);
+		c->tracker_ix_cap = c->tracker_ix_cap ? c->tracker_ix_cap * 2 : 16;
+		c->tracker_ix = tm_xcalloc(c->tracker_ix_cap, sizeof(*c->tracker_ix));
+		for (size_t i = 0; i < c->n_trackers; i++)
+			tracker_index_put(c, (uint32_t)i);
+	} else {
+		tracker_index_put(c, (uint32_t)(c->n_trackers - 1));
+	}
 	return t;
 }
 

@@ -124,6 +124,11 @@ int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n);
 int tm_clock_graph_has_path(tm_clock_graph *g, tm_clock_node src, tm_clock_node dst);
 /* The same answer without touching the cache (for the views). */
 int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst);
+/* tm_clock_graph_reaches(g, node, dst) for every node at once, by
+ * registration index (reach holds node_count bytes): one pass over the
+ * edges per hop, where asking node by node would cost the graph's size for
+ * each node. */
+void tm_clock_graph_reaching(const tm_clock_graph *g, tm_clock_node dst, unsigned char *reach);
 
 /* One edge of a conversion path: the snapshots of `hash` relate from and
  * to; `origin` is the first accepted one's. */

@@ -31,6 +31,10 @@ typedef struct gnode {
 	int64_t running; /* last snapshot value, then the §4.4 running value */
 	series *series;
 	uint32_t n_series, cap_series;
+	uint32_t *series_ix; /* open addressing over series hashes (index + 1, 0 =
+	                        empty) once a node has many series: the trace-time
+	                        node of an archive of many files has one per file */
+	uint32_t series_ix_cap;
 	edge *out;       /* edge-set order: (to key, hash) */
 	uint32_t n_out, cap_out;
 } gnode;
@@ -52,6 +56,20 @@ typedef struct cached {
 	path p;
 } cached;
 
+/* What search() marks on the nodes it reaches: nothing is cleared between
+ * searches (a search costs what it visits, not the size of the graph). */
+typedef struct scratch {
+	uint32_t *seen;  /* the id of the last search that reached the node */
+	uint8_t *df;     /* hops from src */
+	uint8_t *dt;     /* hops to dst along a shortest route, or NO_DIST */
+	size_t cap;
+	uint32_t id;
+	uint32_t *list;  /* reached nodes, layer by layer */
+	size_t list_cap;
+} scratch;
+
+static void scratch_free(scratch *sc);
+
 typedef struct record {
 	tm_clock_provenance prov;
 	uint32_t hash;
@@ -69,6 +87,7 @@ struct tm_clock_graph {
 	cached *cache;
 	size_t cache_cap, cache_used;
 	uint64_t searches;
+	scratch sc;       /* for the searches of find_path */
 	/* tm_clock_graph_convert's last (src, dst) and its cache slot + 1 */
 	tm_clock_node memo_src, memo_dst;
 	size_t memo_slot, memo_cap;
@@ -222,8 +241,10 @@ void tm_clock_graph_free(tm_clock_graph *g)
 			free(nd->series[k].snap);
 		}
 		free(nd->series);
+		free(nd->series_ix);
 		free(nd->out);
 	}
+	scratch_free(&g->sc);
 	free(g->nodes);
 	free(g->index);
 	free(g->cache);
@@ -264,12 +285,55 @@ int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n)
 
 /* ---- series and edges ------------------------------------------------- */
 
+/* Below this many series a node is searched linearly. */
+#define SERIES_LINEAR 8
+
+static size_t series_slot(const gnode *nd, uint32_t hash)
+{
+	return (size_t)(mix(hash) & (nd->series_ix_cap - 1));
+}
+
 static int64_t series_index(const gnode *nd, uint32_t hash)
 {
-	for (uint32_t i = 0; i < nd->n_series; i++)
-		if (nd->series[i].hash == hash)
-			return i;
-	return -1;
+	if (!nd->series_ix) {
+		for (uint32_t i = 0; i < nd->n_series; i++)
+			if (nd->series[i].hash == hash)
+				return i;
+		return -1;
+	}
+	uint32_t mask = nd->series_ix_cap - 1;
+	for (size_t i = series_slot(nd, hash);; i = (i + 1) & mask) {
+		uint32_t v = nd->series_ix[i];
+		if (!v)
+			return -1;
+		if (nd->series[v - 1].hash == hash)
+			return (int64_t)v - 1;
+	}
+}
+
+/* Keep the hash index of a node's series (once it has many) in step. */
+static void series_index_put(gnode *nd, uint32_t i)
+{
+	if (nd->n_series <= SERIES_LINEAR)
+		return;
+	if ((size_t)nd->n_series * 2 > nd->series_ix_cap) {
+		free(nd->series_ix);
+		nd->series_ix_cap = nd->series_ix_cap ? nd->series_ix_cap * 2 : 4 * SERIES_LINEAR;
+		while ((size_t)nd->n_series * 2 > nd->series_ix_cap)
+			nd->series_ix_cap *= 2;
+		nd->series_ix = tm_xcalloc(nd->series_ix_cap, sizeof(*nd->series_ix));
+		for (uint32_t k = 0; k < nd->n_series; k++) {
+			size_t j = series_slot(nd, nd->series[k].hash);
+			while (nd->series_ix[j])
+				j = (j + 1) & (nd->series_ix_cap - 1);
+			nd->series_ix[j] = k + 1;
+		}
+		return;
+	}
+	size_t j = series_slot(nd, nd->series[i].hash);
+	while (nd->series_ix[j])
+		j = (j + 1) & (nd->series_ix_cap - 1);
+	nd->series_ix[j] = i + 1;
 }
 
 static series *series_get(gnode *nd, uint32_t hash)
@@ -284,6 +348,7 @@ static series *series_get(gnode *nd, uint32_t hash)
 	series *s = &nd->series[nd->n_series++];
 	memset(s, 0, sizeof(*s));
 	s->hash = hash;
+	series_index_put(nd, nd->n_series - 1);
 	return s;
 }
 
@@ -460,56 +525,116 @@ int64_t tm_clock_graph_add_snapshot(tm_clock_graph *g, const tm_clock_reading *r
 
 /* ---- path search (§4.1) ------------------------------------------------ */
 
+static void scratch_free(scratch *sc)
+{
+	free(sc->seen);
+	free(sc->df);
+	free(sc->dt);
+	free(sc->list);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* A fresh search id, the per-node arrays covering n nodes. */
+static uint32_t scratch_begin(scratch *sc, size_t n)
+{
+	if (sc->cap < n) {
+		size_t cap = sc->cap ? sc->cap : 64;
+		while (cap < n)
+			cap *= 2;
+		sc->seen = tm_xrealloc(sc->seen, cap * sizeof(*sc->seen));
+		memset(sc->seen + sc->cap, 0, (cap - sc->cap) * sizeof(*sc->seen));
+		sc->df = tm_xrealloc(sc->df, cap);
+		sc->dt = tm_xrealloc(sc->dt, cap);
+		sc->cap = cap;
+	}
+	if (++sc->id == 0) { /* wrapped: forget every mark */
+		memset(sc->seen, 0, sc->cap * sizeof(*sc->seen));
+		sc->id = 1;
+	}
+	return sc->id;
+}
+
+static void scratch_push(scratch *sc, size_t *n, uint32_t v)
+{
+	TM_GROW(sc->list, sc->list_cap, *n + 1);
+	sc->list[(*n)++] = v;
+}
+
 /* The reference's search is a breadth-first walk over paths in FIFO order,
  * each path extended by its last node's edges in edge-set order, returning
  * at the first edge that reaches dst, never extending paths of 4 edges.
  * Its answer is therefore the shortest path (of at most 4 edges) whose
  * edge sequence is smallest in edge-set order, compared edge by edge. That
- * path is found here without enumerating paths (which grows as degree^4):
- * distances to dst by reverse layers, then from src the first edge in
- * edge-set order that keeps to a shortest route, at every step. */
-static int search(const tm_clock_graph *g, uint32_t src, uint32_t dst, path *out)
+ * path is found here without enumerating paths (which grows as degree^4),
+ * and visiting only what lies within that many hops of src (an archive of
+ * many files has many nodes, and every file searches): breadth-first layers
+ * from src up to the one that holds dst (length L); then, back from dst,
+ * which of those nodes lie on a shortest route (a node of layer d with an
+ * edge to a route node of layer d + 1); then from src the first edge in
+ * edge-set order that stays on a route, at every step. A node on a route
+ * is exactly a node whose distance to dst is L minus its layer, so each
+ * step picks the edge the reference's walk picks. */
+static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t dst, path *out)
 {
-	uint8_t small[256];
-	uint8_t *dist = g->n <= sizeof(small) ? small : tm_xmalloc(g->n);
-	memset(dist, NO_DIST, g->n);
-	dist[dst] = 0;
-	for (uint8_t d = 0; d < MAX_HOPS && dist[src] == NO_DIST; d++) {
-		int grew = 0;
-		for (size_t u = 0; u < g->n; u++) {
-			if (dist[u] != NO_DIST)
-				continue;
+	uint32_t id = scratch_begin(sc, g->n);
+	size_t layer[MAX_HOPS + 2], n = 0;
+	int len = -1;
+	sc->seen[src] = id;
+	sc->df[src] = 0;
+	sc->dt[src] = NO_DIST;
+	scratch_push(sc, &n, src);
+	layer[0] = 0;
+	layer[1] = n;
+	for (int d = 0; d < MAX_HOPS && len < 0 && layer[d] < layer[d + 1]; d++) {
+		for (size_t i = layer[d]; i < layer[d + 1]; i++) {
+			const gnode *nd = &g->nodes[sc->list[i]];
+			for (uint32_t e = 0; e < nd->n_out; e++) {
+				uint32_t v = nd->out[e].to;
+				if (sc->seen[v] == id)
+					continue;
+				sc->seen[v] = id;
+				sc->df[v] = (uint8_t)(d + 1);
+				sc->dt[v] = NO_DIST;
+				scratch_push(sc, &n, v);
+				if (v == dst)
+					len = d + 1;
+			}
+		}
+		layer[d + 2] = n;
+	}
+	if (len < 0)
+		return 0;
+	sc->dt[dst] = 0;
+	for (int d = len - 1; d >= 0; d--)
+		for (size_t i = layer[d]; i < layer[d + 1]; i++) {
+			uint32_t u = sc->list[i];
 			const gnode *nd = &g->nodes[u];
-			for (uint32_t e = 0; e < nd->n_out; e++)
-				if (dist[nd->out[e].to] == d) {
-					dist[u] = (uint8_t)(d + 1);
-					grew = 1;
+			for (uint32_t e = 0; e < nd->n_out; e++) {
+				uint32_t v = nd->out[e].to;
+				if (sc->seen[v] == id && sc->df[v] == d + 1 && sc->dt[v] == len - d - 1) {
+					sc->dt[u] = (uint8_t)(len - d);
 					break;
 				}
+			}
 		}
-		if (!grew)
-			break;
-	}
-	int found = dist[src] != NO_DIST;
-	if (found) {
-		out->len = 0;
-		for (uint32_t u = src; u != dst;) {
-			const gnode *nd = &g->nodes[u];
-			uint32_t e = 0;
-			while (dist[nd->out[e].to] != dist[u] - 1)
-				e++;
-			hop *h = &out->hops[out->len++];
-			h->a = u;
-			h->b = nd->out[e].to;
-			h->hash = nd->out[e].hash;
-			h->sa = (uint32_t)series_index(nd, h->hash);
-			h->sb = (uint32_t)series_index(&g->nodes[h->b], h->hash);
-			u = h->b;
+	out->len = 0;
+	for (uint32_t u = src; u != dst;) {
+		const gnode *nd = &g->nodes[u];
+		uint32_t e = 0;
+		for (;; e++) {
+			uint32_t v = nd->out[e].to;
+			if (sc->seen[v] == id && sc->df[v] == sc->df[u] + 1 && sc->dt[v] == sc->dt[u] - 1)
+				break;
 		}
+		hop *h = &out->hops[out->len++];
+		h->a = u;
+		h->b = nd->out[e].to;
+		h->hash = nd->out[e].hash;
+		h->sa = (uint32_t)series_index(nd, h->hash);
+		h->sb = (uint32_t)series_index(&g->nodes[h->b], h->hash);
+		u = h->b;
 	}
-	if (dist != small)
-		free(dist);
-	return found;
+	return 1;
 }
 
 static cached *cache_slot(tm_clock_graph *g, uint64_t key)
@@ -543,7 +668,7 @@ static const cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
 	}
 	if (c->version != g->version) {
 		g->searches++;
-		c->found = search(g, src, dst, &c->p);
+		c->found = search(g, &g->sc, src, dst, &c->p);
 		c->version = g->version;
 	}
 	return c;
@@ -562,8 +687,46 @@ int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_
 	if (node_eq(src, dst))
 		return 1;
 	int64_t s = find_node(g, src), d = find_node(g, dst);
+	if (s < 0 || d < 0)
+		return 0;
+	scratch sc = {0};
 	path p;
-	return s >= 0 && d >= 0 && search(g, (uint32_t)s, (uint32_t)d, &p);
+	int found = search(g, &sc, (uint32_t)s, (uint32_t)d, &p);
+	scratch_free(&sc);
+	return found;
+}
+
+void tm_clock_graph_reaching(const tm_clock_graph *g, tm_clock_node dst, unsigned char *reach)
+{
+	memset(reach, 0, g->n);
+	int64_t d = find_node(g, dst);
+	if (d < 0)
+		return;
+	/* The layers of search() backwards from dst, over every node at once:
+	 * a node reaches dst in k + 1 hops when an edge leads to one that
+	 * reaches it in k. */
+	uint8_t *dist = tm_xmalloc(g->n ? g->n : 1);
+	memset(dist, NO_DIST, g->n);
+	dist[d] = 0;
+	for (uint8_t k = 0; k < MAX_HOPS; k++) {
+		int grew = 0;
+		for (size_t u = 0; u < g->n; u++) {
+			if (dist[u] != NO_DIST)
+				continue;
+			const gnode *nd = &g->nodes[u];
+			for (uint32_t e = 0; e < nd->n_out; e++)
+				if (dist[nd->out[e].to] == k) {
+					dist[u] = (uint8_t)(k + 1);
+					grew = 1;
+					break;
+				}
+		}
+		if (!grew)
+			break;
+	}
+	for (size_t u = 0; u < g->n; u++)
+		reach[u] = dist[u] != NO_DIST;
+	free(dist);
 }
 
 int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst, tm_clock_hop *hops)
@@ -571,8 +734,13 @@ int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_nod
 	if (node_eq(src, dst))
 		return 0;
 	int64_t s = find_node(g, src), d = find_node(g, dst);
+	if (s < 0 || d < 0)
+		return -1;
+	scratch sc = {0};
 	path p;
-	if (s < 0 || d < 0 || !search(g, (uint32_t)s, (uint32_t)d, &p))
+	int found = search(g, &sc, (uint32_t)s, (uint32_t)d, &p);
+	scratch_free(&sc);
+	if (!found)
 		return -1;
 	for (uint32_t h = 0; h < p.len; h++) {
 		hops[h].from = g->nodes[p.hops[h].a].key;

@@ -199,22 +199,28 @@ static void build_nodes(view *v)
 	v->info = tm_xcalloc(n + 1, sizeof(*v->info));
 	for (size_t i = 0; i < n; i++)
 		tm_clock_graph_node_info(v->g, i, &v->info[i]);
+	/* Which clocks reach trace time, all at once (asking clock by clock
+	 * costs the graph's size each: a clock per file in an archive of many
+	 * files), by registration index, so before the sort. */
 	tm_clock_node tt = tm_clock_graph_trace_time(v->g);
+	unsigned char *reach = tm_xmalloc(n ? n : 1);
+	tm_clock_graph_reaching(v->g, tt, reach);
 	if (!tm_clock_graph_knows(v->g, tt)) /* drawn even before a snapshot names it */
 		v->info[n++] = (tm_clock_node_info){.node = tt, .unit_ns = 1, .is_trace_time = 1};
-	qsort(v->info, n, sizeof(*v->info), info_cmp);
-	v->n_info = n;
 	/* the folds: sorted by key, equal keys adjacent after sorting dnodes */
 	dnode *all = tm_xcalloc(n ? n : 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++) {
 		const tm_clock_node_info *ni = &v->info[i];
 		all[i] = (dnode){fold_key(ni->node), 1,
-				 !tm_clock_graph_reaches(v->g, ni->node, tt),
+				 !ni->is_trace_time && !reach[i],
 				 ni->unit_ns,
 				 ni->incremental,
 				 ni->non_monotonic,
 				 ni->is_trace_time};
 	}
+	free(reach);
+	qsort(v->info, n, sizeof(*v->info), info_cmp);
+	v->n_info = n;
 	qsort(all, n, sizeof(*all), dnode_order);
 	for (size_t i = 0; i < n; i++) {
 		if (v->n_d && node_eq(v->d[v->n_d - 1].key, all[i].key)) {
