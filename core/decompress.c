@@ -139,10 +139,20 @@ static void index_fini(ckpt_index *ix)
 	pthread_mutex_destroy(&ix->lock);
 }
 
+/* A cursor's CKPT_WINDOW scratch buffer, allocated the first time a point
+ * is taken or made: most members of an archive of many small ones never
+ * need one. */
+static unsigned char *window_of(unsigned char **window)
+{
+	if (!*window)
+		*window = tm_xmalloc(CKPT_WINDOW);
+	return *window;
+}
+
 /* How a cursor at output offset `at` (-1: not started) reaches `target`:
  * when a point at or before the target lies beyond `at`, copy it (its
- * window into `window`) to *p and return 1; else 0. */
-static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsigned char *window)
+ * window into *window, see window_of) to *p and return 1; else 0. */
+static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsigned char **window)
 {
 	int use = 0;
 	pthread_mutex_lock(&ix->lock);
@@ -156,8 +166,8 @@ static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsi
 	}
 	if (lo > 0 && (at < 0 || ix->pts[lo - 1].out > (uint64_t)at)) {
 		*p = ix->pts[lo - 1];
-		memcpy(window, p->window, p->wlen);
-		p->window = window;
+		memcpy(window_of(window), p->window, p->wlen);
+		p->window = *window;
 		use = 1;
 	}
 	pthread_mutex_unlock(&ix->lock);
@@ -207,18 +217,18 @@ static int index_wants(ckpt_index *ix, uint64_t out, size_t room)
 
 /* After an inflate(Z_BLOCK) call: at a block boundary past the next wanted
  * point, record where the decoder is. `in` is the offset of the next
- * unconsumed compressed byte; `window` a CKPT_WINDOW scratch buffer. */
+ * unconsumed compressed byte; *window the cursor's scratch (window_of). */
 static void index_offer(ckpt_index *ix, z_stream *z, uint64_t out, uint64_t in, unsigned trailer,
-			unsigned char *window)
+			unsigned char **window)
 {
 	int at_boundary = (z->data_type & 128) && !(z->data_type & 64);
 	if (!at_boundary || out < atomic_load(&ix->next_out))
 		return;
 	uInt wlen = CKPT_WINDOW;
-	if (inflateGetDictionary(z, window, &wlen) != Z_OK)
+	if (inflateGetDictionary(z, window_of(window), &wlen) != Z_OK)
 		return;
 	ckpt p = {.out = out, .in = in, .bits = (unsigned)z->data_type & 7, .trailer = trailer,
-		  .wlen = wlen, .window = window};
+		  .wlen = wlen, .window = *window};
 	index_add(ix, &p);
 }
 
@@ -247,7 +257,7 @@ typedef struct zip_cursor {
 	int z_ready;
 	int started;
 	unsigned char *in;
-	size_t in_len, in_pos;
+	size_t in_cap, in_len, in_pos;
 	uint64_t in_off; /* compressed bytes fetched so far */
 	uint32_t crc;    /* of the output so far, when decoding started at 0 */
 	int crc_valid;
@@ -299,7 +309,7 @@ static int zip_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	}
 	int usable = s->started && !s->d.broken && s->d.out <= target;
 	ckpt p;
-	if (index_pick(&m->index, usable ? (int64_t)s->d.out : -1, target, &p, s->window))
+	if (index_pick(&m->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
 		return zip_restore(c, &p, err);
 	if (usable)
 		return 0;
@@ -323,7 +333,7 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 		uint64_t left = m->clen - s->in_off;
 		if (left == 0) /* the reference's inflate ran out of input: Z_OK, kOk */
 			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
-		ssize_t r = tm_read_full_(c->src, s->in, left < TM_IO_CHUNK ? (size_t)left : TM_IO_CHUNK,
+		ssize_t r = tm_read_full_(c->src, s->in, left < s->in_cap ? (size_t)left : s->in_cap,
 					  c->blob->off + s->in_off, err);
 		if (r < 0)
 			return -1;
@@ -350,7 +360,7 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 		return zip_decomp_err(c->blob, ZIP_RC_ERROR, err);
 	else if (want_point)
 		index_offer(&m->index, &s->z, s->d.out + produced, s->in_off - (s->in_len - s->in_pos), 0,
-			    s->window);
+			    &s->window);
 	return (ssize_t)produced;
 }
 
@@ -405,8 +415,10 @@ static int zip_open(tm_cursor *c, tm_error *err)
 	zip_cursor *s = tm_xcalloc(1, sizeof(*s));
 	s->d.seek = zip_seek;
 	s->d.produce = zip_produce;
-	s->in = tm_xmalloc(TM_IO_CHUNK);
-	s->window = tm_xmalloc(CKPT_WINDOW);
+	/* A small member needs no more than its compressed bytes. */
+	const zip_member *m = c->blob->priv;
+	s->in_cap = m->clen < TM_IO_CHUNK ? (size_t)m->clen + 1 : TM_IO_CHUNK;
+	s->in = tm_xmalloc(s->in_cap);
 	c->state = s;
 	return 0;
 }
@@ -602,7 +614,7 @@ static int gz_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	}
 	int usable = s->started && !s->d.broken && s->d.out <= target;
 	ckpt p;
-	if (index_pick(&sb->index, usable ? (int64_t)s->d.out : -1, target, &p, s->window))
+	if (index_pick(&sb->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
 		return gz_restore(c, &p, err);
 	return usable ? 0 : gz_fresh_start(c, err);
 }
@@ -666,7 +678,7 @@ static ssize_t gz_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error *
 		/* in automatic mode, a point only once the header is done */
 		if (want_point && (s->raw || s->head.done != 0))
 			index_offer(&sb->index, &s->z, s->d.out, s->in_off - (s->in_len - s->in_pos),
-				    s->raw ? s->trailer : s->head.done == 1 ? 8 : 4, s->window);
+				    s->raw ? s->trailer : s->head.done == 1 ? 8 : 4, &s->window);
 	}
 	return (ssize_t)got;
 }
@@ -676,7 +688,6 @@ static int gz_open(tm_cursor *c, tm_error *err)
 	gz_cursor *s = tm_xcalloc(1, sizeof(*s));
 	s->d.seek = gz_seek;
 	s->d.produce = gz_produce;
-	s->window = tm_xmalloc(CKPT_WINDOW);
 	c->state = s;
 	return 0;
 }
