@@ -5,10 +5,15 @@
  *
  * Locking: `tree` (a rwlock) guards the node table, the name index and
  * the child lists; nodes themselves are allocated one by one and never
- * move, so a node pointer stays valid once found. `lock` (a mutex) guards
- * the scan and the generated buffers. Order: `lock` before `tree`; nothing
- * takes `lock` while holding `tree`. A generated node's `ready` flag is
- * atomic, so readers that see it set read its bytes without a lock. */
+ * move, so a node pointer stays valid once found. Every tier and every
+ * generated file is built once, by the first reader that needs it, under a
+ * lock of its own (DESIGN.md: readers of different generated files never
+ * wait for each other's build; they wait only for what they need): a
+ * generated file's `mu` guards its bytes, `gen_mu` the generation pass,
+ * `machines_mu` the building of machines/, `scan_mu` the scan. Order: a
+ * file's `mu`, then `gen_mu` or `machines_mu`, then `scan_mu`, then
+ * `tree`; never the other way. A generated file's `ready` flag is atomic,
+ * so readers that see it set read its bytes without a lock. */
 #include "vtree.h"
 
 #include <errno.h>
@@ -41,6 +46,17 @@ typedef enum gen_kind {
 
 #define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
 
+/* A generated file's bytes and how far they are built: only the nodes of
+ * generated files have one (an archive may have 100,000 members). */
+typedef struct vt_gen {
+	pthread_mutex_t mu; /* held while the bytes are built */
+	atomic_int ready;   /* data/len (or err) are final */
+	int spool_fd;       /* spooled files: the bytes (len of them), owned by the tree */
+	char *data;
+	size_t len;
+	tm_error err;       /* why reads fail (TM_EIO), or TM_OK */
+} vt_gen;
+
 typedef struct vt_node {
 	char *name;
 	vt_kind kind;
@@ -54,11 +70,7 @@ typedef struct vt_node {
 	char *link;       /* SRC_LINK */
 	gen_kind gen;     /* SRC_GEN */
 	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
-	int spool_fd;     /* spooled files: the bytes (len of them), owned by the tree */
-	atomic_int ready; /* SRC_GEN: data/len (or err) are final */
-	char *data;
-	size_t len;
-	tm_error err;     /* SRC_GEN: why reads fail (TM_EIO), or TM_OK */
+	vt_gen *g;        /* SRC_GEN */
 } vt_node;
 
 struct tm_vtree {
@@ -69,12 +81,14 @@ struct tm_vtree {
 	vt_ino *slots;
 	size_t n_slots;
 	pthread_rwlock_t tree;
-	pthread_mutex_t lock;
-	tm_scan *scan;          /* the scan tier, run once under `lock` */
-	tm_gen *gen;            /* the generation pass, run once under `lock` */
+	pthread_mutex_t scan_mu;
+	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
+	pthread_mutex_t gen_mu;
+	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
 	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
-	atomic_int machines_built;
+	pthread_mutex_t machines_mu;
+	atomic_int machines_built; /* machines/ is built (under `machines_mu`) */
 	vt_ino files_dir, machines_dir;
 	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
 	size_t n_file_node;
@@ -151,7 +165,6 @@ static vt_ino add_node(tm_vtree *t, vt_ino parent, const char *name, vt_kind kin
 	n->kind = kind;
 	n->parent = parent;
 	n->mtime = t->merge->mtime;
-	atomic_init(&n->ready, 0);
 	vt_ino ino = (vt_ino)t->n_nodes;
 	if (parent) {
 		vt_node *p = node_of(t, parent);
@@ -172,7 +185,10 @@ static vt_ino add_gen(tm_vtree *t, vt_ino parent, const char *name, gen_kind gen
 	n->src = SRC_GEN;
 	n->gen = gen;
 	n->row = ROW_ALL;
-	n->spool_fd = -1;
+	n->g = tm_xcalloc(1, sizeof(*n->g));
+	pthread_mutex_init(&n->g->mu, NULL);
+	atomic_init(&n->g->ready, 0);
+	n->g->spool_fd = -1;
 	return ino;
 }
 
@@ -318,7 +334,9 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	tm_vtree *t = tm_xcalloc(1, sizeof(*t));
 	t->merge = m;
 	pthread_rwlock_init(&t->tree, NULL);
-	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->scan_mu, NULL);
+	pthread_mutex_init(&t->gen_mu, NULL);
+	pthread_mutex_init(&t->machines_mu, NULL);
 	atomic_init(&t->machines_built, 0);
 	t->n_slots = 64;
 	t->slots = tm_xcalloc(t->n_slots, sizeof(*t->slots));
@@ -365,14 +383,20 @@ void vtree_free(tm_vtree *t)
 		free(n->kids);
 		tm_blob_unref(n->blob);
 		free(n->link);
-		free(n->data);
+		if (n->g) {
+			pthread_mutex_destroy(&n->g->mu);
+			free(n->g->data);
+			free(n->g);
+		}
 		free(n);
 	}
 	free(t->nodes);
 	free(t->slots);
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
-	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->scan_mu);
+	pthread_mutex_destroy(&t->gen_mu);
+	pthread_mutex_destroy(&t->machines_mu);
 	tm_gen_free(t->gen);
 	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
@@ -381,15 +405,19 @@ void vtree_free(tm_vtree *t)
 
 /* ---- the scan tier and machines/ ------------------------------------------ */
 
-/* The scan's result, run on first use. Caller holds `lock`. */
-static tm_scan *scan_locked(tm_vtree *t)
+/* The scan's result, run once, by the first reader that needs it (the
+ * others wait for it under `scan_mu`). */
+static tm_scan *scan_get(tm_vtree *t)
 {
+	pthread_mutex_lock(&t->scan_mu);
 	if (!t->scan) {
 		t->scan = tm_scan_run(t->merge, NULL);
 		if (t->scan->failed && t->log)
 			t->log(t->scan->err.msg);
 	}
-	return t->scan;
+	tm_scan *s = t->scan;
+	pthread_mutex_unlock(&t->scan_mu);
+	return s;
 }
 
 /* The path of a node below files/, components joined with `sep`. Caller
@@ -417,9 +445,9 @@ static void ensure_machines(tm_vtree *t)
 {
 	if (atomic_load_explicit(&t->machines_built, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->machines_mu);
 	if (!atomic_load_explicit(&t->machines_built, memory_order_relaxed)) {
-		tm_scan *s = scan_locked(t);
+		tm_scan *s = scan_get(t);
 		pthread_rwlock_wrlock(&t->tree);
 		for (uint32_t r = 0; r < s->machines.n; r++) {
 			char *dn = tm_machines_dir_name(&s->machines, r);
@@ -455,7 +483,7 @@ static void ensure_machines(tm_vtree *t)
 		pthread_rwlock_unlock(&t->tree);
 		atomic_store_explicit(&t->machines_built, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->machines_mu);
 }
 
 int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
@@ -490,34 +518,45 @@ int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
 }
 
 /* Views that show the merge itself: unreadable (EIO) after a failed scan. */
-static void fail_if_scan_failed(const tm_scan *s, vt_node *n)
+static void fail_if_scan_failed(const tm_scan *s, vt_gen *g)
 {
 	if (s->failed)
-		tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+		tm_err(&g->err, TM_EIO, "%s", s->err.msg);
 }
 
-/* The spooled files: the generation pass runs once for all of them, for
- * the whole merge and every machine; the node then reads its file.
- * Caller holds `lock`. */
-static int spool_locked(tm_vtree *t, vt_node *n)
+/* The generation pass, run once for all the spooled files of the merge
+ * and every machine under `gen_mu`; NULL with *err set when it failed. */
+static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, const char *what, tm_error *err)
 {
-	tm_scan *s = scan_locked(t);
-	if (s->failed)
-		return tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+	pthread_mutex_lock(&t->gen_mu);
 	if (!t->gen && t->gen_err.code == TM_OK) {
 		t->gen = tm_gen_build(t->merge, s, 0, &t->gen_err);
 		if (!t->gen && t->gen_err.code == TM_OK)
-			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", n->name);
+			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
 	}
-	if (!t->gen) {
-		n->err = t->gen_err;
+	tm_gen *gen = t->gen;
+	if (!gen)
+		*err = t->gen_err;
+	pthread_mutex_unlock(&t->gen_mu);
+	return gen;
+}
+
+/* A spooled file: the node reads its part of the generation pass's
+ * output. Caller holds the node's `mu`. */
+static int spool_view(tm_vtree *t, vt_node *n)
+{
+	vt_gen *g = n->g;
+	tm_scan *s = scan_get(t);
+	if (s->failed)
+		return tm_err(&g->err, TM_EIO, "%s", s->err.msg);
+	const tm_gen *gen = gen_get(t, s, n->name, &g->err);
+	if (!gen)
 		return -1;
-	}
-	const tm_spooled *sp = n->gen == GEN_PFTRACE	? t->gen->pftrace
-			       : n->gen == GEN_TIMELINE ? t->gen->timeline
-			       : n->gen == GEN_PROCESSES ? t->gen->tables->processes
-			       : n->gen == GEN_THREADS	? t->gen->tables->threads
-							: t->gen->tables->slices;
+	const tm_spooled *sp = n->gen == GEN_PFTRACE	? gen->pftrace
+			       : n->gen == GEN_TIMELINE ? gen->timeline
+			       : n->gen == GEN_PROCESSES ? gen->tables->processes
+			       : n->gen == GEN_THREADS	? gen->tables->threads
+							: gen->tables->slices;
 	int fd = -1;
 	uint64_t size = 0;
 	if (n->row == ROW_ALL)
@@ -525,66 +564,67 @@ static int spool_locked(tm_vtree *t, vt_node *n)
 	else if (n->row < sp->n_mach)
 		fd = sp->mach_fd[n->row], size = sp->mach_size[n->row];
 	if (fd < 0)
-		return tm_err(&n->err, TM_EIO, "%s: no such machine", n->name);
-	n->spool_fd = fd;
-	n->len = (size_t)size;
+		return tm_err(&g->err, TM_EIO, "%s: no such machine", n->name);
+	g->spool_fd = fd;
+	g->len = (size_t)size;
 	return 0;
 }
 
-/* Render a generated file once; later callers get the same bytes. Called
- * without `tree` held. */
+/* The bytes of a view rendered into memory. Caller holds the node's `mu`. */
+static int render_view(tm_vtree *t, vt_node *n, tm_buf *b)
+{
+	vt_gen *g = n->g;
+	tm_scan *s;
+	int rc;
+	switch (n->gen) {
+	case GEN_METADATA:
+		return tm_render_metadata(t->merge, scan_get(t), b, &g->err);
+	case GEN_MANIFEST:
+		return tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_get(t), b, &g->err);
+	case GEN_MACHINE:
+		s = scan_get(t);
+		rc = tm_render_machine(t->merge, s, n->row, b, &g->err);
+		if (rc == 0)
+			fail_if_scan_failed(s, g);
+		return rc;
+	case GEN_DOT:
+		s = scan_get(t);
+		tm_render_clocks_dot(t->merge, s, b);
+		fail_if_scan_failed(s, g);
+		return 0;
+	case GEN_CSV:
+		s = scan_get(t);
+		tm_render_clocks_csv(t->merge, s, b);
+		fail_if_scan_failed(s, g);
+		return 0;
+	default: /* the spooled files */
+		return spool_view(t, n);
+	}
+}
+
+/* Build a generated file once; later callers get the same bytes. Readers
+ * of other files are not held up: each file builds under its own lock.
+ * Called without `tree` held. */
 static void ensure_generated(tm_vtree *t, vt_node *n)
 {
-	if (atomic_load_explicit(&n->ready, memory_order_acquire))
+	vt_gen *g = n->g;
+	if (atomic_load_explicit(&g->ready, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&t->lock);
-	if (!atomic_load_explicit(&n->ready, memory_order_relaxed)) {
+	pthread_mutex_lock(&g->mu);
+	if (!atomic_load_explicit(&g->ready, memory_order_relaxed)) {
 		tm_buf b = {0};
-		int rc = 0;
-		tm_scan *s;
-		switch (n->gen) {
-		case GEN_METADATA:
-			rc = tm_render_metadata(t->merge, scan_locked(t), &b, &n->err);
-			break;
-		case GEN_MANIFEST:
-			rc = tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_locked(t), &b, &n->err);
-			break;
-		case GEN_MACHINE:
-			s = scan_locked(t);
-			rc = tm_render_machine(t->merge, s, n->row, &b, &n->err);
-			if (rc == 0)
-				fail_if_scan_failed(s, n);
-			break;
-		case GEN_DOT:
-			s = scan_locked(t);
-			tm_render_clocks_dot(t->merge, s, &b);
-			fail_if_scan_failed(s, n);
-			break;
-		case GEN_CSV:
-			s = scan_locked(t);
-			tm_render_clocks_csv(t->merge, s, &b);
-			fail_if_scan_failed(s, n);
-			break;
-		case GEN_PFTRACE:
-		case GEN_TIMELINE:
-		case GEN_PROCESSES:
-		case GEN_THREADS:
-		case GEN_SLICES:
-			rc = spool_locked(t, n);
-			break;
-		}
-		if (rc != 0) {
+		if (render_view(t, n, &b) != 0) {
 			tm_buf_free(&b);
-			if (n->err.code != TM_EIO)
-				n->err.code = TM_EIO;
+			if (g->err.code != TM_EIO)
+				g->err.code = TM_EIO;
 		}
-		if (n->gen >= GEN_PFTRACE)
-			tm_buf_free(&b); /* the bytes are in n->spool_fd */
+		if (g->spool_fd >= 0)
+			tm_buf_free(&b); /* the bytes are in g->spool_fd */
 		else
-			n->data = tm_buf_detach(&b, &n->len);
-		atomic_store_explicit(&n->ready, 1, memory_order_release);
+			g->data = tm_buf_detach(&b, &g->len);
+		atomic_store_explicit(&g->ready, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&g->mu);
 }
 
 /* Caller holds `tree`; generated nodes must have been rendered (or the
@@ -605,7 +645,7 @@ static void fill_stat(tm_vtree *t, vt_ino ino, vt_node *n, vt_stat *st)
 	} else if (n->src == SRC_LINK) {
 		st->size = strlen(n->link);
 	} else if (n->src == SRC_GEN) {
-		st->size = atomic_load_explicit(&n->ready, memory_order_acquire) ? n->len : 0;
+		st->size = atomic_load_explicit(&n->g->ready, memory_order_acquire) ? n->g->len : 0;
 	}
 }
 
@@ -649,7 +689,7 @@ int vtree_readdir(tm_vtree *t, vt_ino dir, vt_dirent_cb cb, void *ctx, tm_error 
 		ents[i].ino = d->kids[i];
 		/* Generated files not rendered yet get no attributes here, so
 		 * `ls` never pays for them (DESIGN.md: listing computes nothing). */
-		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->ready, memory_order_acquire);
+		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->g->ready, memory_order_acquire);
 		if (ents[i].has_st)
 			fill_stat(t, d->kids[i], n, &ents[i].st);
 	}
@@ -696,8 +736,8 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err)
 		ensure_generated(t, n);
 		/* A view of a failed merge cannot be opened: its size may be 0,
 		 * and a reader would see an empty file instead of the error. */
-		if (n->err.code != TM_OK) {
-			tm_err(err, TM_EIO, "%s", n->err.msg);
+		if (n->g->err.code != TM_OK) {
+			tm_err(err, TM_EIO, "%s", n->g->err.msg);
 			vtree_file_close(f);
 			return NULL;
 		}
@@ -731,18 +771,19 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 		return (ssize_t)got;
 	}
 	if (node->src == SRC_GEN) {
-		if (node->err.code != TM_OK) {
-			tm_err(err, TM_EIO, "%s", node->err.msg);
+		const vt_gen *g = node->g;
+		if (g->err.code != TM_OK) {
+			tm_err(err, TM_EIO, "%s", g->err.msg);
 			return -1;
 		}
-		if (off >= node->len)
+		if (off >= g->len)
 			return 0;
-		if (n > node->len - off)
-			n = (size_t)(node->len - off);
-		if (node->spool_fd >= 0) {
+		if (n > g->len - off)
+			n = (size_t)(g->len - off);
+		if (g->spool_fd >= 0) {
 			size_t got = 0;
 			while (got < n) {
-				ssize_t r = pread(node->spool_fd, (char *)buf + got, n - got, (off_t)(off + got));
+				ssize_t r = pread(g->spool_fd, (char *)buf + got, n - got, (off_t)(off + got));
 				if (r < 0 && errno == EINTR)
 					continue;
 				if (r < 0) {
@@ -755,7 +796,7 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			}
 			return (ssize_t)got;
 		}
-		memcpy(buf, node->data + off, n);
+		memcpy(buf, g->data + off, n);
 		return (ssize_t)n;
 	}
 	return 0;
@@ -763,10 +804,11 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 
 int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 {
-	if (f->node->src == SRC_GEN && f->node->spool_fd >= 0 && f->node->err.code == TM_OK) {
-		*fd = f->node->spool_fd;
+	const vt_gen *g = f->node->g;
+	if (f->node->src == SRC_GEN && g->spool_fd >= 0 && g->err.code == TM_OK) {
+		*fd = g->spool_fd;
 		*off = 0;
-		*size = f->node->len;
+		*size = g->len;
 		return 0;
 	}
 	if (f->node->src != SRC_BLOB || !f->cursor || tm_cursor_file_range(f->cursor, fd, off) != 0)
@@ -786,9 +828,7 @@ void vtree_file_close(vt_file *f)
 
 int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err)
 {
-	pthread_mutex_lock(&t->lock);
-	const tm_scan *s = scan_locked(t);
-	pthread_mutex_unlock(&t->lock);
+	const tm_scan *s = scan_get(t);
 	if (s->failed) {
 		if (err)
 			*err = s->err;
@@ -823,9 +863,7 @@ int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_erro
 
 int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err)
 {
-	pthread_mutex_lock(&t->lock);
-	const tm_scan *s = scan_locked(t);
-	pthread_mutex_unlock(&t->lock);
+	const tm_scan *s = scan_get(t);
 	if (s->failed) {
 		if (err)
 			*err = s->err;
