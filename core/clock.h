@@ -181,9 +181,10 @@ typedef struct tm_clock_edge {
 
 /* Edge iteration: zero an iterator, then call next until it returns 0.
  * Order: nodes in registration order, each node's edges in edge-set order
- * (to-node per §2.2, then hash). */
+ * (to-node per §2.2, then hash). A step costs the node's degree (for the
+ * views and tests). */
 typedef struct tm_clock_edge_iter {
-	size_t node, k;
+	size_t node, k, last;
 } tm_clock_edge_iter;
 int tm_clock_graph_next_edge(const tm_clock_graph *g, tm_clock_edge_iter *it, tm_clock_edge *out);
 /* Is the directed edge (from, to, hash) in the edge set? */

@@ -35,8 +35,11 @@ typedef struct gnode {
 	                        empty) once a node has many series: the trace-time
 	                        node of an archive of many files has one per file */
 	uint32_t series_ix_cap;
-	edge *out;       /* edge-set order: (to key, hash) */
+	edge *out;       /* in insertion order; edge-set order is (to key, hash) */
 	uint32_t n_out, cap_out;
+	uint32_t *out_ix; /* open addressing over (to, hash) (index + 1, 0 =
+	                     empty) once a node has many edges */
+	uint32_t out_ix_cap;
 } gnode;
 
 typedef struct hop {
@@ -243,6 +246,7 @@ void tm_clock_graph_free(tm_clock_graph *g)
 		free(nd->series);
 		free(nd->series_ix);
 		free(nd->out);
+		free(nd->out_ix);
 	}
 	scratch_free(&g->sc);
 	free(g->nodes);
@@ -372,35 +376,81 @@ static int edge_cmp(const tm_clock_graph *g, edge a, edge b)
 	return a.hash < b.hash ? -1 : a.hash > b.hash;
 }
 
-/* First position whose edge is >= e in edge-set order. */
-static uint32_t edge_lower_bound(const tm_clock_graph *g, const gnode *nd, edge e)
+/* Below this many edges a node's edges are searched linearly. */
+#define EDGES_LINEAR 8
+
+static size_t edge_slot(const gnode *nd, uint32_t to, uint32_t hash)
 {
-	uint32_t lo = 0, hi = nd->n_out;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (edge_cmp(g, nd->out[mid], e) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (size_t)(mix((uint64_t)to << 32 | hash) & (nd->out_ix_cap - 1));
 }
 
-/* §3.4: the edge set is a set, kept in (to-node, hash) order. */
+/* The position of edge (to, hash) among nd's edges, or -1. */
+static int64_t edge_find(const gnode *nd, uint32_t to, uint32_t hash)
+{
+	if (!nd->out_ix) {
+		for (uint32_t i = 0; i < nd->n_out; i++)
+			if (nd->out[i].to == to && nd->out[i].hash == hash)
+				return i;
+		return -1;
+	}
+	uint32_t mask = nd->out_ix_cap - 1;
+	for (size_t i = edge_slot(nd, to, hash);; i = (i + 1) & mask) {
+		uint32_t v = nd->out_ix[i];
+		if (!v)
+			return -1;
+		if (nd->out[v - 1].to == to && nd->out[v - 1].hash == hash)
+			return (int64_t)v - 1;
+	}
+}
+
+static void edge_index_put(gnode *nd, uint32_t i)
+{
+	if (nd->n_out <= EDGES_LINEAR)
+		return;
+	if ((size_t)nd->n_out * 2 > nd->out_ix_cap) {
+		free(nd->out_ix);
+		nd->out_ix_cap = nd->out_ix_cap ? nd->out_ix_cap * 2 : 4 * EDGES_LINEAR;
+		while ((size_t)nd->n_out * 2 > nd->out_ix_cap)
+			nd->out_ix_cap *= 2;
+		nd->out_ix = tm_xcalloc(nd->out_ix_cap, sizeof(*nd->out_ix));
+		for (uint32_t k = 0; k < nd->n_out; k++) {
+			size_t j = edge_slot(nd, nd->out[k].to, nd->out[k].hash);
+			while (nd->out_ix[j])
+				j = (j + 1) & (nd->out_ix_cap - 1);
+			nd->out_ix[j] = k + 1;
+		}
+		return;
+	}
+	size_t j = edge_slot(nd, nd->out[i].to, nd->out[i].hash);
+	while (nd->out_ix[j])
+		j = (j + 1) & (nd->out_ix_cap - 1);
+	nd->out_ix[j] = i + 1;
+}
+
+/* §3.5: a node that turns non-monotonic loses the edges leaving it. */
+static void edges_clear(gnode *nd)
+{
+	nd->n_out = 0;
+	free(nd->out_ix);
+	nd->out_ix = NULL;
+	nd->out_ix_cap = 0;
+}
+
+/* §3.4: the edge set is a set. Edges are kept in insertion order (the
+ * trace-time node of an archive of many files gets one per file, in file
+ * id order that processing order does not follow), and put in edge-set
+ * order where the order matters: the path walk and the iterator. */
 static void add_edge(tm_clock_graph *g, uint32_t from, uint32_t to, uint32_t hash)
 {
 	gnode *nd = &g->nodes[from];
-	edge e = {to, hash};
-	uint32_t i = edge_lower_bound(g, nd, e);
-	if (i < nd->n_out && nd->out[i].to == to && nd->out[i].hash == hash)
+	if (edge_find(nd, to, hash) >= 0)
 		return;
 	if (nd->n_out == nd->cap_out) {
 		nd->cap_out = nd->cap_out ? nd->cap_out * 2 : 4;
 		nd->out = tm_xrealloc(nd->out, nd->cap_out * sizeof(*nd->out));
 	}
-	memmove(&nd->out[i + 1], &nd->out[i], (nd->n_out - i) * sizeof(*nd->out));
-	nd->out[i] = e;
-	nd->n_out++;
+	nd->out[nd->n_out++] = (edge){to, hash};
+	edge_index_put(nd, nd->n_out - 1);
 	g->version++;
 }
 
@@ -473,7 +523,7 @@ static int store_reading(tm_clock_graph *g, const tm_clock_reading *rd, uint32_t
 		 * entering it stay. */
 		nd->non_monotonic = 1;
 		if (nd->n_out) {
-			nd->n_out = 0;
+			edges_clear(nd);
 			g->version++;
 		}
 	}
@@ -573,7 +623,8 @@ static void scratch_push(scratch *sc, size_t *n, uint32_t v)
  * edge to a route node of layer d + 1); then from src the first edge in
  * edge-set order that stays on a route, at every step. A node on a route
  * is exactly a node whose distance to dst is L minus its layer, so each
- * step picks the edge the reference's walk picks. */
+ * step picks the edge the reference's walk picks (edges are kept in
+ * insertion order: the smallest in edge-set order is chosen). */
 static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t dst, path *out)
 {
 	uint32_t id = scratch_begin(sc, g->n);
@@ -620,16 +671,17 @@ static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t d
 	out->len = 0;
 	for (uint32_t u = src; u != dst;) {
 		const gnode *nd = &g->nodes[u];
-		uint32_t e = 0;
-		for (;; e++) {
+		const edge *best = NULL;
+		for (uint32_t e = 0; e < nd->n_out; e++) {
 			uint32_t v = nd->out[e].to;
-			if (sc->seen[v] == id && sc->df[v] == sc->df[u] + 1 && sc->dt[v] == sc->dt[u] - 1)
-				break;
+			if (sc->seen[v] == id && sc->df[v] == sc->df[u] + 1 && sc->dt[v] == sc->dt[u] - 1 &&
+			    (!best || edge_cmp(g, nd->out[e], *best) < 0))
+				best = &nd->out[e];
 		}
 		hop *h = &out->hops[out->len++];
 		h->a = u;
-		h->b = nd->out[e].to;
-		h->hash = nd->out[e].hash;
+		h->b = best->to;
+		h->hash = best->hash;
 		h->sa = (uint32_t)series_index(nd, h->hash);
 		h->sb = (uint32_t)series_index(&g->nodes[h->b], h->hash);
 		u = h->b;
@@ -874,10 +926,17 @@ int tm_clock_graph_next_edge(const tm_clock_graph *g, tm_clock_edge_iter *it, tm
 	}
 	if (it->node >= g->n)
 		return 0;
+	/* Edges are stored in insertion order: the next in edge-set order is
+	 * the smallest after the one returned last. */
 	const gnode *nd = &g->nodes[it->node];
+	const edge *next = NULL, *last = it->k ? &nd->out[it->last] : NULL;
+	for (uint32_t e = 0; e < nd->n_out; e++)
+		if ((!last || edge_cmp(g, nd->out[e], *last) > 0) && (!next || edge_cmp(g, nd->out[e], *next) < 0))
+			next = &nd->out[e];
+	it->last = (size_t)(next - nd->out);
 	out->from = nd->key;
-	out->to = g->nodes[nd->out[it->k].to].key;
-	out->hash = nd->out[it->k].hash;
+	out->to = g->nodes[next->to].key;
+	out->hash = next->hash;
 	it->k++;
 	return 1;
 }
@@ -885,12 +944,7 @@ int tm_clock_graph_next_edge(const tm_clock_graph *g, tm_clock_edge_iter *it, tm
 int tm_clock_graph_has_edge(const tm_clock_graph *g, tm_clock_node from, tm_clock_node to, uint32_t hash)
 {
 	int64_t f = find_node(g, from), t = find_node(g, to);
-	if (f < 0 || t < 0)
-		return 0;
-	const gnode *nd = &g->nodes[f];
-	edge e = {(uint32_t)t, hash};
-	uint32_t i = edge_lower_bound(g, nd, e);
-	return i < nd->n_out && nd->out[i].to == e.to && nd->out[i].hash == hash;
+	return f >= 0 && t >= 0 && edge_find(&g->nodes[f], (uint32_t)t, hash) >= 0;
 }
 
 int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snapshot_info *out)
