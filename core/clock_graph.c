@@ -697,9 +697,19 @@ static cached *cache_slot(tm_clock_graph *g, uint64_t key)
 			return &g->cache[i];
 }
 
+/* Answers the path cache keeps; beyond, it starts over. Each file converts
+ * from its own clocks, so an archive of many files would otherwise keep an
+ * answer per file for ever (100 bytes each). */
+#define CACHE_MAX 4096
+
 /* The (src, dst) answer for the current edge set, searching on a miss. */
 static const cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
 {
+	if (g->cache_used >= CACHE_MAX) {
+		memset(g->cache, 0, g->cache_cap * sizeof(*g->cache));
+		g->cache_used = 0;
+		g->memo_slot = 0;
+	}
 	if ((g->cache_used + 1) * 2 > g->cache_cap) {
 		size_t cap = g->cache_cap ? g->cache_cap * 2 : 16;
 		cached *old = g->cache;
