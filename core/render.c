@@ -249,7 +249,44 @@ static int print_json(cJSON *root, tm_buf *out, const char *what, tm_error *err)
 	return 0;
 }
 
+/* Element `index` of an array that is the value of a key of the root
+ * object, written as cJSON_Print writes it there: ", " between elements,
+ * and every line after the first indented by two more tabs (cJSON indents
+ * by nesting depth, arrays and objects both counting; a JSON string never
+ * holds a raw newline). Consumes `item`. */
+static int put_element(tm_buf *out, size_t index, cJSON *item, const char *what, tm_error *err)
+{
+	char *txt = cJSON_Print(item);
+	cJSON_Delete(item);
+	if (!txt)
+		return tm_err(err, TM_ENOMEM, "cannot render %s", what);
+	if (index)
+		tm_buf_puts(out, ", ");
+	for (const char *p = txt, *nl; *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n'))) {
+			tm_buf_puts(out, p);
+			break;
+		}
+		tm_buf_put(out, p, (size_t)(nl - p) + 1);
+		tm_buf_puts(out, "\t\t");
+	}
+	cJSON_free(txt);
+	return 0;
+}
+
+static void maybe_spill(tm_buf *out, const tm_render_spill *spill)
+{
+	if (spill && out->len > TM_RENDER_SPILL)
+		spill->fn(spill->ctx, out);
+}
+
 int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
+{
+	return tm_render_metadata_spill(m, s, out, NULL, err);
+}
+
+int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill,
+			     tm_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (s && s->failed) {
@@ -292,21 +329,32 @@ int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err
 			cJSON_AddItemToArray(machines, render_machine_row(s, r));
 	}
 
-	cJSON *files = cJSON_AddArrayToObject(root, "files");
-	for (size_t i = 0; i < m->n_files; i++)
-		cJSON_AddItemToArray(files, render_file(m, s, &m->files[i]));
-
-	cJSON *ignored = cJSON_AddArrayToObject(root, "ignored");
-	for (size_t i = 0; i < m->n_members; i++) {
+	/* `files` and `ignored` go out one element at a time: the cJSON tree
+	 * of an archive of 100,000 members would take hundreds of MB. */
+	if (print_json(root, out, "metadata.json", err) != 0)
+		return -1;
+	out->len -= 3; /* the head's closing "\n}\n" */
+	out->data[out->len] = '\0';
+	tm_buf_puts(out, ",\n\t\"files\":\t[");
+	for (size_t i = 0; i < m->n_files; i++) {
+		if (put_element(out, i, render_file(m, s, &m->files[i]), "metadata.json", err) != 0)
+			return -1;
+		maybe_spill(out, spill);
+	}
+	tm_buf_puts(out, "],\n\t\"ignored\":\t[");
+	for (size_t i = 0, k = 0; i < m->n_members; i++) {
 		const tm_member_view *v = &m->members[i];
 		if (!v->skip_reason)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", v->entry.name);
 		cJSON_AddStringToObject(o, "reason", v->skip_reason);
-		cJSON_AddItemToArray(ignored, o);
+		if (put_element(out, k++, o, "metadata.json", err) != 0)
+			return -1;
+		maybe_spill(out, spill);
 	}
-	return print_json(root, out, "metadata.json", err);
+	tm_buf_puts(out, "]\n}\n");
+	return 0;
 }
 
 int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err)

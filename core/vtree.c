@@ -29,6 +29,7 @@
 #include "pack.h"
 #include "render.h"
 #include "scan.h"
+#include "spool.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
 
@@ -51,7 +52,10 @@ typedef enum gen_kind {
 typedef struct vt_gen {
 	pthread_mutex_t mu; /* held while the bytes are built */
 	atomic_int ready;   /* data/len (or err) are final */
-	int spool_fd;       /* spooled files: the bytes (len of them), owned by the tree */
+	int spool_fd;       /* the bytes (len of them) when not in `data`: the spooled
+	                       files read the generation pass's output (owned by the
+	                       tree), a large metadata.json a file of its own (owns_fd) */
+	int owns_fd;
 	char *data;
 	size_t len;
 	tm_error err;       /* why reads fail (TM_EIO), or TM_OK */
@@ -384,6 +388,8 @@ void vtree_free(tm_vtree *t)
 		tm_blob_unref(n->blob);
 		free(n->link);
 		if (n->g) {
+			if (n->g->owns_fd)
+				close(n->g->spool_fd);
 			pthread_mutex_destroy(&n->g->mu);
 			free(n->g->data);
 			free(n->g);
@@ -570,6 +576,56 @@ static int spool_view(tm_vtree *t, vt_node *n)
 	return 0;
 }
 
+/* A large view goes to a temporary file of its own as it is rendered
+ * (spill_to_file), so that memory holds at most TM_RENDER_SPILL of it. */
+typedef struct spill_ctx {
+	tm_spool spool;
+	int open, failed;
+	tm_error err;
+} spill_ctx;
+
+static void spill_to_file(void *ctx, tm_buf *out)
+{
+	spill_ctx *sc = ctx;
+	if (!sc->open && !sc->failed) {
+		if (tm_spool_open(&sc->spool, &sc->err) == 0)
+			sc->open = 1;
+		else
+			sc->failed = 1;
+	}
+	if (sc->open)
+		tm_spool_put(&sc->spool, out->data, out->len);
+	out->len = 0;
+}
+
+/* metadata.json: in `b`, or in g->spool_fd when it grew large. */
+static int render_spilled(tm_vtree *t, vt_node *n, tm_buf *b)
+{
+	vt_gen *g = n->g;
+	spill_ctx sc = {.spool = {.fd = -1}};
+	tm_render_spill spill = {spill_to_file, &sc};
+	int rc = tm_render_metadata_spill(t->merge, scan_get(t), b, &spill, &g->err);
+	if (rc == 0 && sc.failed) {
+		g->err = sc.err;
+		rc = -1;
+	}
+	if (sc.open) {
+		if (rc == 0) {
+			tm_spool_put(&sc.spool, b->data, b->len);
+			rc = tm_spool_finish(&sc.spool, n->name, &g->err);
+		}
+		if (rc == 0) {
+			g->spool_fd = sc.spool.fd;
+			g->owns_fd = 1;
+			g->len = (size_t)sc.spool.size;
+			sc.spool.fd = -1;
+		}
+		tm_spool_close(&sc.spool);
+		tm_buf_free(b);
+	}
+	return rc;
+}
+
 /* The bytes of a view rendered into memory. Caller holds the node's `mu`. */
 static int render_view(tm_vtree *t, vt_node *n, tm_buf *b)
 {
@@ -578,7 +634,7 @@ static int render_view(tm_vtree *t, vt_node *n, tm_buf *b)
 	int rc;
 	switch (n->gen) {
 	case GEN_METADATA:
-		return tm_render_metadata(t->merge, scan_get(t), b, &g->err);
+		return render_spilled(t, n, b);
 	case GEN_MANIFEST:
 		return tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_get(t), b, &g->err);
 	case GEN_MACHINE:
