@@ -212,6 +212,17 @@ tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_
 	return t;
 }
 
+void tm_clocks_end_trackers(tm_clocks *c)
+{
+	for (size_t i = 0; i < c->n_trackers; i++)
+		free(c->trackers[i]);
+	free(c->trackers);
+	free(c->tracker_ix);
+	c->trackers = NULL;
+	c->tracker_ix = NULL;
+	c->n_trackers = c->cap_trackers = c->tracker_ix_cap = 0;
+}
+
 size_t tm_clocks_tracker_count(const tm_clocks *c)
 {
 	return c->n_trackers;

@@ -195,9 +195,10 @@ typedef struct tm_clock_snapshot_info {
 	tm_clock_provenance prov;
 	uint32_t hash;
 	int accepted;
-	const tm_clock_reading *readings; /* as offered (none when oversize);
-					     valid until the next insert */
+	const tm_clock_reading *readings; /* as offered (none when oversize); valid
+					     while this info lives, until the next insert */
 	size_t n_readings;
+	tm_clock_reading buf[TM_CLOCK_SNAPSHOT_MAX]; /* where `readings` may point */
 } tm_clock_snapshot_info;
 
 /* Snapshot `id` (< snapshot_count), in insertion order. Returns 0 when out
@@ -286,6 +287,11 @@ tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_
 tm_clock_tracker *tm_clocks_find_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row);
 /* Trackers in creation order, for the views. */
 size_t tm_clocks_tracker_count(const tm_clocks *c);
+/* The trackers' stats are read and no tracker is wanted again (a file is
+ * read, or the import is over): free them (a tracker per file adds up in
+ * an archive of many files). Afterwards there are none; the graph, trace
+ * time and its owner stay. */
+void tm_clocks_end_trackers(tm_clocks *c);
 tm_clock_tracker *tm_clocks_tracker_at(const tm_clocks *c, size_t i);
 
 uint32_t tm_tracker_file(const tm_clock_tracker *t);

@@ -10,37 +10,70 @@
 #define MAX_HOPS 4    /* §4.1: paths of 4 edges are never expanded */
 #define NO_DIST 0xff
 
+/* The readings of one node in the snapshots of one hash: values (ns, in
+ * insertion order) and snapshot ids (increasing). Most series hold one
+ * reading (a file's bridge to trace time), kept inline: cap 0 means at
+ * most one, in `one`; read them through vals() and snaps(). */
 typedef struct series {
 	uint32_t hash;
 	uint32_t n, cap;
-	int64_t *val;   /* ns, in insertion order */
-	uint32_t *snap; /* snapshot ids, increasing */
+	union {
+		struct {
+			int64_t *val;
+			uint32_t *snap;
+		} heap;
+		struct {
+			int64_t val;
+			uint32_t snap;
+		} one;
+	} u;
 } series;
+
+static const int64_t *vals(const series *s)
+{
+	return s->cap ? s->u.heap.val : &s->u.one.val;
+}
+
+static const uint32_t *snaps(const series *s)
+{
+	return s->cap ? s->u.heap.snap : &s->u.one.snap;
+}
 
 typedef struct edge {
 	uint32_t to;   /* node index */
 	uint32_t hash;
 } edge;
 
+/* Hash indexes of a node with many series or edges (the trace-time node
+ * of an archive of many files has one of each per file): open addressing
+ * over positions (index + 1, 0 = empty). Allocated when first needed. */
+typedef struct node_ix {
+	uint32_t *series;    /* by series hash */
+	uint32_t series_cap;
+	uint32_t *out;       /* by (to, hash) */
+	uint32_t out_cap;
+} node_ix;
+
 typedef struct gnode {
 	tm_clock_node key;
 	uint64_t unit;
-	uint8_t incremental;
-	uint8_t non_monotonic;
 	size_t n_values;
 	int64_t running; /* last snapshot value, then the §4.4 running value */
 	series *series;
-	uint32_t n_series, cap_series;
-	uint32_t *series_ix; /* open addressing over series hashes (index + 1, 0 =
-	                        empty) once a node has many series: the trace-time
-	                        node of an archive of many files has one per file */
-	uint32_t series_ix_cap;
 	edge *out;       /* in insertion order; edge-set order is (to key, hash) */
+	node_ix *ix;     /* NULL while the node has few series and edges */
+	uint32_t n_series, cap_series;
 	uint32_t n_out, cap_out;
-	uint32_t *out_ix; /* open addressing over (to, hash) (index + 1, 0 =
-	                     empty) once a node has many edges */
-	uint32_t out_ix_cap;
+	uint8_t incremental;
+	uint8_t non_monotonic;
 } gnode;
+
+static node_ix *ix_of(gnode *nd)
+{
+	if (!nd->ix)
+		nd->ix = tm_xcalloc(1, sizeof(*nd->ix));
+	return nd->ix;
+}
 
 typedef struct hop {
 	uint32_t a, b, hash;
@@ -73,12 +106,25 @@ typedef struct scratch {
 
 static void scratch_free(scratch *sc);
 
+/* A recorded snapshot. An accepted one keeps its readings compact in
+ * `pool` (its nodes are registered and have the units it gave), a rejected
+ * one as offered in `rpool` (some of its nodes may not exist). */
 typedef struct record {
 	tm_clock_provenance prov;
 	uint32_t hash;
+	uint32_t first;   /* readings: pool (accepted) or rpool range */
+	uint8_t n;        /* 0 for an oversize snapshot (TM_CLOCK_SNAPSHOT_MAX fits) */
 	uint8_t accepted;
-	size_t first, n; /* readings pool range */
 } record;
+
+/* An accepted snapshot's reading: a snapshot per file (an archive of many
+ * files) makes these add up. */
+typedef struct creading {
+	uint64_t ts;
+	uint32_t node;    /* index */
+	uint8_t unit_zero; /* offered with unit_ns 0 (meaning 1) */
+	uint8_t incremental;
+} creading;
 
 struct tm_clock_graph {
 	gnode *nodes;
@@ -97,8 +143,10 @@ struct tm_clock_graph {
 	uint64_t rejected;
 	record *recs;
 	size_t n_recs, cap_recs;
-	tm_clock_reading *pool;
+	creading *pool;
 	size_t n_pool, cap_pool;
+	tm_clock_reading *rpool;
+	size_t n_rpool, cap_rpool;
 };
 
 /* ---- nodes ----------------------------------------------------------- */
@@ -240,13 +288,18 @@ void tm_clock_graph_free(tm_clock_graph *g)
 	for (size_t i = 0; i < g->n; i++) {
 		gnode *nd = &g->nodes[i];
 		for (size_t k = 0; k < nd->n_series; k++) {
-			free(nd->series[k].val);
-			free(nd->series[k].snap);
+			if (nd->series[k].cap) {
+				free(nd->series[k].u.heap.val);
+				free(nd->series[k].u.heap.snap);
+			}
 		}
 		free(nd->series);
-		free(nd->series_ix);
 		free(nd->out);
-		free(nd->out_ix);
+		if (nd->ix) {
+			free(nd->ix->series);
+			free(nd->ix->out);
+			free(nd->ix);
+		}
 	}
 	scratch_free(&g->sc);
 	free(g->nodes);
@@ -254,6 +307,7 @@ void tm_clock_graph_free(tm_clock_graph *g)
 	free(g->cache);
 	free(g->recs);
 	free(g->pool);
+	free(g->rpool);
 	free(g);
 }
 
@@ -294,20 +348,20 @@ int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n)
 
 static size_t series_slot(const gnode *nd, uint32_t hash)
 {
-	return (size_t)(mix(hash) & (nd->series_ix_cap - 1));
+	return (size_t)(mix(hash) & (nd->ix->series_cap - 1));
 }
 
 static int64_t series_index(const gnode *nd, uint32_t hash)
 {
-	if (!nd->series_ix) {
+	if (!nd->ix || !nd->ix->series) {
 		for (uint32_t i = 0; i < nd->n_series; i++)
 			if (nd->series[i].hash == hash)
 				return i;
 		return -1;
 	}
-	uint32_t mask = nd->series_ix_cap - 1;
+	uint32_t mask = nd->ix->series_cap - 1;
 	for (size_t i = series_slot(nd, hash);; i = (i + 1) & mask) {
-		uint32_t v = nd->series_ix[i];
+		uint32_t v = nd->ix->series[i];
 		if (!v)
 			return -1;
 		if (nd->series[v - 1].hash == hash)
@@ -320,24 +374,25 @@ static void series_index_put(gnode *nd, uint32_t i)
 {
 	if (nd->n_series <= SERIES_LINEAR)
 		return;
-	if ((size_t)nd->n_series * 2 > nd->series_ix_cap) {
-		free(nd->series_ix);
-		nd->series_ix_cap = nd->series_ix_cap ? nd->series_ix_cap * 2 : 4 * SERIES_LINEAR;
-		while ((size_t)nd->n_series * 2 > nd->series_ix_cap)
-			nd->series_ix_cap *= 2;
-		nd->series_ix = tm_xcalloc(nd->series_ix_cap, sizeof(*nd->series_ix));
+	node_ix *x = ix_of(nd);
+	if ((size_t)nd->n_series * 2 > x->series_cap) {
+		free(x->series);
+		x->series_cap = x->series_cap ? x->series_cap * 2 : 4 * SERIES_LINEAR;
+		while ((size_t)nd->n_series * 2 > x->series_cap)
+			x->series_cap *= 2;
+		x->series = tm_xcalloc(x->series_cap, sizeof(*x->series));
 		for (uint32_t k = 0; k < nd->n_series; k++) {
 			size_t j = series_slot(nd, nd->series[k].hash);
-			while (nd->series_ix[j])
-				j = (j + 1) & (nd->series_ix_cap - 1);
-			nd->series_ix[j] = k + 1;
+			while (x->series[j])
+				j = (j + 1) & (x->series_cap - 1);
+			x->series[j] = k + 1;
 		}
 		return;
 	}
 	size_t j = series_slot(nd, nd->series[i].hash);
-	while (nd->series_ix[j])
-		j = (j + 1) & (nd->series_ix_cap - 1);
-	nd->series_ix[j] = i + 1;
+	while (x->series[j])
+		j = (j + 1) & (x->series_cap - 1);
+	x->series[j] = i + 1;
 }
 
 static series *series_get(gnode *nd, uint32_t hash)
@@ -346,7 +401,7 @@ static series *series_get(gnode *nd, uint32_t hash)
 	if (i >= 0)
 		return &nd->series[i];
 	if (nd->n_series == nd->cap_series) {
-		nd->cap_series = nd->cap_series ? nd->cap_series * 2 : 2;
+		nd->cap_series = nd->cap_series ? nd->cap_series * 2 : 1;
 		nd->series = tm_xrealloc(nd->series, nd->cap_series * sizeof(*nd->series));
 	}
 	series *s = &nd->series[nd->n_series++];
@@ -358,13 +413,27 @@ static series *series_get(gnode *nd, uint32_t hash)
 
 static void series_append(series *s, uint32_t snap, int64_t v)
 {
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 2;
-		s->val = tm_xrealloc(s->val, s->cap * sizeof(*s->val));
-		s->snap = tm_xrealloc(s->snap, s->cap * sizeof(*s->snap));
+	if (!s->cap && !s->n) {
+		s->u.one.val = v;
+		s->u.one.snap = snap;
+		s->n = 1;
+		return;
 	}
-	s->val[s->n] = v;
-	s->snap[s->n] = snap;
+	if (!s->cap) { /* the second reading: the series moves to the heap */
+		int64_t v0 = s->u.one.val;
+		uint32_t s0 = s->u.one.snap;
+		s->cap = 4;
+		s->u.heap.val = tm_xmalloc(s->cap * sizeof(*s->u.heap.val));
+		s->u.heap.snap = tm_xmalloc(s->cap * sizeof(*s->u.heap.snap));
+		s->u.heap.val[0] = v0;
+		s->u.heap.snap[0] = s0;
+	} else if (s->n == s->cap) {
+		s->cap *= 2;
+		s->u.heap.val = tm_xrealloc(s->u.heap.val, s->cap * sizeof(*s->u.heap.val));
+		s->u.heap.snap = tm_xrealloc(s->u.heap.snap, s->cap * sizeof(*s->u.heap.snap));
+	}
+	s->u.heap.val[s->n] = v;
+	s->u.heap.snap[s->n] = snap;
 	s->n++;
 }
 
@@ -381,21 +450,21 @@ static int edge_cmp(const tm_clock_graph *g, edge a, edge b)
 
 static size_t edge_slot(const gnode *nd, uint32_t to, uint32_t hash)
 {
-	return (size_t)(mix((uint64_t)to << 32 | hash) & (nd->out_ix_cap - 1));
+	return (size_t)(mix((uint64_t)to << 32 | hash) & (nd->ix->out_cap - 1));
 }
 
 /* The position of edge (to, hash) among nd's edges, or -1. */
 static int64_t edge_find(const gnode *nd, uint32_t to, uint32_t hash)
 {
-	if (!nd->out_ix) {
+	if (!nd->ix || !nd->ix->out) {
 		for (uint32_t i = 0; i < nd->n_out; i++)
 			if (nd->out[i].to == to && nd->out[i].hash == hash)
 				return i;
 		return -1;
 	}
-	uint32_t mask = nd->out_ix_cap - 1;
+	uint32_t mask = nd->ix->out_cap - 1;
 	for (size_t i = edge_slot(nd, to, hash);; i = (i + 1) & mask) {
-		uint32_t v = nd->out_ix[i];
+		uint32_t v = nd->ix->out[i];
 		if (!v)
 			return -1;
 		if (nd->out[v - 1].to == to && nd->out[v - 1].hash == hash)
@@ -407,33 +476,36 @@ static void edge_index_put(gnode *nd, uint32_t i)
 {
 	if (nd->n_out <= EDGES_LINEAR)
 		return;
-	if ((size_t)nd->n_out * 2 > nd->out_ix_cap) {
-		free(nd->out_ix);
-		nd->out_ix_cap = nd->out_ix_cap ? nd->out_ix_cap * 2 : 4 * EDGES_LINEAR;
-		while ((size_t)nd->n_out * 2 > nd->out_ix_cap)
-			nd->out_ix_cap *= 2;
-		nd->out_ix = tm_xcalloc(nd->out_ix_cap, sizeof(*nd->out_ix));
+	node_ix *x = ix_of(nd);
+	if ((size_t)nd->n_out * 2 > x->out_cap) {
+		free(x->out);
+		x->out_cap = x->out_cap ? x->out_cap * 2 : 4 * EDGES_LINEAR;
+		while ((size_t)nd->n_out * 2 > x->out_cap)
+			x->out_cap *= 2;
+		x->out = tm_xcalloc(x->out_cap, sizeof(*x->out));
 		for (uint32_t k = 0; k < nd->n_out; k++) {
 			size_t j = edge_slot(nd, nd->out[k].to, nd->out[k].hash);
-			while (nd->out_ix[j])
-				j = (j + 1) & (nd->out_ix_cap - 1);
-			nd->out_ix[j] = k + 1;
+			while (x->out[j])
+				j = (j + 1) & (x->out_cap - 1);
+			x->out[j] = k + 1;
 		}
 		return;
 	}
 	size_t j = edge_slot(nd, nd->out[i].to, nd->out[i].hash);
-	while (nd->out_ix[j])
-		j = (j + 1) & (nd->out_ix_cap - 1);
-	nd->out_ix[j] = i + 1;
+	while (x->out[j])
+		j = (j + 1) & (x->out_cap - 1);
+	x->out[j] = i + 1;
 }
 
 /* §3.5: a node that turns non-monotonic loses the edges leaving it. */
 static void edges_clear(gnode *nd)
 {
 	nd->n_out = 0;
-	free(nd->out_ix);
-	nd->out_ix = NULL;
-	nd->out_ix_cap = 0;
+	if (nd->ix) {
+		free(nd->ix->out);
+		nd->ix->out = NULL;
+		nd->ix->out_cap = 0;
+	}
 }
 
 /* §3.4: the edge set is a set. Edges are kept in insertion order (the
@@ -446,7 +518,7 @@ static void add_edge(tm_clock_graph *g, uint32_t from, uint32_t to, uint32_t has
 	if (edge_find(nd, to, hash) >= 0)
 		return;
 	if (nd->n_out == nd->cap_out) {
-		nd->cap_out = nd->cap_out ? nd->cap_out * 2 : 4;
+		nd->cap_out = nd->cap_out ? nd->cap_out * 2 : 2;
 		nd->out = tm_xrealloc(nd->out, nd->cap_out * sizeof(*nd->out));
 	}
 	nd->out[nd->n_out++] = (edge){to, hash};
@@ -456,21 +528,38 @@ static void add_edge(tm_clock_graph *g, uint32_t from, uint32_t to, uint32_t has
 
 /* ---- insertion (§3.3-§3.5) -------------------------------------------- */
 
-static size_t record_snapshot(tm_clock_graph *g, const tm_clock_reading *r, size_t n, const tm_clock_provenance *prov,
-			      uint32_t hash)
+static size_t record_snapshot(tm_clock_graph *g, const tm_clock_provenance *prov, uint32_t hash)
 {
 	TM_GROW(g->recs, g->cap_recs, g->n_recs + 1);
-	TM_GROW(g->pool, g->cap_pool, g->n_pool + n);
-	if (n)
-		memcpy(&g->pool[g->n_pool], r, n * sizeof(*r));
 	record *rec = &g->recs[g->n_recs];
+	memset(rec, 0, sizeof(*rec));
 	rec->prov = prov ? *prov : (tm_clock_provenance){TM_CLOCK_ORIGIN_SNAPSHOT, 0, 0};
 	rec->hash = hash;
-	rec->accepted = 0;
-	rec->first = g->n_pool;
-	rec->n = n;
-	g->n_pool += n;
 	return g->n_recs++;
+}
+
+/* The readings of a rejected snapshot, as offered. */
+static void record_rejected(tm_clock_graph *g, uint32_t snap, const tm_clock_reading *r, size_t n)
+{
+	TM_GROW(g->rpool, g->cap_rpool, g->n_rpool + n);
+	if (n)
+		memcpy(&g->rpool[g->n_rpool], r, n * sizeof(*r));
+	g->recs[snap].first = (uint32_t)g->n_rpool;
+	g->recs[snap].n = (uint8_t)n;
+	g->n_rpool += n;
+}
+
+/* The readings of an accepted snapshot, by node index. */
+static void record_accepted(tm_clock_graph *g, uint32_t snap, const tm_clock_reading *r, const uint32_t *idx,
+			    size_t n)
+{
+	TM_GROW(g->pool, g->cap_pool, g->n_pool + n);
+	for (size_t k = 0; k < n; k++)
+		g->pool[g->n_pool + k] = (creading){r[k].ts, idx[k], r[k].unit_ns == 0, r[k].incremental != 0};
+	g->recs[snap].first = (uint32_t)g->n_pool;
+	g->recs[snap].n = (uint8_t)n;
+	g->recs[snap].accepted = 1;
+	g->n_pool += n;
 }
 
 /* Stores one reading; returns 0, or -1 with the §3.3 message. Follows the
@@ -510,15 +599,15 @@ static int store_reading(tm_clock_graph *g, const tm_clock_reading *rd, uint32_t
 	int64_t v = (int64_t)(rd->ts * nd->unit);
 	nd->running = v; /* §4.4: a snapshot resets the running value */
 	series *s = series_get(nd, hash);
-	if (s->n && s->snap[s->n - 1] == snap)
+	if (s->n && snaps(s)[s->n - 1] == snap)
 		return tm_err(err, TM_EINPUT, "Clock sync error: duplicate clock domain with id=%s at snapshot %" PRIu32 ".",
 			      tm_clock_node_str(rd->node, id), snap);
-	if (s->n && v < s->val[s->n - 1]) {
+	if (s->n && v < vals(s)[s->n - 1]) {
 		if (is_tt)
 			return tm_err(err, TM_EINPUT,
 				      "Clock sync error: the trace clock (id=%s) is not monotonic at snapshot %" PRIu32
 				      ". %" PRId64 " not >= %" PRId64 ".",
-				      tm_clock_node_str(rd->node, id), snap, v, s->val[s->n - 1]);
+				      tm_clock_node_str(rd->node, id), snap, v, vals(s)[s->n - 1]);
 		/* §3.5: non-monotonic forever; the edges leaving it go, those
 		 * entering it stay. */
 		nd->non_monotonic = 1;
@@ -542,7 +631,7 @@ int64_t tm_clock_graph_insert(tm_clock_graph *g, const tm_clock_reading *r, size
 	uint32_t hash = (uint32_t)h;
 	/* An oversize snapshot is recorded without its readings: hostile input
 	 * must not make the record pool grow beyond what the graph keeps. */
-	uint32_t snap = (uint32_t)record_snapshot(g, r, n <= TM_CLOCK_SNAPSHOT_MAX ? n : 0, prov, hash);
+	uint32_t snap = (uint32_t)record_snapshot(g, prov, hash);
 
 	if (n > TM_CLOCK_SNAPSHOT_MAX) {
 		g->rejected++;
@@ -554,6 +643,7 @@ int64_t tm_clock_graph_insert(tm_clock_graph *g, const tm_clock_reading *r, size
 	for (size_t k = 0; k < n; k++) {
 		if (store_reading(g, &r[k], snap, hash, &idx[k], err) < 0) {
 			g->rejected++;
+			record_rejected(g, snap, r, n);
 			return -1;
 		}
 	}
@@ -564,7 +654,7 @@ int64_t tm_clock_graph_insert(tm_clock_graph *g, const tm_clock_reading *r, size
 			if (!g->nodes[idx[b]].non_monotonic)
 				add_edge(g, idx[b], idx[a], hash);
 		}
-	g->recs[snap].accepted = 1;
+	record_accepted(g, snap, r, idx, n);
 	return snap;
 }
 
@@ -826,10 +916,11 @@ tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t has
 /* §4.3: the last snapshot whose value <= ns, else the first. */
 static uint32_t nearest(const series *s, int64_t ns)
 {
+	const int64_t *val = vals(s);
 	uint32_t lo = 0, hi = s->n; /* upper bound */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->val[mid] <= ns)
+		if (val[mid] <= ns)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -839,16 +930,17 @@ static uint32_t nearest(const series *s, int64_t ns)
 
 static int value_at(const series *s, uint32_t snap, int64_t *v)
 {
+	const uint32_t *sn = snaps(s);
 	uint32_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->snap[mid] < snap)
+		if (sn[mid] < snap)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < s->n && s->snap[lo] == snap) {
-		*v = s->val[lo];
+	if (lo < s->n && sn[lo] == snap) {
+		*v = vals(s)[lo];
 		return 1;
 	}
 	return 0;
@@ -899,9 +991,9 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 		uint32_t i = nearest(sa, (int64_t)ns);
 		int64_t vb;
 		/* §3.3: an orphan value of A has no partner in B: skip the hop. */
-		if (!value_at(sb, sa->snap[i], &vb))
+		if (!value_at(sb, snaps(sa)[i], &vb))
 			continue;
-		ns = ns - (uint64_t)sa->val[i] + (uint64_t)vb;
+		ns = ns - (uint64_t)vals(sa)[i] + (uint64_t)vb;
 	}
 	*out = (int64_t)ns;
 	return TM_CONV_OK;
@@ -966,7 +1058,17 @@ int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snaps
 	out->prov = rec->prov;
 	out->hash = rec->hash;
 	out->accepted = rec->accepted;
-	out->readings = rec->n ? &g->pool[rec->first] : NULL;
 	out->n_readings = rec->n;
+	out->readings = NULL;
+	if (rec->n && !rec->accepted) {
+		out->readings = &g->rpool[rec->first];
+	} else if (rec->n) {
+		for (size_t k = 0; k < rec->n; k++) {
+			const creading *c = &g->pool[rec->first + k];
+			const gnode *nd = &g->nodes[c->node];
+			out->buf[k] = (tm_clock_reading){nd->key, c->ts, c->unit_zero ? 0 : nd->unit, c->incremental};
+		}
+		out->readings = out->buf;
+	}
 	return 1;
 }
