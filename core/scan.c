@@ -89,7 +89,17 @@ static void file_add_machine(tm_scan_file *out, uint32_t row)
 	for (size_t i = 0; i < out->n_machines; i++)
 		if (out->machines[i] == row)
 			return;
-	out->machines = tm_xrealloc(out->machines, (out->n_machines + 1) * sizeof(*out->machines));
+	if (!out->n_machines) {
+		out->machine0 = row;
+		out->machines = &out->machine0;
+		out->n_machines = 1;
+		return;
+	}
+	uint32_t *rows = tm_xmalloc((out->n_machines + 1) * sizeof(*rows));
+	memcpy(rows, out->machines, out->n_machines * sizeof(*rows));
+	if (out->machines != &out->machine0)
+		free(out->machines);
+	out->machines = rows;
 	out->machines[out->n_machines++] = row;
 }
 
@@ -108,10 +118,18 @@ tm_clock_tracker *scan_tracker(scan_file *sf, uint32_t row)
 	return t;
 }
 
+/* A file's drops by stat, allocated with the first. */
+static uint64_t *scan_file_drops(tm_scan_file *f)
+{
+	if (!f->drops)
+		f->drops = tm_xcalloc(TM_STAT_COUNT, sizeof(*f->drops));
+	return f->drops;
+}
+
 void scan_count(scan_file *sf, tm_stat st, int is_drop)
 {
 	sf->sc->s->stats[st]++;
-	sf->out->drops[st]++;
+	scan_file_drops(sf->out)[st]++;
 	if (is_drop)
 		sf->out->dropped++;
 }
@@ -647,8 +665,10 @@ static int apply_plan(scan_ctx *sc, tm_error *err)
 }
 
 /* The clock module counts per-conversion failures on its trackers; fold
- * them into the files' drops and the totals. */
-static void collect_clock_stats(tm_scan *s)
+ * them into the files' drops and the totals, then let the trackers go: a
+ * tracker serves only the file it was opened for, so each file's are
+ * folded and freed when it is read (an archive may hold 100,000 files). */
+static void fold_tracker_stats(tm_scan *s)
 {
 	static const tm_stat map[TM_CLOCK_STAT_COUNT] = {
 		[TM_CLOCK_STAT_INVALID_SNAPSHOTS] = TM_STAT_INVALID_SNAPSHOTS,
@@ -669,9 +689,16 @@ static void collect_clock_stats(tm_scan *s)
 				continue;
 			s->stats[map[k]] += st.n[k];
 			if (fid < s->n_files)
-				s->files[fid].drops[map[k]] += st.n[k];
+				scan_file_drops(&s->files[fid])[map[k]] += st.n[k];
 		}
 	}
+	tm_clocks_end_trackers(s->clocks);
+}
+
+/* invalid_clock_snapshots is the graph's, not a tracker's. */
+static void collect_clock_stats(tm_scan *s)
+{
+	fold_tracker_stats(s);
 	tm_clock_stats all;
 	tm_clocks_stats(s->clocks, &all);
 	s->stats[TM_STAT_INVALID_SNAPSHOTS] = all.n[TM_CLOCK_STAT_INVALID_SNAPSHOTS];
@@ -703,6 +730,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 			s->err = err;
 			s->err_file = f->id;
 		}
+		fold_tracker_stats(s);
 	}
 	collect_clock_stats(s);
 	scan_sync_machines(&sc);
@@ -719,8 +747,11 @@ void tm_scan_free(tm_scan *s)
 		return;
 	tm_clocks_free(s->clocks);
 	tm_machines_free(&s->machines);
-	for (size_t i = 0; i < s->n_files; i++)
-		free(s->files[i].machines);
+	for (size_t i = 0; i < s->n_files; i++) {
+		if (s->files[i].machines != &s->files[i].machine0)
+			free(s->files[i].machines);
+		free(s->files[i].drops);
+	}
 	free(s->files);
 	free(s->mach);
 	free(s);
