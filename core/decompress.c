@@ -247,8 +247,10 @@ static int index_resume(z_stream *z, const ckpt *p, unsigned char prev)
 typedef struct zip_member {
 	uint64_t clen, usize;
 	uint32_t crc;
-	char *name;
-	ckpt_index index; /* a large member is read at random through FUSE */
+	uint64_t header;   /* its local header, where messages read its name */
+	ckpt_index *index; /* a large member is read at random through FUSE; NULL
+	                      for one shorter than the checkpoint span, which never
+	                      gets a point (an archive may hold 100,000 members) */
 } zip_member;
 
 typedef struct zip_cursor {
@@ -268,11 +270,30 @@ typedef struct zip_cursor {
 /* The reference's Decompress() result codes, printed in its message. */
 enum { ZIP_RC_OK = 0, ZIP_RC_ERROR = 2 };
 
-static int zip_decomp_err(const tm_blob *b, int rc, tm_error *err)
+/* The member's name for a message, read back from its local header: the
+ * blob keeps no copy (an archive may hold 100,000 members). */
+static const char *member_name(tm_cursor *c, char *buf, size_t cap)
 {
-	const zip_member *m = b->priv;
+	const zip_member *m = c->blob->priv;
+	unsigned char h[30];
+	tm_error e = {0};
+	if (tm_read_full_(c->src, h, sizeof h, m->header, &e) == (ssize_t)sizeof h) {
+		size_t n = tm_le16_(h + 26) < cap ? tm_le16_(h + 26) : cap - 1;
+		if (tm_read_full_(c->src, buf, n, m->header + sizeof h, &e) == (ssize_t)n) {
+			buf[n] = '\0'; /* a name ends at a NUL, as the listing reads it */
+			return buf;
+		}
+	}
+	snprintf(buf, cap, "the member at offset 0x%llx", (unsigned long long)m->header);
+	return buf;
+}
+
+static int zip_decomp_err(tm_cursor *c, int rc, tm_error *err)
+{
+	const zip_member *m = c->blob->priv;
+	char name[TM_ERR_MAX];
 	return tm_err(err, TM_EINPUT, "Zip decompression error (%d) on %s (c=%llu, u=%llu) (ERR:tp-corrupt)", rc,
-		      m->name, (unsigned long long)m->clen, (unsigned long long)m->usize);
+		      member_name(c, name, sizeof name), (unsigned long long)m->clen, (unsigned long long)m->usize);
 }
 
 static int zip_restore(tm_cursor *c, const ckpt *p, tm_error *err)
@@ -284,11 +305,11 @@ static int zip_restore(tm_cursor *c, const ckpt *p, tm_error *err)
 		if (r < 0)
 			return -1;
 		if (r == 0)
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
+			return zip_decomp_err(c, ZIP_RC_OK, err);
 	}
 	dec_reset(&s->d);
 	if (index_resume(&s->z, p, prev) != 0)
-		return zip_decomp_err(c->blob, ZIP_RC_ERROR, err);
+		return zip_decomp_err(c, ZIP_RC_ERROR, err);
 	s->d.out = p->out;
 	s->started = 1;
 	s->in_len = s->in_pos = 0;
@@ -309,7 +330,7 @@ static int zip_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	}
 	int usable = s->started && !s->d.broken && s->d.out <= target;
 	ckpt p;
-	if (index_pick(&m->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
+	if (m->index && index_pick(m->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
 		return zip_restore(c, &p, err);
 	if (usable)
 		return 0;
@@ -332,14 +353,16 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	if (s->in_pos == s->in_len) {
 		uint64_t left = m->clen - s->in_off;
 		if (left == 0) /* the reference's inflate ran out of input: Z_OK, kOk */
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
+			return zip_decomp_err(c, ZIP_RC_OK, err);
 		ssize_t r = tm_read_full_(c->src, s->in, left < s->in_cap ? (size_t)left : s->in_cap,
 					  c->blob->off + s->in_off, err);
 		if (r < 0)
 			return -1;
-		if (r == 0)
+		if (r == 0) {
+			char name[TM_ERR_MAX];
 			return tm_err(err, TM_EINPUT, "%s: compressed data extends past the end of the archive",
-				      m->name);
+				      member_name(c, name, sizeof name));
+		}
 		s->in_len = (size_t)r;
 		s->in_pos = 0;
 		s->in_off += (uint64_t)r;
@@ -348,7 +371,7 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	s->z.avail_in = clamp_uint(s->in_len - s->in_pos);
 	s->z.next_out = buf;
 	s->z.avail_out = clamp_uint(n);
-	int want_point = index_wants(&m->index, s->d.out, s->z.avail_out);
+	int want_point = m->index && index_wants(m->index, s->d.out, s->z.avail_out);
 	int ret = inflate(&s->z, want_point ? Z_BLOCK : Z_NO_FLUSH);
 	size_t produced = clamp_uint(n) - s->z.avail_out;
 	s->in_pos = (size_t)(s->z.next_in - s->in);
@@ -357,9 +380,9 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	if (ret == Z_STREAM_END)
 		s->ended = 1;
 	else if (ret != Z_OK)
-		return zip_decomp_err(c->blob, ZIP_RC_ERROR, err);
+		return zip_decomp_err(c, ZIP_RC_ERROR, err);
 	else if (want_point)
-		index_offer(&m->index, &s->z, s->d.out + produced, s->in_off - (s->in_len - s->in_pos), 0,
+		index_offer(m->index, &s->z, s->d.out + produced, s->in_off - (s->in_len - s->in_pos), 0,
 			    &s->window);
 	return (ssize_t)produced;
 }
@@ -376,11 +399,13 @@ static int zip_check_end(tm_cursor *c, tm_error *err)
 		if (r < 0)
 			return -1;
 		if (r > 0) /* more data than the header says: the reference's buffer fills, kOk */
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
+			return zip_decomp_err(c, ZIP_RC_OK, err);
 	}
-	if (s->crc_valid && s->crc != m->crc)
+	if (s->crc_valid && s->crc != m->crc) {
+		char name[TM_ERR_MAX];
 		return tm_err(err, TM_EINPUT, "Zip CRC32 failure on %s (actual: %x, expected: %x) (ERR:tp-corrupt)",
-			      m->name, s->crc, m->crc);
+			      member_name(c, name, sizeof name), s->crc, m->crc);
+	}
 	return 0;
 }
 
@@ -395,10 +420,13 @@ static ssize_t zip_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error 
 		n = (size_t)left;
 	size_t got = 0;
 	while (got < n) {
-		if (s->ended) /* shorter than the stored size: a size we promised cannot be kept */
+		if (s->ended) { /* shorter than the stored size: a size we promised cannot be kept */
+			char name[TM_ERR_MAX];
 			return tm_err(err, TM_EINPUT,
-				      "%s: deflate data ends after %llu of %llu bytes (ERR:tp-corrupt)", m->name,
-				      (unsigned long long)s->d.out, (unsigned long long)m->usize);
+				      "%s: deflate data ends after %llu of %llu bytes (ERR:tp-corrupt)",
+				      member_name(c, name, sizeof name), (unsigned long long)s->d.out,
+				      (unsigned long long)m->usize);
+		}
 		ssize_t r = zip_step(c, buf + got, n - got, err);
 		if (r < 0)
 			return -1;
@@ -439,8 +467,10 @@ static void zip_close(tm_cursor *c)
 static void zip_free(tm_blob *b)
 {
 	zip_member *m = b->priv;
-	index_fini(&m->index);
-	free(m->name);
+	if (m->index) {
+		index_fini(m->index);
+		free(m->index);
+	}
 	free(m);
 }
 
@@ -451,15 +481,18 @@ static const blob_ops zip_ops = {
 	.free = zip_free,
 };
 
-tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t off, uint64_t clen, uint64_t usize, uint32_t crc,
-			  const char *name)
+tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t header, uint64_t off, uint64_t clen, uint64_t usize,
+			  uint32_t crc)
 {
 	zip_member *m = tm_xcalloc(1, sizeof(*m));
 	m->clen = clen;
 	m->usize = usize > INT64_MAX ? INT64_MAX : usize;
 	m->crc = crc;
-	m->name = tm_xstrdup(name);
-	index_init(&m->index);
+	m->header = header;
+	if (m->usize >= CKPT_SPAN) {
+		m->index = tm_xmalloc(sizeof(*m->index));
+		index_init(m->index);
+	}
 	return tm_blob_new_(&zip_ops, src, off, (int64_t)m->usize, m);
 }
 

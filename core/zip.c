@@ -453,7 +453,7 @@ int tm_zip_list(tm_blob *zip, tm_listing *out, tm_error *err)
 			e->blob = tm_blob_range_(zip, h.data, 0);
 		} else {
 			e->size = h.usize > INT64_MAX ? INT64_MAX : h.usize;
-			e->blob = tm_blob_inflate_(zip, h.data, h.csize, h.usize, h.crc, h.name);
+			e->blob = tm_blob_inflate_(zip, off, h.data, h.csize, h.usize, h.crc);
 		}
 		off = next;
 	}
