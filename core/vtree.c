@@ -61,20 +61,22 @@ typedef struct vt_gen {
 	tm_error err;       /* why reads fail (TM_EIO), or TM_OK */
 } vt_gen;
 
+/* A node of the tree: one per member of the archive (there may be
+ * 100,000), so its fields are packed and its name is part of it. */
 typedef struct vt_node {
-	char *name;
-	vt_kind kind;
 	vt_ino parent;
 	vt_ino *kids;
 	size_t n_kids, cap_kids;
-	src_kind src;
 	tm_blob *blob;    /* SRC_BLOB */
 	uint64_t size;    /* SRC_BLOB */
 	int64_t mtime;
 	char *link;       /* SRC_LINK */
-	gen_kind gen;     /* SRC_GEN */
-	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
 	vt_gen *g;        /* SRC_GEN */
+	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
+	uint8_t kind;     /* vt_kind */
+	uint8_t src;      /* src_kind */
+	uint8_t gen;      /* gen_kind, SRC_GEN */
+	char name[];
 } vt_node;
 
 struct tm_vtree {
@@ -163,10 +165,11 @@ static vt_ino child_named(tm_vtree *t, vt_ino parent, const char *name)
 static vt_ino add_node(tm_vtree *t, vt_ino parent, const char *name, vt_kind kind)
 {
 	TM_GROW(t->nodes, t->cap_nodes, t->n_nodes + 1);
-	vt_node *n = tm_xcalloc(1, sizeof(*n));
+	size_t len = strlen(name);
+	vt_node *n = tm_xcalloc(1, sizeof(*n) + len + 1);
 	t->nodes[t->n_nodes++] = n;
-	n->name = tm_xstrdup(name);
-	n->kind = kind;
+	memcpy(n->name, name, len + 1);
+	n->kind = (uint8_t)kind;
 	n->parent = parent;
 	n->mtime = t->merge->mtime;
 	vt_ino ino = (vt_ino)t->n_nodes;
@@ -383,7 +386,6 @@ void vtree_free(tm_vtree *t)
 		return;
 	for (size_t i = 0; i < t->n_nodes; i++) {
 		vt_node *n = t->nodes[i];
-		free(n->name);
 		free(n->kids);
 		tm_blob_unref(n->blob);
 		free(n->link);
