@@ -98,7 +98,15 @@ ssize_t tm_cursor_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_erro
 	ssize_t r = c->blob->ops->pread(c, buf, n, off, err);
 	if (r >= 0)
 		c->pos = off + (uint64_t)r;
+	if (r > 0 && c->observe)
+		c->observe(c->observe_ctx, (size_t)r);
 	return r;
+}
+
+void tm_cursor_observe(tm_cursor *c, void (*fn)(void *ctx, size_t n), void *ctx)
+{
+	c->observe = fn;
+	c->observe_ctx = ctx;
 }
 
 ssize_t tm_cursor_read(tm_cursor *c, void *buf, size_t n, tm_error *err)
@@ -260,6 +268,7 @@ typedef struct loose_blob {
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
+	struct timespec ctime; /* for the index cache's key */
 } loose_blob;
 
 static int loose_open(tm_cursor *c, tm_error *err)
@@ -331,7 +340,33 @@ tm_blob *tm_blob_open_loose(const char *path, const struct stat *st)
 	l->dev = st->st_dev;
 	l->ino = st->st_ino;
 	l->mtime = st->st_mtim;
+	l->ctime = st->st_ctim;
 	return tm_blob_new_(&loose_ops, NULL, 0, (int64_t)st->st_size, l);
+}
+
+static int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int tm_blob_host_file(const tm_blob *b, tm_host_file *out)
+{
+	struct stat st;
+	if (b->ops == &file_ops) {
+		const file_blob *f = b->priv;
+		if (fstat(f->fd, &st) != 0)
+			return -1;
+		*out = (tm_host_file){f->path, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
+				      ns_of(st.st_mtim), ns_of(st.st_ctim)};
+		return 0;
+	}
+	if (b->ops == &loose_ops) {
+		const loose_blob *l = b->priv;
+		*out = (tm_host_file){l->path, (uint64_t)l->dev, (uint64_t)l->ino, tm_blob_size(b), ns_of(l->mtime),
+				      ns_of(l->ctime)};
+		return 0;
+	}
+	return -1;
 }
 
 /* ---- a private memory copy ----------------------------------------------- */

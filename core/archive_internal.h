@@ -50,6 +50,8 @@ struct tm_cursor {
 	tm_cursor *src; /* a cursor on blob->src, or NULL */
 	uint64_t pos;   /* where tm_cursor_read continues */
 	void *state;    /* kind-specific decoder state */
+	void (*observe)(void *ctx, size_t n); /* tm_cursor_observe */
+	void *observe_ctx;
 };
 
 /* A new blob with one reference; takes a reference to `src` (may be NULL). */

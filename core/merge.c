@@ -237,6 +237,7 @@ static int process_archive(tm_merge *m, tm_file *f, int depth, tm_error *err)
 	int rc = f->type == TM_TYPE_ZIP ? tm_zip_list(f->blob, &l, err) : tm_tar_list(f->blob, &l, err);
 	if (rc != 0)
 		return -1;
+	f->dir_hash = l.dir_hash;
 	return process_listing(m, f, &l, depth, err);
 }
 
