@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ser.h"
+
 /* machines.md §8: client BOOTTIME readings this far apart (unsigned
  * difference) belong to different sync sessions. */
 #define SYNC_INTERVAL_NS UINT64_C(30000000000)
@@ -114,6 +116,33 @@ tm_conv tm_clocks_convert(tm_clocks *c, tm_clock_node src, int64_t value, tm_clo
 int tm_clocks_has_path(tm_clocks *c, tm_clock_node src, tm_clock_node dst)
 {
 	return tm_clock_graph_has_path(c->g, src, dst);
+}
+
+void tm_clocks_save(const tm_clocks *c, tm_ser_out *out)
+{
+	tm_clock_graph_save(c->g, out);
+	tm_ser_u8(out, (uint8_t)(c->has_owner != 0));
+	tm_ser_u32(out, c->owner_file);
+	tm_ser_u8(out, (uint8_t)(c->has_clock_id != 0));
+	tm_ser_u32(out, c->clock_id);
+}
+
+tm_clocks *tm_clocks_load(tm_ser_rd *r)
+{
+	tm_clock_graph *g = tm_clock_graph_load(r);
+	if (!g)
+		return NULL;
+	tm_clocks *c = tm_xcalloc(1, sizeof(*c));
+	c->g = g;
+	c->has_owner = tm_ser_get_u8(r) != 0;
+	c->owner_file = tm_ser_get_u32(r);
+	c->has_clock_id = tm_ser_get_u8(r) != 0;
+	c->clock_id = tm_ser_get_u32(r);
+	if (r->bad) {
+		tm_clocks_free(c);
+		return NULL;
+	}
+	return c;
 }
 
 tm_clock_node tm_clocks_trace_time(const tm_clocks *c)

@@ -205,6 +205,18 @@ typedef struct tm_clock_snapshot_info {
  * of range. */
 int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snapshot_info *out);
 
+/* ---- the index cache (core/index.h) ----------------------------------- */
+
+struct tm_ser_rd;
+struct tm_ser_out;
+
+/* The graph as bytes (core/ser.h), and back. A graph read back answers
+ * every question of this header as the saved one did; its path cache
+ * starts empty. tm_clock_graph_load returns NULL, with the reader bad,
+ * for bytes that are not a graph this code wrote. */
+void tm_clock_graph_save(const tm_clock_graph *g, struct tm_ser_out *out);
+tm_clock_graph *tm_clock_graph_load(struct tm_ser_rd *r);
+
 /* ==== the context: trace time and stats (§5, §10) ===================== */
 
 typedef struct tm_clocks tm_clocks;
@@ -262,6 +274,12 @@ int tm_clocks_trace_time_clock_id(const tm_clocks *c, uint32_t *clock_id);
  * Otherwise returns 0 and changes nothing. The manifest's trace_time uses
  * this directly; readers use tm_tracker_claim. */
 int tm_clocks_claim(tm_clocks *c, tm_clock_node node, uint32_t owner_file);
+
+/* The context as bytes, and back: the graph, trace time's owner and its
+ * clock id. Trackers are not kept (save once they are ended); a context
+ * read back has none. NULL with the reader bad, as tm_clock_graph_load. */
+void tm_clocks_save(const tm_clocks *c, struct tm_ser_out *out);
+tm_clocks *tm_clocks_load(struct tm_ser_rd *r);
 
 /* Totals over the whole session: the global stat plus every tracker's. */
 void tm_clocks_stats(const tm_clocks *c, tm_clock_stats *out);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ser.h"
+
 #define MAX_HOPS 4    /* §4.1: paths of 4 edges are never expanded */
 #define NO_DIST 0xff
 
@@ -1071,4 +1073,197 @@ int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snaps
 		out->readings = out->buf;
 	}
 	return 1;
+}
+
+/* ---- the index cache ------------------------------------------------------ */
+
+static void save_node_key(tm_ser_out *b, tm_clock_node k)
+{
+	tm_ser_u32(b, k.clock_id);
+	tm_ser_u32(b, k.seq_id);
+	tm_ser_u32(b, k.file_id);
+	tm_ser_u32(b, k.machine_row);
+}
+
+static tm_clock_node load_node_key(tm_ser_rd *r)
+{
+	tm_clock_node k;
+	k.clock_id = tm_ser_get_u32(r);
+	k.seq_id = tm_ser_get_u32(r);
+	k.file_id = tm_ser_get_u32(r);
+	k.machine_row = tm_ser_get_u32(r);
+	return k;
+}
+
+void tm_clock_graph_save(const tm_clock_graph *g, tm_ser_out *out)
+{
+	tm_ser_u64(out, g->n);
+	for (size_t i = 0; i < g->n; i++) {
+		const gnode *nd = &g->nodes[i];
+		save_node_key(out, nd->key);
+		tm_ser_u64(out, nd->unit);
+		tm_ser_u64(out, nd->n_values);
+		tm_ser_i64(out, nd->running);
+		tm_ser_u8(out, nd->incremental);
+		tm_ser_u8(out, nd->non_monotonic);
+		tm_ser_u64(out, nd->n_series);
+		for (uint32_t k = 0; k < nd->n_series; k++) {
+			const series *s = &nd->series[k];
+			tm_ser_u32(out, s->hash);
+			tm_ser_u64(out, s->n);
+			for (uint32_t v = 0; v < s->n; v++) {
+				tm_ser_i64(out, vals(s)[v]);
+				tm_ser_u32(out, snaps(s)[v]);
+			}
+		}
+		tm_ser_u64(out, nd->n_out);
+		for (uint32_t e = 0; e < nd->n_out; e++) {
+			tm_ser_u32(out, nd->out[e].to);
+			tm_ser_u32(out, nd->out[e].hash);
+		}
+	}
+	save_node_key(out, g->tt);
+	tm_ser_u64(out, g->rejected);
+	tm_ser_u64(out, g->n_recs);
+	for (size_t i = 0; i < g->n_recs; i++) {
+		const record *rec = &g->recs[i];
+		tm_ser_u32(out, (uint32_t)rec->prov.origin);
+		tm_ser_u32(out, rec->prov.file_id);
+		tm_ser_u32(out, rec->prov.machine_row);
+		tm_ser_u32(out, rec->hash);
+		tm_ser_u32(out, rec->first);
+		tm_ser_u8(out, rec->n);
+		tm_ser_u8(out, rec->accepted);
+	}
+	tm_ser_u64(out, g->n_pool);
+	for (size_t i = 0; i < g->n_pool; i++) {
+		tm_ser_u64(out, g->pool[i].ts);
+		tm_ser_u32(out, g->pool[i].node);
+		tm_ser_u8(out, g->pool[i].unit_zero);
+		tm_ser_u8(out, g->pool[i].incremental);
+	}
+	tm_ser_u64(out, g->n_rpool);
+	for (size_t i = 0; i < g->n_rpool; i++) {
+		const tm_clock_reading *rd = &g->rpool[i];
+		save_node_key(out, rd->node);
+		tm_ser_u64(out, rd->ts);
+		tm_ser_u64(out, rd->unit_ns);
+		tm_ser_u8(out, rd->incremental != 0);
+	}
+}
+
+/* What a node, series, edge, record or reading takes when written, at
+ * least (a byte per field): counts are checked against what is left
+ * (tm_ser_count). */
+enum { MIN_NODE = 11, MIN_SERIES = 2, MIN_VALUE = 2, MIN_EDGE = 2, MIN_REC = 7, MIN_CREADING = 4, MIN_READING = 7 };
+
+tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
+{
+	tm_clock_graph *g = tm_clock_graph_new();
+	size_t n = tm_ser_count(r, MIN_NODE, UINT32_MAX);
+	/* Sized once: growing them node by node would leave the old copies
+	 * behind (a node per file in an archive of many files). */
+	TM_GROW(g->nodes, g->cap, n);
+	g->index_cap = 64;
+	while (g->index_cap < 2 * n + 2)
+		g->index_cap *= 2;
+	g->index = tm_xcalloc(g->index_cap, sizeof(*g->index));
+	for (size_t i = 0; i < n && !r->bad; i++) {
+		tm_clock_node key = load_node_key(r);
+		if (r->bad || find_node(g, key) >= 0) {
+			tm_ser_fail(r, "a clock node twice");
+			break;
+		}
+		uint32_t idx = add_node(g, key); /* may move g->nodes */
+		gnode *nd = &g->nodes[idx];
+		nd->unit = tm_ser_get_u64(r);
+		nd->n_values = (size_t)tm_ser_get_u64(r);
+		nd->running = tm_ser_get_i64(r);
+		nd->incremental = tm_ser_get_u8(r) != 0;
+		nd->non_monotonic = tm_ser_get_u8(r) != 0;
+		size_t ns = tm_ser_count(r, MIN_SERIES, UINT32_MAX);
+		if (ns) {
+			nd->series = tm_xcalloc(ns, sizeof(*nd->series));
+			nd->cap_series = (uint32_t)ns;
+		}
+		for (size_t k = 0; k < ns && !r->bad; k++) {
+			series *s = series_get(nd, tm_ser_get_u32(r));
+			size_t nv = tm_ser_count(r, MIN_VALUE, UINT32_MAX - s->n);
+			for (size_t v = 0; v < nv && !r->bad; v++) {
+				int64_t val = tm_ser_get_i64(r);
+				series_append(s, tm_ser_get_u32(r), val);
+			}
+		}
+		size_t ne = tm_ser_count(r, MIN_EDGE, UINT32_MAX);
+		if (ne) {
+			nd->out = tm_xcalloc(ne, sizeof(*nd->out));
+			nd->cap_out = (uint32_t)ne;
+		}
+		for (size_t e = 0; e < ne && !r->bad; e++) {
+			uint32_t to = tm_ser_get_u32(r), hash = tm_ser_get_u32(r);
+			if (to >= n) {
+				tm_ser_fail(r, "an edge to no node");
+				break;
+			}
+			if (!r->bad) /* `to` may be registered later: add_edge looks at indexes only */
+				add_edge(g, (uint32_t)i, to, hash);
+		}
+	}
+	g->tt = load_node_key(r);
+	g->rejected = tm_ser_get_u64(r);
+	size_t nr = tm_ser_count(r, MIN_REC, UINT32_MAX);
+	if (!r->bad) {
+		g->recs = tm_xcalloc(nr ? nr : 1, sizeof(*g->recs));
+		g->cap_recs = nr ? nr : 1;
+	}
+	for (size_t i = 0; i < nr && !r->bad; i++) {
+		record *rec = &g->recs[g->n_recs++];
+		rec->prov.origin = (tm_clock_origin)tm_ser_get_u32(r);
+		rec->prov.file_id = tm_ser_get_u32(r);
+		rec->prov.machine_row = tm_ser_get_u32(r);
+		rec->hash = tm_ser_get_u32(r);
+		rec->first = tm_ser_get_u32(r);
+		rec->n = tm_ser_get_u8(r);
+		rec->accepted = tm_ser_get_u8(r);
+		if (rec->n > TM_CLOCK_SNAPSHOT_MAX || rec->accepted > 1 ||
+		    (uint32_t)rec->prov.origin >= TM_CLOCK_ORIGIN_COUNT)
+			tm_ser_fail(r, "a bad snapshot record");
+	}
+	size_t np = tm_ser_count(r, MIN_CREADING, UINT32_MAX);
+	if (!r->bad) {
+		g->pool = tm_xcalloc(np ? np : 1, sizeof(*g->pool));
+		g->cap_pool = np ? np : 1;
+	}
+	for (size_t i = 0; i < np && !r->bad; i++) {
+		creading *c = &g->pool[g->n_pool++];
+		c->ts = tm_ser_get_u64(r);
+		c->node = tm_ser_get_u32(r);
+		c->unit_zero = tm_ser_get_u8(r) != 0;
+		c->incremental = tm_ser_get_u8(r) != 0;
+		if (c->node >= g->n)
+			tm_ser_fail(r, "a reading of no node");
+	}
+	size_t nq = tm_ser_count(r, MIN_READING, UINT32_MAX);
+	if (!r->bad) {
+		g->rpool = tm_xcalloc(nq ? nq : 1, sizeof(*g->rpool));
+		g->cap_rpool = nq ? nq : 1;
+	}
+	for (size_t i = 0; i < nq && !r->bad; i++) {
+		tm_clock_reading *rd = &g->rpool[g->n_rpool++];
+		rd->node = load_node_key(r);
+		rd->ts = tm_ser_get_u64(r);
+		rd->unit_ns = tm_ser_get_u64(r);
+		rd->incremental = tm_ser_get_u8(r) != 0;
+	}
+	for (size_t i = 0; i < g->n_recs && !r->bad; i++) {
+		const record *rec = &g->recs[i];
+		size_t pool = rec->accepted ? g->n_pool : g->n_rpool;
+		if (rec->first > pool || rec->n > pool - rec->first)
+			tm_ser_fail(r, "a snapshot's readings out of range");
+	}
+	if (r->bad) {
+		tm_clock_graph_free(g);
+		return NULL;
+	}
+	return g;
 }

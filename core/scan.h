@@ -217,4 +217,17 @@ int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row);
 
 /* The events recorded (sum over files) of one stat: s->stats[i]. */
 
+/* ---- the index cache (core/index.h, core/scan_index.c) ------------------ */
+
+/* The results as bytes, and back. Every field of tm_scan, tm_scan_file and
+ * tm_scan_machine is kept: a new field must be added to both (and
+ * TM_INDEX_FORMAT bumped), or a scan read back from the index would show
+ * it empty. A scan read back renders every view as the saved one did; its
+ * clocks have no trackers. tm_scan_load returns NULL with *why (a static
+ * reason) for bytes that are not the results of a scan over `n_files`
+ * files that this code wrote. */
+struct tm_ser_out;
+void tm_scan_save(const tm_scan *s, struct tm_ser_out *out);
+tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, const char **why);
+
 #endif
