@@ -588,6 +588,33 @@ static int is_trace_file(tm_type t)
 	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+static void report(scan_ctx *sc)
+{
+	if (sc->sink && sc->sink->progress)
+		sc->sink->progress(sc->sink->ctx, &sc->progress);
+}
+
+static void on_read(void *ctx, size_t n)
+{
+	scan_ctx *sc = ctx;
+	sc->progress.done += n;
+	report(sc);
+}
+
+/* A file's cursor, reporting its reads when someone listens. */
+static tm_cursor *open_observed(scan_ctx *sc, const tm_file *f, tm_error *err)
+{
+	tm_cursor *c = tm_cursor_open(f->blob, err);
+	if (c && sc->sink && sc->sink->progress) {
+		sc->progress.file = f->name ? f->name : sc->m->path;
+		report(sc);
+		tm_cursor_observe(c, on_read, sc);
+	}
+	return c;
+}
+
 static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 {
 	tm_scan *s = sc->s;
@@ -608,7 +635,7 @@ static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 
 	if (f->type == TM_TYPE_PROTO) {
 		tm_tracker_set_sync_clock(t, TM_CLOCK_BOOTTIME);
-		tm_cursor *c = tm_cursor_open(f->blob, err);
+		tm_cursor *c = open_observed(sc, f, err);
 		if (!c)
 			return -1;
 		int rc = scan_proto(&sf, c, err);
@@ -623,7 +650,7 @@ static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 	tm_tracker_claim(t, clock);
 	if (f->type != TM_TYPE_JSON && f->type != TM_TYPE_SYSTRACE)
 		return 0; /* claims and bridges like the reference, events not read */
-	tm_cursor *c = tm_cursor_open(f->blob, err);
+	tm_cursor *c = open_observed(sc, f, err);
 	if (!c)
 		return -1;
 	int rc = f->type == TM_TYPE_JSON ? scan_json(&sf, t, c, err) : scan_systrace(&sf, t, c, err);
@@ -711,8 +738,15 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	s->clocks = tm_clocks_new();
 	s->n_files = m->n_files;
 	s->files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*s->files));
-	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0};
+	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0, {0}};
 	tm_error err = {0};
+	for (size_t i = 0; sink && sink->progress && i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		int64_t size = f->blob ? tm_blob_size(f->blob) : -1;
+		int read = f->type == TM_TYPE_PROTO || f->type == TM_TYPE_JSON || f->type == TM_TYPE_SYSTRACE;
+		if (read && size > 0) /* the formats scan_one reads */
+			sc.progress.total += (uint64_t)size;
+	}
 	if (sc.plan && apply_plan(&sc, &err) != 0) {
 		s->failed = 1;
 		s->err = err;
@@ -734,6 +768,8 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	}
 	collect_clock_stats(s);
 	scan_sync_machines(&sc);
+	sc.progress.file = NULL;
+	report(&sc);
 	s->tt_node = tm_clocks_trace_time(s->clocks);
 	s->has_tt_clock_id = tm_clocks_trace_time_clock_id(s->clocks, &s->tt_clock_id);
 	s->has_tt_owner = tm_clocks_owner(s->clocks, &s->tt_owner_file);

@@ -140,6 +140,15 @@ typedef struct tm_rec {
 		       * such as reserving a proto track descriptor) */
 } tm_rec;
 
+/* How far the scan is, for a front end's progress display. */
+typedef struct tm_scan_progress {
+	uint64_t done;     /* bytes of trace files read */
+	uint64_t total;    /* bytes of every trace file to read (one whose size
+	                      is not known yet, a stream, counts 0) */
+	const char *file;  /* the file being read (its member name, or the
+	                      input's path), NULL once the scan is over */
+} tm_scan_progress;
+
 typedef struct tm_scan_sink {
 	void *ctx;
 	void (*event)(void *ctx, const tm_event *ev); /* may be NULL */
@@ -147,6 +156,9 @@ typedef struct tm_scan_sink {
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
 	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
 	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
+	/* may be NULL: when a file starts, after each read of it, and once at
+	 * the end */
+	void (*progress)(void *ctx, const tm_scan_progress *p);
 } tm_scan_sink;
 
 /* ---- results ------------------------------------------------------------ */
