@@ -22,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gen.h"
+#include "index.h"
 #include "merge.h"
 #include "pack.h"
 #include "render.h"
@@ -89,6 +91,10 @@ struct tm_vtree {
 	pthread_rwlock_t tree;
 	pthread_mutex_t scan_mu;
 	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
+	char *index_path;       /* the index cache's file, NULL: none */
+	void (*warn)(const char *msg);                       /* vt_inputs.warn */
+	void (*progress)(void *ctx, const vt_progress *p);   /* vt_inputs.progress */
+	void *progress_ctx;
 	pthread_mutex_t gen_mu;
 	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
 	tm_error gen_err;       /* why it failed */
@@ -345,6 +351,14 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	pthread_mutex_init(&t->gen_mu, NULL);
 	pthread_mutex_init(&t->machines_mu, NULL);
 	atomic_init(&t->machines_built, 0);
+	/* Now, while relative paths still mean what the user meant (a daemon
+	 * leaves its working directory). */
+	if (!in->no_index)
+		t->index_path = in->index_path ? tm_xstrdup(in->index_path)
+					       : tm_index_default_path(in->paths, in->n, in->manifest, in->as_members);
+	t->warn = in->warn;
+	t->progress = in->progress;
+	t->progress_ctx = in->progress_ctx;
 	t->n_slots = 64;
 	t->slots = tm_xcalloc(t->n_slots, sizeof(*t->slots));
 	t->n_file_node = m->n_files;
@@ -403,6 +417,7 @@ void vtree_free(tm_vtree *t)
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->scan_mu);
+	free(t->index_path);
 	pthread_mutex_destroy(&t->gen_mu);
 	pthread_mutex_destroy(&t->machines_mu);
 	tm_gen_free(t->gen);
@@ -413,13 +428,131 @@ void vtree_free(tm_vtree *t)
 
 /* ---- the scan tier and machines/ ------------------------------------------ */
 
+/* ---- the scan: from the index cache, or read with progress --------------- */
+
+static void warn(tm_vtree *t, const char *fmt, const char *a, const char *b)
+{
+	if (!t->warn)
+		return;
+	tm_buf m = {0};
+	tm_buf_printf(&m, fmt, a, b);
+	t->warn(m.data);
+	tm_buf_free(&m);
+}
+
+/* The scan's results from the index, or NULL (a miss, said when the file
+ * could not be trusted). `key` is the inputs' key, empty when they could
+ * not be read for it. */
+static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
+{
+	if (tm_index_key(t->merge, key) != 0) {
+		key->len = 0;
+		return NULL;
+	}
+	char *why = NULL;
+	tm_index *ix = tm_index_read(t->index_path, key, &why);
+	if (!ix) {
+		if (why)
+			warn(t, "index %s: ignored: %s", t->index_path, why);
+		free(why);
+		return NULL;
+	}
+	size_t len = 0;
+	const void *p = tm_index_find(ix, TM_INDEX_SCAN, &len);
+	const char *bad = "no scan results";
+	tm_scan *s = p ? tm_scan_load(p, len, t->merge->n_files, &bad) : NULL;
+	if (!s)
+		warn(t, "index %s: ignored: %s", t->index_path, bad);
+	tm_index_free(ix);
+	return s;
+}
+
+static void save_scan(const void *s, struct tm_ser_out *out)
+{
+	tm_scan_save(s, out);
+}
+
+/* Keep a scan's results, unless the scan failed for a reason that may not
+ * hold next time (an I/O error). Never fails the caller. */
+static void scan_to_index(tm_vtree *t, const tm_buf *key, const tm_scan *s)
+{
+	if (!key->len || (s->failed && s->err.code != TM_EINPUT))
+		return;
+	tm_index_section sec = {TM_INDEX_SCAN, save_scan, s};
+	tm_error err = {0};
+	if (tm_index_write(t->index_path, key, &sec, 1, &err) != 0)
+		warn(t, "index %s: not written: %s", t->index_path, err.msg);
+}
+
+typedef struct progress_ctx {
+	tm_vtree *t;
+	struct timespec start;
+	double last;       /* seconds when last reported */
+} progress_ctx;
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* tm_scan_sink.progress: passed on at most ten times a second (the end
+ * is reported by scan_load_or_run, which knows how it went). */
+static void on_scan_progress(void *ctx, const tm_scan_progress *p)
+{
+	progress_ctx *pc = ctx;
+	double now = seconds_since(&pc->start);
+	if (!p->file || now - pc->last < 0.1)
+		return;
+	pc->last = now;
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0};
+	pc->t->progress(pc->t->progress_ctx, &v);
+}
+
+/* The bytes of the trace files a scan read. */
+static uint64_t scanned_bytes(const tm_vtree *t, const tm_scan *s)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < t->merge->n_files && i < s->n_files; i++) {
+		int64_t size = t->merge->files[i].blob ? tm_blob_size(t->merge->files[i].blob) : -1;
+		if (s->files[i].scanned && size > 0)
+			bytes += (uint64_t)size;
+	}
+	return bytes;
+}
+
+/* The scan's results: from the index when it has them, else read. Caller
+ * holds `scan_mu`. */
+static tm_scan *scan_load_or_run(tm_vtree *t)
+{
+	progress_ctx pc = {.t = t};
+	clock_gettime(CLOCK_MONOTONIC, &pc.start);
+	tm_buf key = {0};
+	tm_scan *s = t->index_path ? scan_from_index(t, &key) : NULL;
+	int from_index = s != NULL;
+	if (!s) {
+		tm_scan_sink sink = {.ctx = &pc, .progress = t->progress ? on_scan_progress : NULL};
+		s = tm_scan_run(t->merge, t->progress ? &sink : NULL);
+		if (t->index_path)
+			scan_to_index(t, &key, s);
+	}
+	tm_buf_free(&key);
+	if (t->progress) {
+		uint64_t bytes = scanned_bytes(t, s);
+		vt_progress v = {bytes, bytes, NULL, seconds_since(&pc.start), 1, from_index, s->failed};
+		t->progress(t->progress_ctx, &v);
+	}
+	return s;
+}
+
 /* The scan's result, run once, by the first reader that needs it (the
  * others wait for it under `scan_mu`). */
 static tm_scan *scan_get(tm_vtree *t)
 {
 	pthread_mutex_lock(&t->scan_mu);
 	if (!t->scan) {
-		t->scan = tm_scan_run(t->merge, NULL);
+		t->scan = scan_load_or_run(t);
 		if (t->scan->failed && t->log)
 			t->log(t->scan->err.msg);
 	}
