@@ -126,6 +126,8 @@ typedef struct ckpt_index {
 
 static void index_init(ckpt_index *ix)
 {
+	ix->pts = NULL;
+	ix->n = ix->cap = 0;
 	pthread_mutex_init(&ix->lock, NULL);
 	ix->span = CKPT_SPAN;
 	atomic_init(&ix->next_out, CKPT_SPAN);
