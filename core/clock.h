@@ -308,7 +308,8 @@ size_t tm_clocks_tracker_count(const tm_clocks *c);
 /* The trackers' stats are read and no tracker is wanted again (a file is
  * read, or the import is over): free them (a tracker per file adds up in
  * an archive of many files). Afterwards there are none; the graph, trace
- * time and its owner stay. */
+ * time and its owner stay, and what the views read of each tracker that
+ * read a clock (tm_clocks_ended_at). */
 void tm_clocks_end_trackers(tm_clocks *c);
 tm_clock_tracker *tm_clocks_tracker_at(const tm_clocks *c, size_t i);
 
@@ -396,6 +397,20 @@ typedef struct tm_clock_source {
 } tm_clock_source;
 size_t tm_tracker_source_count(const tm_clock_tracker *t);
 const tm_clock_source *tm_tracker_source(const tm_clock_tracker *t, size_t i);
+
+/* What an ended tracker that read a clock leaves for the views: its file,
+ * machine and sources (tm_tracker_source). */
+typedef struct tm_clock_ended {
+	uint32_t file_id, machine_row;
+	const tm_clock_source *src;
+	size_t n_src;
+} tm_clock_ended;
+/* Ended trackers in creation order (all created before the live ones). */
+size_t tm_clocks_ended_count(const tm_clocks *c);
+void tm_clocks_ended_at(const tm_clocks *c, size_t i, tm_clock_ended *out);
+/* The indexes (for tm_clocks_ended_at) of file_id's, in creation order,
+ * and *n of them; NULL when none. Caller frees. */
+size_t *tm_clocks_ended_of(const tm_clocks *c, uint32_t file_id, size_t *n);
 
 /* Args of clock_sync_unrelatable_clock_domains: 1 and the source and target
  * clock ids when it was recorded, else 0. */

@@ -29,8 +29,8 @@ static void render_all(tm_merge *m, const tm_scan *s, tm_buf *out)
 	tm_render_metadata(m, s, out, &err);
 	for (uint32_t r = 0; r < s->machines.n; r++)
 		tm_render_machine(m, s, r, out, &err);
-	tm_render_clocks_dot(s, out);
-	tm_render_clocks_csv(s, out);
+	tm_render_clocks_dot(m, s, out);
+	tm_render_clocks_csv(m, s, out);
 	tm_render_manifest(m, s, out, &err);
 	tm_render_summary(m, s, out, &err);
 }
