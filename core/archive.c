@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,7 +98,15 @@ ssize_t tm_cursor_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_erro
 	ssize_t r = c->blob->ops->pread(c, buf, n, off, err);
 	if (r >= 0)
 		c->pos = off + (uint64_t)r;
+	if (r > 0 && c->observe)
+		c->observe(c->observe_ctx, (size_t)r);
 	return r;
+}
+
+void tm_cursor_observe(tm_cursor *c, void (*fn)(void *ctx, size_t n), void *ctx)
+{
+	c->observe = fn;
+	c->observe_ctx = ctx;
 }
 
 ssize_t tm_cursor_read(tm_cursor *c, void *buf, size_t n, tm_error *err)
@@ -155,16 +164,26 @@ int64_t tm_blob_measure(tm_blob *b, tm_error *err)
 
 /* ---- a file on disk: one fd, pread only ---------------------------------- */
 
+/* Small reads (the headers and data of an archive of many small members,
+ * read one after another by the listing, the sniffing and the scan) are
+ * served from the last window of the file read, instead of a system call
+ * each. */
+#define SMALL_READ ((size_t)16 << 10)
+#define READ_WINDOW ((size_t)128 << 10)
+
 typedef struct file_blob {
 	int fd;
 	char *path;
+	pthread_mutex_t lock;  /* guards the window */
+	unsigned char *win;    /* READ_WINDOW bytes, allocated with the first small read */
+	uint64_t win_off;
+	size_t win_len;
 } file_blob;
 
-static ssize_t file_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+static ssize_t file_read_at(const file_blob *f, void *buf, size_t n, uint64_t off, size_t need, tm_error *err)
 {
-	const file_blob *f = c->blob->priv;
 	size_t got = 0;
-	while (got < n) {
+	while (got < need) {
 		ssize_t r = pread(f->fd, (char *)buf + got, n - got, (off_t)(off + got));
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -177,10 +196,37 @@ static ssize_t file_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_er
 	return (ssize_t)got;
 }
 
+static ssize_t file_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	file_blob *f = c->blob->priv;
+	if (n > SMALL_READ)
+		return file_read_at(f, buf, n, off, n, err);
+	pthread_mutex_lock(&f->lock);
+	if (!(f->win && off >= f->win_off && off - f->win_off <= f->win_len && n <= f->win_len - (off - f->win_off))) {
+		if (!f->win)
+			f->win = tm_xmalloc(READ_WINDOW);
+		uint64_t size = (uint64_t)tm_blob_size(c->blob);
+		size_t want = size - off < READ_WINDOW ? (size_t)(size - off) : READ_WINDOW;
+		f->win_len = 0;
+		ssize_t r = file_read_at(f, f->win, want, off, n, err);
+		if (r < 0) {
+			pthread_mutex_unlock(&f->lock);
+			return -1;
+		}
+		f->win_off = off;
+		f->win_len = (size_t)r;
+	}
+	memcpy(buf, f->win + (off - f->win_off), n);
+	pthread_mutex_unlock(&f->lock);
+	return (ssize_t)n;
+}
+
 static void file_free(tm_blob *b)
 {
 	file_blob *f = b->priv;
 	close(f->fd);
+	pthread_mutex_destroy(&f->lock);
+	free(f->win);
 	free(f->path);
 	free(f);
 }
@@ -206,6 +252,7 @@ tm_blob *tm_blob_open_path(const char *path, tm_error *err)
 	file_blob *f = tm_xcalloc(1, sizeof(*f));
 	f->fd = fd;
 	f->path = tm_xstrdup(path);
+	pthread_mutex_init(&f->lock, NULL);
 	return tm_blob_new_(&file_ops, NULL, 0, (int64_t)st.st_size, f);
 }
 
@@ -221,6 +268,7 @@ typedef struct loose_blob {
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
+	struct timespec ctime; /* for the index cache's key */
 } loose_blob;
 
 static int loose_open(tm_cursor *c, tm_error *err)
@@ -292,7 +340,33 @@ tm_blob *tm_blob_open_loose(const char *path, const struct stat *st)
 	l->dev = st->st_dev;
 	l->ino = st->st_ino;
 	l->mtime = st->st_mtim;
+	l->ctime = st->st_ctim;
 	return tm_blob_new_(&loose_ops, NULL, 0, (int64_t)st->st_size, l);
+}
+
+static int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int tm_blob_host_file(const tm_blob *b, tm_host_file *out)
+{
+	struct stat st;
+	if (b->ops == &file_ops) {
+		const file_blob *f = b->priv;
+		if (fstat(f->fd, &st) != 0)
+			return -1;
+		*out = (tm_host_file){f->path, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
+				      ns_of(st.st_mtim), ns_of(st.st_ctim)};
+		return 0;
+	}
+	if (b->ops == &loose_ops) {
+		const loose_blob *l = b->priv;
+		*out = (tm_host_file){l->path, (uint64_t)l->dev, (uint64_t)l->ino, tm_blob_size(b), ns_of(l->mtime),
+				      ns_of(l->ctime)};
+		return 0;
+	}
+	return -1;
 }
 
 /* ---- a private memory copy ----------------------------------------------- */

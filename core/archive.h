@@ -70,6 +70,17 @@ int tm_blob_file_range(const tm_blob *b, int *fd, uint64_t *off);
  * the cursor's own, valid until tm_cursor_close). -1 for anything decoded. */
 int tm_cursor_file_range(const tm_cursor *c, int *fd, uint64_t *off);
 
+/* The file a blob reads in place (the input itself, a loose input), for
+ * the index cache's key: the input as its open file is now (fstat), a
+ * loose input as it was listed. 0, or -1 for a blob that reads no host
+ * file (a member, a stream, a memory copy). */
+typedef struct tm_host_file {
+	const char *path;
+	uint64_t dev, ino;
+	int64_t size, mtime_ns, ctime_ns;
+} tm_host_file;
+int tm_blob_host_file(const tm_blob *b, tm_host_file *out);
+
 /* Reference counting; a blob holds references to the blobs it reads from.
  * tm_blob_ref(NULL) and tm_blob_unref(NULL) are no-ops. */
 tm_blob *tm_blob_ref(tm_blob *b);
@@ -103,6 +114,9 @@ tm_cursor *tm_cursor_open(tm_blob *b, tm_error *err);
 ssize_t tm_cursor_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err);
 /* Sequential read from the cursor's current position. */
 ssize_t tm_cursor_read(tm_cursor *c, void *buf, size_t n, tm_error *err);
+/* Call fn(ctx, n) after every read of this cursor that delivers n > 0
+ * bytes (a front end's progress). NULL stops it. */
+void tm_cursor_observe(tm_cursor *c, void (*fn)(void *ctx, size_t n), void *ctx);
 void tm_cursor_close(tm_cursor *c);
 
 /* ---- containers ------------------------------------------------------ */
@@ -141,6 +155,9 @@ int tm_member_name_is_hidden(const char *name);
 typedef struct tm_listing {
 	size_t n;
 	tm_entry *entries; /* in listing order */
+	uint64_t dir_hash; /* a hash (core/ser.h) of every header the listing
+	                      read: ZIP local headers and data descriptors, TAR
+	                      header blocks and long names (the index cache's key) */
 } tm_listing;
 
 /* List a ZIP container: members in local-header order (the central

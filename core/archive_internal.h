@@ -50,6 +50,8 @@ struct tm_cursor {
 	tm_cursor *src; /* a cursor on blob->src, or NULL */
 	uint64_t pos;   /* where tm_cursor_read continues */
 	void *state;    /* kind-specific decoder state */
+	void (*observe)(void *ctx, size_t n); /* tm_cursor_observe */
+	void *observe_ctx;
 };
 
 /* A new blob with one reference; takes a reference to `src` (may be NULL). */
@@ -64,10 +66,10 @@ void tm_blob_set_size_(tm_blob *b, int64_t size);
 tm_blob *tm_blob_range_(tm_blob *src, uint64_t off, uint64_t len);
 
 /* A deflated ZIP member: raw deflate data at [off, off+clen) of `src`
- * inflating to exactly `usize` bytes with CRC-32 `crc`; `name` is used in
- * error messages. */
-tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t off, uint64_t clen, uint64_t usize, uint32_t crc,
-			  const char *name);
+ * inflating to exactly `usize` bytes with CRC-32 `crc`; its local header
+ * at `header` gives the name error messages use. */
+tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t header, uint64_t off, uint64_t clen, uint64_t usize,
+			  uint32_t crc);
 
 /* Read exactly n bytes at off, or fewer only at the end of the blob. */
 ssize_t tm_read_full_(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_error *err);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ser.h"
+
 /* machines.md §8: client BOOTTIME readings this far apart (unsigned
  * difference) belong to different sync sessions. */
 #define SYNC_INTERVAL_NS UINT64_C(30000000000)
@@ -51,6 +53,16 @@ struct tm_clock_tracker {
 	size_t last_src;        /* index + 1 of the last one used */
 };
 
+typedef struct ended_rec {
+	uint32_t file_id, machine_row;
+	uint32_t first, n;  /* in ended_src */
+	uint32_t next;      /* the file's next record + 1, 0: none */
+} ended_rec;
+
+struct tm_clocks;
+static void keep_ended(struct tm_clocks *c, uint32_t file_id, uint32_t machine_row, const tm_clock_source *src,
+		       size_t n);
+
 struct tm_clocks {
 	tm_clock_graph *g;
 	int has_owner;
@@ -59,6 +71,20 @@ struct tm_clocks {
 	uint32_t clock_id;
 	tm_clock_tracker **trackers;
 	size_t n_trackers, cap_trackers;
+	/* (file, machine) -> tracker, open addressing (index + 1, 0 = empty):
+	 * an archive of many files has a tracker per file. */
+	uint32_t *tracker_ix;
+	size_t tracker_ix_cap;
+	/* What ended trackers leave for the views (tm_clocks_end_trackers):
+	 * per tracker that read a clock, its file, machine and sources, in
+	 * creation order; and file id -> its first such record (index + 1,
+	 * open addressing), the others chained by `next`. */
+	ended_rec *ended;
+	size_t n_ended, cap_ended;
+	tm_clock_source *ended_src;
+	size_t n_ended_src, cap_ended_src;
+	uint32_t *ended_ix;
+	size_t ended_ix_cap;
 };
 
 static int node_eq(tm_clock_node a, tm_clock_node b)
@@ -85,6 +111,10 @@ void tm_clocks_free(tm_clocks *c)
 		free(c->trackers[i]);
 	}
 	free(c->trackers);
+	free(c->tracker_ix);
+	free(c->ended);
+	free(c->ended_src);
+	free(c->ended_ix);
 	tm_clock_graph_free(c->g);
 	free(c);
 }
@@ -109,6 +139,74 @@ tm_conv tm_clocks_convert(tm_clocks *c, tm_clock_node src, int64_t value, tm_clo
 int tm_clocks_has_path(tm_clocks *c, tm_clock_node src, tm_clock_node dst)
 {
 	return tm_clock_graph_has_path(c->g, src, dst);
+}
+
+void tm_clocks_save(const tm_clocks *c, tm_ser_out *out)
+{
+	tm_clock_graph_save(c->g, out);
+	tm_ser_u8(out, (uint8_t)(c->has_owner != 0));
+	tm_ser_u32(out, c->owner_file);
+	tm_ser_u8(out, (uint8_t)(c->has_clock_id != 0));
+	tm_ser_u32(out, c->clock_id);
+	tm_ser_u64(out, c->n_ended);
+	for (size_t i = 0; i < c->n_ended; i++) {
+		const ended_rec *r = &c->ended[i];
+		tm_ser_u32(out, r->file_id);
+		tm_ser_u32(out, r->machine_row);
+		tm_ser_u64(out, r->n);
+		for (uint32_t k = 0; k < r->n; k++) {
+			const tm_clock_source *s = &c->ended_src[r->first + k];
+			tm_ser_u32(out, s->node.clock_id);
+			tm_ser_u32(out, s->node.seq_id);
+			tm_ser_u32(out, s->node.file_id);
+			tm_ser_u32(out, s->node.machine_row);
+			tm_ser_u64(out, s->ok);
+			tm_ser_u64(out, s->failed);
+			tm_ser_u32(out, (uint32_t)s->failure);
+		}
+	}
+}
+
+tm_clocks *tm_clocks_load(tm_ser_rd *r)
+{
+	tm_clock_graph *g = tm_clock_graph_load(r);
+	if (!g)
+		return NULL;
+	tm_clocks *c = tm_xcalloc(1, sizeof(*c));
+	c->g = g;
+	c->has_owner = tm_ser_get_u8(r) != 0;
+	c->owner_file = tm_ser_get_u32(r);
+	c->has_clock_id = tm_ser_get_u8(r) != 0;
+	c->clock_id = tm_ser_get_u32(r);
+	size_t ne = tm_ser_count(r, 3, UINT32_MAX);
+	tm_clock_source src[64];
+	for (size_t i = 0; i < ne && !r->bad; i++) {
+		uint32_t file_id = tm_ser_get_u32(r), row = tm_ser_get_u32(r);
+		size_t n = tm_ser_count(r, 7, UINT32_MAX);
+		tm_clock_source *v = n <= 64 ? src : tm_xcalloc(n, sizeof(*v));
+		for (size_t k = 0; k < n && !r->bad; k++) {
+			tm_clock_source *s = &v[k];
+			s->node.clock_id = tm_ser_get_u32(r);
+			s->node.seq_id = tm_ser_get_u32(r);
+			s->node.file_id = tm_ser_get_u32(r);
+			s->node.machine_row = tm_ser_get_u32(r);
+			s->ok = tm_ser_get_u64(r);
+			s->failed = tm_ser_get_u64(r);
+			uint32_t f = tm_ser_get_u32(r);
+			if (f > TM_CONV_NO_PATH)
+				tm_ser_fail(r, "an unknown conversion failure");
+			s->failure = (tm_conv)f;
+		}
+		if (!r->bad)
+			keep_ended(c, file_id, row, v, n);
+		if (v != src)
+			free(v);
+	}
+	if (r->bad) {
+		tm_clocks_free(c);
+		return NULL;
+	}
+	return c;
 }
 
 tm_clock_node tm_clocks_trace_time(const tm_clocks *c)
@@ -154,12 +252,33 @@ void tm_clocks_stats(const tm_clocks *c, tm_clock_stats *out)
 
 /* ---- trackers ------------------------------------------------------------ */
 
+static size_t tracker_slot(const tm_clocks *c, uint32_t file_id, uint32_t machine_row)
+{
+	uint64_t h = ((uint64_t)file_id << 32 | machine_row) * UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t)(h >> 32) & (c->tracker_ix_cap - 1);
+}
+
+static void tracker_index_put(tm_clocks *c, uint32_t i)
+{
+	const tm_clock_tracker *t = c->trackers[i];
+	size_t j = tracker_slot(c, t->file_id, t->machine_row);
+	while (c->tracker_ix[j])
+		j = (j + 1) & (c->tracker_ix_cap - 1);
+	c->tracker_ix[j] = i + 1;
+}
+
 tm_clock_tracker *tm_clocks_find_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row)
 {
-	for (size_t i = 0; i < c->n_trackers; i++)
-		if (c->trackers[i]->file_id == file_id && c->trackers[i]->machine_row == machine_row)
-			return c->trackers[i];
-	return NULL;
+	if (!c->tracker_ix_cap)
+		return NULL;
+	for (size_t j = tracker_slot(c, file_id, machine_row);; j = (j + 1) & (c->tracker_ix_cap - 1)) {
+		uint32_t v = c->tracker_ix[j];
+		if (!v)
+			return NULL;
+		tm_clock_tracker *t = c->trackers[v - 1];
+		if (t->file_id == file_id && t->machine_row == machine_row)
+			return t;
+	}
 }
 
 tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row, int primary)
@@ -174,7 +293,107 @@ tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_
 	t->primary = primary != 0;
 	TM_GROW(c->trackers, c->cap_trackers, c->n_trackers + 1);
 	c->trackers[c->n_trackers++] = t;
+	if (c->n_trackers * 2 > c->tracker_ix_cap) {
+		free(c->tracker_ix);
+		c->tracker_ix_cap = c->tracker_ix_cap ? c->tracker_ix_cap * 2 : 16;
+		c->tracker_ix = tm_xcalloc(c->tracker_ix_cap, sizeof(*c->tracker_ix));
+		for (size_t i = 0; i < c->n_trackers; i++)
+			tracker_index_put(c, (uint32_t)i);
+	} else {
+		tracker_index_put(c, (uint32_t)(c->n_trackers - 1));
+	}
 	return t;
+}
+
+static size_t ended_slot(const tm_clocks *c, uint32_t file_id)
+{
+	return (size_t)(((uint64_t)file_id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (c->ended_ix_cap - 1);
+}
+
+/* The slot of file_id's first record (an empty slot when it has none). */
+static uint32_t *ended_head(const tm_clocks *c, uint32_t file_id)
+{
+	for (size_t j = ended_slot(c, file_id);; j = (j + 1) & (c->ended_ix_cap - 1)) {
+		uint32_t v = c->ended_ix[j];
+		if (!v || c->ended[v - 1].file_id == file_id)
+			return &c->ended_ix[j];
+	}
+}
+
+static void ended_index_grow(tm_clocks *c)
+{
+	size_t cap = c->ended_ix_cap ? c->ended_ix_cap * 2 : 64;
+	free(c->ended_ix);
+	c->ended_ix = tm_xcalloc(cap, sizeof(*c->ended_ix));
+	c->ended_ix_cap = cap;
+	for (size_t i = 0; i < c->n_ended; i++) {
+		uint32_t *h = ended_head(c, c->ended[i].file_id);
+		if (!*h)
+			*h = (uint32_t)i + 1;
+	}
+}
+
+/* Keep what the views read of a tracker: its file, machine and sources. */
+static void keep_ended(tm_clocks *c, uint32_t file_id, uint32_t machine_row, const tm_clock_source *src, size_t n)
+{
+	TM_GROW(c->ended_src, c->cap_ended_src, c->n_ended_src + n);
+	memcpy(c->ended_src + c->n_ended_src, src, n * sizeof(*src));
+	if ((c->n_ended + 2) * 2 > c->ended_ix_cap)
+		ended_index_grow(c);
+	TM_GROW(c->ended, c->cap_ended, c->n_ended + 1);
+	c->ended[c->n_ended] = (ended_rec){file_id, machine_row, (uint32_t)c->n_ended_src, (uint32_t)n, 0};
+	c->n_ended_src += n;
+	uint32_t idx = (uint32_t)c->n_ended++;
+	uint32_t *h = ended_head(c, file_id);
+	if (!*h) {
+		*h = idx + 1;
+		return;
+	}
+	uint32_t k = *h - 1; /* the file's chain, in creation order */
+	while (c->ended[k].next)
+		k = c->ended[k].next - 1;
+	c->ended[k].next = idx + 1;
+}
+
+size_t tm_clocks_ended_count(const tm_clocks *c)
+{
+	return c->n_ended;
+}
+
+void tm_clocks_ended_at(const tm_clocks *c, size_t i, tm_clock_ended *out)
+{
+	const ended_rec *r = &c->ended[i];
+	*out = (tm_clock_ended){r->file_id, r->machine_row, c->ended_src + r->first, r->n};
+}
+
+size_t *tm_clocks_ended_of(const tm_clocks *c, uint32_t file_id, size_t *n)
+{
+	*n = 0;
+	if (!c->ended_ix_cap)
+		return NULL;
+	size_t *v = NULL, cap = 0;
+	for (uint32_t k = *ended_head(c, file_id); k; k = c->ended[k - 1].next) {
+		TM_GROW(v, cap, *n + 1);
+		v[(*n)++] = k - 1;
+	}
+	return v;
+}
+
+void tm_clocks_end_trackers(tm_clocks *c)
+{
+	for (size_t i = 0; i < c->n_trackers; i++) {
+		tm_clock_tracker *t = c->trackers[i];
+		if (t->n_src)
+			keep_ended(c, t->file_id, t->machine_row, t->src, t->n_src);
+		free(t->src);
+		free(t->src_index);
+		free(t);
+	}
+	free(c->trackers);
+	free(c->tracker_ix);
+	c->trackers = NULL;
+	c->tracker_ix = NULL;
+	c->n_trackers = c->cap_trackers = c->tracker_ix_cap = 0;
 }
 
 size_t tm_clocks_tracker_count(const tm_clocks *c)

@@ -124,6 +124,11 @@ int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n);
 int tm_clock_graph_has_path(tm_clock_graph *g, tm_clock_node src, tm_clock_node dst);
 /* The same answer without touching the cache (for the views). */
 int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_node dst);
+/* tm_clock_graph_reaches(g, node, dst) for every node at once, by
+ * registration index (reach holds node_count bytes): one pass over the
+ * edges per hop, where asking node by node would cost the graph's size for
+ * each node. */
+void tm_clock_graph_reaching(const tm_clock_graph *g, tm_clock_node dst, unsigned char *reach);
 
 /* One edge of a conversion path: the snapshots of `hash` relate from and
  * to; `origin` is the first accepted one's. */
@@ -176,9 +181,10 @@ typedef struct tm_clock_edge {
 
 /* Edge iteration: zero an iterator, then call next until it returns 0.
  * Order: nodes in registration order, each node's edges in edge-set order
- * (to-node per §2.2, then hash). */
+ * (to-node per §2.2, then hash). A step costs the node's degree (for the
+ * views and tests). */
 typedef struct tm_clock_edge_iter {
-	size_t node, k;
+	size_t node, k, last;
 } tm_clock_edge_iter;
 int tm_clock_graph_next_edge(const tm_clock_graph *g, tm_clock_edge_iter *it, tm_clock_edge *out);
 /* Is the directed edge (from, to, hash) in the edge set? */
@@ -189,14 +195,27 @@ typedef struct tm_clock_snapshot_info {
 	tm_clock_provenance prov;
 	uint32_t hash;
 	int accepted;
-	const tm_clock_reading *readings; /* as offered (none when oversize);
-					     valid until the next insert */
+	const tm_clock_reading *readings; /* as offered (none when oversize); valid
+					     while this info lives, until the next insert */
 	size_t n_readings;
+	tm_clock_reading buf[TM_CLOCK_SNAPSHOT_MAX]; /* where `readings` may point */
 } tm_clock_snapshot_info;
 
 /* Snapshot `id` (< snapshot_count), in insertion order. Returns 0 when out
  * of range. */
 int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snapshot_info *out);
+
+/* ---- the index cache (core/index.h) ----------------------------------- */
+
+struct tm_ser_rd;
+struct tm_ser_out;
+
+/* The graph as bytes (core/ser.h), and back. A graph read back answers
+ * every question of this header as the saved one did; its path cache
+ * starts empty. tm_clock_graph_load returns NULL, with the reader bad,
+ * for bytes that are not a graph this code wrote. */
+void tm_clock_graph_save(const tm_clock_graph *g, struct tm_ser_out *out);
+tm_clock_graph *tm_clock_graph_load(struct tm_ser_rd *r);
 
 /* ==== the context: trace time and stats (§5, §10) ===================== */
 
@@ -256,6 +275,12 @@ int tm_clocks_trace_time_clock_id(const tm_clocks *c, uint32_t *clock_id);
  * this directly; readers use tm_tracker_claim. */
 int tm_clocks_claim(tm_clocks *c, tm_clock_node node, uint32_t owner_file);
 
+/* The context as bytes, and back: the graph, trace time's owner and its
+ * clock id. Trackers are not kept (save once they are ended); a context
+ * read back has none. NULL with the reader bad, as tm_clock_graph_load. */
+void tm_clocks_save(const tm_clocks *c, struct tm_ser_out *out);
+tm_clocks *tm_clocks_load(struct tm_ser_rd *r);
+
 /* Totals over the whole session: the global stat plus every tracker's. */
 void tm_clocks_stats(const tm_clocks *c, tm_clock_stats *out);
 
@@ -280,6 +305,12 @@ tm_clock_tracker *tm_clocks_open_tracker(tm_clocks *c, uint32_t file_id, uint32_
 tm_clock_tracker *tm_clocks_find_tracker(tm_clocks *c, uint32_t file_id, uint32_t machine_row);
 /* Trackers in creation order, for the views. */
 size_t tm_clocks_tracker_count(const tm_clocks *c);
+/* The trackers' stats are read and no tracker is wanted again (a file is
+ * read, or the import is over): free them (a tracker per file adds up in
+ * an archive of many files). Afterwards there are none; the graph, trace
+ * time and its owner stay, and what the views read of each tracker that
+ * read a clock (tm_clocks_ended_at). */
+void tm_clocks_end_trackers(tm_clocks *c);
 tm_clock_tracker *tm_clocks_tracker_at(const tm_clocks *c, size_t i);
 
 uint32_t tm_tracker_file(const tm_clock_tracker *t);
@@ -366,6 +397,20 @@ typedef struct tm_clock_source {
 } tm_clock_source;
 size_t tm_tracker_source_count(const tm_clock_tracker *t);
 const tm_clock_source *tm_tracker_source(const tm_clock_tracker *t, size_t i);
+
+/* What an ended tracker that read a clock leaves for the views: its file,
+ * machine and sources (tm_tracker_source). */
+typedef struct tm_clock_ended {
+	uint32_t file_id, machine_row;
+	const tm_clock_source *src;
+	size_t n_src;
+} tm_clock_ended;
+/* Ended trackers in creation order (all created before the live ones). */
+size_t tm_clocks_ended_count(const tm_clocks *c);
+void tm_clocks_ended_at(const tm_clocks *c, size_t i, tm_clock_ended *out);
+/* The indexes (for tm_clocks_ended_at) of file_id's, in creation order,
+ * and *n of them; NULL when none. Caller frees. */
+size_t *tm_clocks_ended_of(const tm_clocks *c, uint32_t file_id, size_t *n);
 
 /* Args of clock_sync_unrelatable_clock_domains: 1 and the source and target
  * clock ids when it was recorded, else 0. */

@@ -65,42 +65,61 @@ static int same_group(const tm_placement *p, const tm_clock_source *s, int n_hop
 	return 1;
 }
 
+typedef struct placements {
+	const tm_clock_graph *g;
+	tm_clock_node tt;
+	tm_placement *v;
+	size_t n, cap;
+} placements;
+
+/* One source clock of a tracker into its group. */
+static void place_source(placements *pl, const tm_clock_source *s)
+{
+	tm_clock_hop hops[4];
+	int n_hops = tm_clock_graph_path(pl->g, s->node, pl->tt, hops);
+	size_t j = pl->n;
+	if (s->node.seq_id)
+		for (j = 0; j < pl->n && !same_group(&pl->v[j], s, n_hops, hops); j++)
+			;
+	if (j == pl->n) {
+		TM_GROW(pl->v, pl->cap, pl->n + 1);
+		tm_placement *p = &pl->v[pl->n++];
+		memset(p, 0, sizeof(*p));
+		p->from = s->node;
+		p->n_hops = n_hops;
+		if (n_hops > 0)
+			memcpy(p->hops, hops, (size_t)n_hops * sizeof(*hops));
+	}
+	pl->v[j].n_sources++;
+	pl->v[j].ok += s->ok;
+	pl->v[j].failed += s->failed;
+	if (s->failed)
+		pl->v[j].failure = s->failure;
+}
+
 tm_placement *tm_clocks_placement(const tm_clocks *c, uint32_t file_id, size_t *n_out)
 {
-	const tm_clock_graph *g = tm_clocks_view(c);
-	tm_clock_node tt = tm_clock_graph_trace_time(g);
-	tm_placement *v = NULL;
-	size_t n = 0, cap = 0;
+	placements pl = {tm_clocks_view(c), tm_clock_graph_trace_time(tm_clocks_view(c)), NULL, 0, 0};
+	/* the file's ended trackers (looked up by file: an archive may hold
+	 * 100,000 files), then its live ones */
+	size_t ne;
+	size_t *ix = tm_clocks_ended_of(c, file_id, &ne);
+	for (size_t i = 0; i < ne; i++) {
+		tm_clock_ended e;
+		tm_clocks_ended_at(c, ix[i], &e);
+		for (size_t k = 0; k < e.n_src; k++)
+			place_source(&pl, &e.src[k]);
+	}
+	free(ix);
 	for (size_t i = 0; i < tm_clocks_tracker_count(c); i++) {
 		const tm_clock_tracker *t = tm_clocks_tracker_at(c, i);
 		if (tm_tracker_file(t) != file_id)
 			continue;
-		for (size_t k = 0; k < tm_tracker_source_count(t); k++) {
-			const tm_clock_source *s = tm_tracker_source(t, k);
-			tm_clock_hop hops[4];
-			int n_hops = tm_clock_graph_path(g, s->node, tt, hops);
-			size_t j = n;
-			if (s->node.seq_id)
-				for (j = 0; j < n && !same_group(&v[j], s, n_hops, hops); j++)
-					;
-			if (j == n) {
-				TM_GROW(v, cap, n + 1);
-				memset(&v[n], 0, sizeof(v[n]));
-				v[n].from = s->node;
-				v[n].n_hops = n_hops;
-				if (n_hops > 0)
-					memcpy(v[n].hops, hops, (size_t)n_hops * sizeof(*hops));
-				n++;
-			}
-			v[j].n_sources++;
-			v[j].ok += s->ok;
-			v[j].failed += s->failed;
-			if (s->failed)
-				v[j].failure = s->failure;
-		}
+		for (size_t k = 0; k < tm_tracker_source_count(t); k++)
+			place_source(&pl, tm_tracker_source(t, k));
 	}
-	*n_out = n;
-	return v;
+	*n_out = pl.n;
+	return pl.v;
 }
 
 void tm_clocks_placement_clock(const tm_placement *p, int i, const tm_clock_labels *l, tm_buf *out)
@@ -199,22 +218,28 @@ static void build_nodes(view *v)
 	v->info = tm_xcalloc(n + 1, sizeof(*v->info));
 	for (size_t i = 0; i < n; i++)
 		tm_clock_graph_node_info(v->g, i, &v->info[i]);
+	/* Which clocks reach trace time, all at once (asking clock by clock
+	 * costs the graph's size each: a clock per file in an archive of many
+	 * files), by registration index, so before the sort. */
 	tm_clock_node tt = tm_clock_graph_trace_time(v->g);
+	unsigned char *reach = tm_xmalloc(n ? n : 1);
+	tm_clock_graph_reaching(v->g, tt, reach);
 	if (!tm_clock_graph_knows(v->g, tt)) /* drawn even before a snapshot names it */
 		v->info[n++] = (tm_clock_node_info){.node = tt, .unit_ns = 1, .is_trace_time = 1};
-	qsort(v->info, n, sizeof(*v->info), info_cmp);
-	v->n_info = n;
 	/* the folds: sorted by key, equal keys adjacent after sorting dnodes */
 	dnode *all = tm_xcalloc(n ? n : 1, sizeof(*all));
 	for (size_t i = 0; i < n; i++) {
 		const tm_clock_node_info *ni = &v->info[i];
 		all[i] = (dnode){fold_key(ni->node), 1,
-				 !tm_clock_graph_reaches(v->g, ni->node, tt),
+				 !ni->is_trace_time && !reach[i],
 				 ni->unit_ns,
 				 ni->incremental,
 				 ni->non_monotonic,
 				 ni->is_trace_time};
 	}
+	free(reach);
+	qsort(v->info, n, sizeof(*v->info), info_cmp);
+	v->n_info = n;
 	qsort(all, n, sizeof(*all), dnode_order);
 	for (size_t i = 0; i < n; i++) {
 		if (v->n_d && node_eq(v->d[v->n_d - 1].key, all[i].key)) {
@@ -528,6 +553,21 @@ static void put_groups(tm_buf *b, const view *v)
 	}
 }
 
+/* A tracker that read a clock, for the list of files: by file, then in
+ * creation order. */
+typedef struct file_first {
+	uint32_t file_id, row;
+	size_t order;
+} file_first;
+
+static int file_first_cmp(const void *a, const void *b)
+{
+	const file_first *x = a, *y = b;
+	if (x->file_id != y->file_id)
+		return x->file_id < y->file_id ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 void tm_clocks_render_dot(const tm_clocks *c, const tm_clock_labels *l, tm_buf *out)
 {
 	view v = {0};
@@ -537,30 +577,31 @@ void tm_clocks_render_dot(const tm_clocks *c, const tm_clock_labels *l, tm_buf *
 	build_nodes(&v);
 	build_groups(&v);
 
-	/* files, in file id order, with the machine of their first tracker */
-	size_t nt = tm_clocks_tracker_count(c);
-	uint32_t *files = tm_xcalloc(nt ? nt : 1, sizeof(*files));
-	uint32_t *file_row = tm_xcalloc(nt ? nt : 1, sizeof(*file_row));
-	size_t nf = 0;
+	/* files, in file id order, with the machine of their first tracker
+	 * that read a clock (ended ones were created first) */
+	size_t ne = tm_clocks_ended_count(c), nt = tm_clocks_tracker_count(c), nf = 0;
+	file_first *ff = tm_xcalloc(ne + nt ? ne + nt : 1, sizeof(*ff));
+	for (size_t i = 0; i < ne; i++) {
+		tm_clock_ended e;
+		tm_clocks_ended_at(c, i, &e);
+		ff[nf++] = (file_first){e.file_id, e.machine_row, i};
+	}
 	for (size_t i = 0; i < nt; i++) {
 		const tm_clock_tracker *t = tm_clocks_tracker_at(c, i);
-		size_t j = 0;
-		while (j < nf && files[j] != tm_tracker_file(t))
-			j++;
-		if (j == nf && tm_tracker_source_count(t)) {
-			files[nf] = tm_tracker_file(t);
-			file_row[nf++] = tm_tracker_machine(t);
-		}
+		if (tm_tracker_source_count(t))
+			ff[nf++] = (file_first){tm_tracker_file(t), tm_tracker_machine(t), ne + i};
 	}
-	for (size_t i = 1; i < nf; i++) /* insertion sort by id: few files */
-		for (size_t j = i; j > 0 && files[j - 1] > files[j]; j--) {
-			uint32_t t = files[j];
-			files[j] = files[j - 1];
-			files[j - 1] = t;
-			t = file_row[j];
-			file_row[j] = file_row[j - 1];
-			file_row[j - 1] = t;
+	qsort(ff, nf, sizeof(*ff), file_first_cmp);
+	uint32_t *files = tm_xcalloc(nf ? nf : 1, sizeof(*files));
+	uint32_t *file_row = tm_xcalloc(nf ? nf : 1, sizeof(*file_row));
+	size_t w = 0;
+	for (size_t i = 0; i < nf; i++)
+		if (!w || files[w - 1] != ff[i].file_id) {
+			files[w] = ff[i].file_id;
+			file_row[w++] = ff[i].row;
 		}
+	nf = w;
+	free(ff);
 
 	tm_buf file_nodes = {0}, file_edges = {0};
 	tm_buf *per_row_files = NULL; /* file nodes by machine row, for the clusters */

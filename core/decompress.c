@@ -126,6 +126,8 @@ typedef struct ckpt_index {
 
 static void index_init(ckpt_index *ix)
 {
+	ix->pts = NULL;
+	ix->n = ix->cap = 0;
 	pthread_mutex_init(&ix->lock, NULL);
 	ix->span = CKPT_SPAN;
 	atomic_init(&ix->next_out, CKPT_SPAN);
@@ -139,10 +141,20 @@ static void index_fini(ckpt_index *ix)
 	pthread_mutex_destroy(&ix->lock);
 }
 
+/* A cursor's CKPT_WINDOW scratch buffer, allocated the first time a point
+ * is taken or made: most members of an archive of many small ones never
+ * need one. */
+static unsigned char *window_of(unsigned char **window)
+{
+	if (!*window)
+		*window = tm_xmalloc(CKPT_WINDOW);
+	return *window;
+}
+
 /* How a cursor at output offset `at` (-1: not started) reaches `target`:
  * when a point at or before the target lies beyond `at`, copy it (its
- * window into `window`) to *p and return 1; else 0. */
-static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsigned char *window)
+ * window into *window, see window_of) to *p and return 1; else 0. */
+static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsigned char **window)
 {
 	int use = 0;
 	pthread_mutex_lock(&ix->lock);
@@ -156,8 +168,8 @@ static int index_pick(ckpt_index *ix, int64_t at, uint64_t target, ckpt *p, unsi
 	}
 	if (lo > 0 && (at < 0 || ix->pts[lo - 1].out > (uint64_t)at)) {
 		*p = ix->pts[lo - 1];
-		memcpy(window, p->window, p->wlen);
-		p->window = window;
+		memcpy(window_of(window), p->window, p->wlen);
+		p->window = *window;
 		use = 1;
 	}
 	pthread_mutex_unlock(&ix->lock);
@@ -207,18 +219,18 @@ static int index_wants(ckpt_index *ix, uint64_t out, size_t room)
 
 /* After an inflate(Z_BLOCK) call: at a block boundary past the next wanted
  * point, record where the decoder is. `in` is the offset of the next
- * unconsumed compressed byte; `window` a CKPT_WINDOW scratch buffer. */
+ * unconsumed compressed byte; *window the cursor's scratch (window_of). */
 static void index_offer(ckpt_index *ix, z_stream *z, uint64_t out, uint64_t in, unsigned trailer,
-			unsigned char *window)
+			unsigned char **window)
 {
 	int at_boundary = (z->data_type & 128) && !(z->data_type & 64);
 	if (!at_boundary || out < atomic_load(&ix->next_out))
 		return;
 	uInt wlen = CKPT_WINDOW;
-	if (inflateGetDictionary(z, window, &wlen) != Z_OK)
+	if (inflateGetDictionary(z, window_of(window), &wlen) != Z_OK)
 		return;
 	ckpt p = {.out = out, .in = in, .bits = (unsigned)z->data_type & 7, .trailer = trailer,
-		  .wlen = wlen, .window = window};
+		  .wlen = wlen, .window = *window};
 	index_add(ix, &p);
 }
 
@@ -237,8 +249,10 @@ static int index_resume(z_stream *z, const ckpt *p, unsigned char prev)
 typedef struct zip_member {
 	uint64_t clen, usize;
 	uint32_t crc;
-	char *name;
-	ckpt_index index; /* a large member is read at random through FUSE */
+	uint64_t header;   /* its local header, where messages read its name */
+	ckpt_index *index; /* a large member is read at random through FUSE; NULL
+	                      for one shorter than the checkpoint span, which never
+	                      gets a point (an archive may hold 100,000 members) */
 } zip_member;
 
 typedef struct zip_cursor {
@@ -247,7 +261,7 @@ typedef struct zip_cursor {
 	int z_ready;
 	int started;
 	unsigned char *in;
-	size_t in_len, in_pos;
+	size_t in_cap, in_len, in_pos;
 	uint64_t in_off; /* compressed bytes fetched so far */
 	uint32_t crc;    /* of the output so far, when decoding started at 0 */
 	int crc_valid;
@@ -258,11 +272,30 @@ typedef struct zip_cursor {
 /* The reference's Decompress() result codes, printed in its message. */
 enum { ZIP_RC_OK = 0, ZIP_RC_ERROR = 2 };
 
-static int zip_decomp_err(const tm_blob *b, int rc, tm_error *err)
+/* The member's name for a message, read back from its local header: the
+ * blob keeps no copy (an archive may hold 100,000 members). */
+static const char *member_name(tm_cursor *c, char *buf, size_t cap)
 {
-	const zip_member *m = b->priv;
+	const zip_member *m = c->blob->priv;
+	unsigned char h[30];
+	tm_error e = {0};
+	if (tm_read_full_(c->src, h, sizeof h, m->header, &e) == (ssize_t)sizeof h) {
+		size_t n = tm_le16_(h + 26) < cap ? tm_le16_(h + 26) : cap - 1;
+		if (tm_read_full_(c->src, buf, n, m->header + sizeof h, &e) == (ssize_t)n) {
+			buf[n] = '\0'; /* a name ends at a NUL, as the listing reads it */
+			return buf;
+		}
+	}
+	snprintf(buf, cap, "the member at offset 0x%llx", (unsigned long long)m->header);
+	return buf;
+}
+
+static int zip_decomp_err(tm_cursor *c, int rc, tm_error *err)
+{
+	const zip_member *m = c->blob->priv;
+	char name[TM_ERR_MAX];
 	return tm_err(err, TM_EINPUT, "Zip decompression error (%d) on %s (c=%llu, u=%llu) (ERR:tp-corrupt)", rc,
-		      m->name, (unsigned long long)m->clen, (unsigned long long)m->usize);
+		      member_name(c, name, sizeof name), (unsigned long long)m->clen, (unsigned long long)m->usize);
 }
 
 static int zip_restore(tm_cursor *c, const ckpt *p, tm_error *err)
@@ -274,11 +307,11 @@ static int zip_restore(tm_cursor *c, const ckpt *p, tm_error *err)
 		if (r < 0)
 			return -1;
 		if (r == 0)
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
+			return zip_decomp_err(c, ZIP_RC_OK, err);
 	}
 	dec_reset(&s->d);
 	if (index_resume(&s->z, p, prev) != 0)
-		return zip_decomp_err(c->blob, ZIP_RC_ERROR, err);
+		return zip_decomp_err(c, ZIP_RC_ERROR, err);
 	s->d.out = p->out;
 	s->started = 1;
 	s->in_len = s->in_pos = 0;
@@ -299,7 +332,7 @@ static int zip_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	}
 	int usable = s->started && !s->d.broken && s->d.out <= target;
 	ckpt p;
-	if (index_pick(&m->index, usable ? (int64_t)s->d.out : -1, target, &p, s->window))
+	if (m->index && index_pick(m->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
 		return zip_restore(c, &p, err);
 	if (usable)
 		return 0;
@@ -322,14 +355,16 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	if (s->in_pos == s->in_len) {
 		uint64_t left = m->clen - s->in_off;
 		if (left == 0) /* the reference's inflate ran out of input: Z_OK, kOk */
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
-		ssize_t r = tm_read_full_(c->src, s->in, left < TM_IO_CHUNK ? (size_t)left : TM_IO_CHUNK,
+			return zip_decomp_err(c, ZIP_RC_OK, err);
+		ssize_t r = tm_read_full_(c->src, s->in, left < s->in_cap ? (size_t)left : s->in_cap,
 					  c->blob->off + s->in_off, err);
 		if (r < 0)
 			return -1;
-		if (r == 0)
+		if (r == 0) {
+			char name[TM_ERR_MAX];
 			return tm_err(err, TM_EINPUT, "%s: compressed data extends past the end of the archive",
-				      m->name);
+				      member_name(c, name, sizeof name));
+		}
 		s->in_len = (size_t)r;
 		s->in_pos = 0;
 		s->in_off += (uint64_t)r;
@@ -338,7 +373,7 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	s->z.avail_in = clamp_uint(s->in_len - s->in_pos);
 	s->z.next_out = buf;
 	s->z.avail_out = clamp_uint(n);
-	int want_point = index_wants(&m->index, s->d.out, s->z.avail_out);
+	int want_point = m->index && index_wants(m->index, s->d.out, s->z.avail_out);
 	int ret = inflate(&s->z, want_point ? Z_BLOCK : Z_NO_FLUSH);
 	size_t produced = clamp_uint(n) - s->z.avail_out;
 	s->in_pos = (size_t)(s->z.next_in - s->in);
@@ -347,10 +382,10 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	if (ret == Z_STREAM_END)
 		s->ended = 1;
 	else if (ret != Z_OK)
-		return zip_decomp_err(c->blob, ZIP_RC_ERROR, err);
+		return zip_decomp_err(c, ZIP_RC_ERROR, err);
 	else if (want_point)
-		index_offer(&m->index, &s->z, s->d.out + produced, s->in_off - (s->in_len - s->in_pos), 0,
-			    s->window);
+		index_offer(m->index, &s->z, s->d.out + produced, s->in_off - (s->in_len - s->in_pos), 0,
+			    &s->window);
 	return (ssize_t)produced;
 }
 
@@ -366,11 +401,13 @@ static int zip_check_end(tm_cursor *c, tm_error *err)
 		if (r < 0)
 			return -1;
 		if (r > 0) /* more data than the header says: the reference's buffer fills, kOk */
-			return zip_decomp_err(c->blob, ZIP_RC_OK, err);
+			return zip_decomp_err(c, ZIP_RC_OK, err);
 	}
-	if (s->crc_valid && s->crc != m->crc)
+	if (s->crc_valid && s->crc != m->crc) {
+		char name[TM_ERR_MAX];
 		return tm_err(err, TM_EINPUT, "Zip CRC32 failure on %s (actual: %x, expected: %x) (ERR:tp-corrupt)",
-			      m->name, s->crc, m->crc);
+			      member_name(c, name, sizeof name), s->crc, m->crc);
+	}
 	return 0;
 }
 
@@ -385,10 +422,13 @@ static ssize_t zip_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error 
 		n = (size_t)left;
 	size_t got = 0;
 	while (got < n) {
-		if (s->ended) /* shorter than the stored size: a size we promised cannot be kept */
+		if (s->ended) { /* shorter than the stored size: a size we promised cannot be kept */
+			char name[TM_ERR_MAX];
 			return tm_err(err, TM_EINPUT,
-				      "%s: deflate data ends after %llu of %llu bytes (ERR:tp-corrupt)", m->name,
-				      (unsigned long long)s->d.out, (unsigned long long)m->usize);
+				      "%s: deflate data ends after %llu of %llu bytes (ERR:tp-corrupt)",
+				      member_name(c, name, sizeof name), (unsigned long long)s->d.out,
+				      (unsigned long long)m->usize);
+		}
 		ssize_t r = zip_step(c, buf + got, n - got, err);
 		if (r < 0)
 			return -1;
@@ -405,8 +445,10 @@ static int zip_open(tm_cursor *c, tm_error *err)
 	zip_cursor *s = tm_xcalloc(1, sizeof(*s));
 	s->d.seek = zip_seek;
 	s->d.produce = zip_produce;
-	s->in = tm_xmalloc(TM_IO_CHUNK);
-	s->window = tm_xmalloc(CKPT_WINDOW);
+	/* A small member needs no more than its compressed bytes. */
+	const zip_member *m = c->blob->priv;
+	s->in_cap = m->clen < TM_IO_CHUNK ? (size_t)m->clen + 1 : TM_IO_CHUNK;
+	s->in = tm_xmalloc(s->in_cap);
 	c->state = s;
 	return 0;
 }
@@ -427,8 +469,10 @@ static void zip_close(tm_cursor *c)
 static void zip_free(tm_blob *b)
 {
 	zip_member *m = b->priv;
-	index_fini(&m->index);
-	free(m->name);
+	if (m->index) {
+		index_fini(m->index);
+		free(m->index);
+	}
 	free(m);
 }
 
@@ -439,15 +483,18 @@ static const blob_ops zip_ops = {
 	.free = zip_free,
 };
 
-tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t off, uint64_t clen, uint64_t usize, uint32_t crc,
-			  const char *name)
+tm_blob *tm_blob_inflate_(tm_blob *src, uint64_t header, uint64_t off, uint64_t clen, uint64_t usize,
+			  uint32_t crc)
 {
 	zip_member *m = tm_xcalloc(1, sizeof(*m));
 	m->clen = clen;
 	m->usize = usize > INT64_MAX ? INT64_MAX : usize;
 	m->crc = crc;
-	m->name = tm_xstrdup(name);
-	index_init(&m->index);
+	m->header = header;
+	if (m->usize >= CKPT_SPAN) {
+		m->index = tm_xmalloc(sizeof(*m->index));
+		index_init(m->index);
+	}
 	return tm_blob_new_(&zip_ops, src, off, (int64_t)m->usize, m);
 }
 
@@ -602,7 +649,7 @@ static int gz_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	}
 	int usable = s->started && !s->d.broken && s->d.out <= target;
 	ckpt p;
-	if (index_pick(&sb->index, usable ? (int64_t)s->d.out : -1, target, &p, s->window))
+	if (index_pick(&sb->index, usable ? (int64_t)s->d.out : -1, target, &p, &s->window))
 		return gz_restore(c, &p, err);
 	return usable ? 0 : gz_fresh_start(c, err);
 }
@@ -666,7 +713,7 @@ static ssize_t gz_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error *
 		/* in automatic mode, a point only once the header is done */
 		if (want_point && (s->raw || s->head.done != 0))
 			index_offer(&sb->index, &s->z, s->d.out, s->in_off - (s->in_len - s->in_pos),
-				    s->raw ? s->trailer : s->head.done == 1 ? 8 : 4, s->window);
+				    s->raw ? s->trailer : s->head.done == 1 ? 8 : 4, &s->window);
 	}
 	return (ssize_t)got;
 }
@@ -676,7 +723,6 @@ static int gz_open(tm_cursor *c, tm_error *err)
 	gz_cursor *s = tm_xcalloc(1, sizeof(*s));
 	s->d.seek = gz_seek;
 	s->d.produce = gz_produce;
-	s->window = tm_xmalloc(CKPT_WINDOW);
 	c->state = s;
 	return 0;
 }

@@ -162,6 +162,10 @@ static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, t
 	if (outermost)
 		m->members_are_archive = 1;
 
+	/* Room for every member at once (an archive may hold 100,000). */
+	TM_GROW(m->files, m->cap_files, m->n_files + l.n);
+	if (outermost)
+		TM_GROW(m->members, m->cap_members, m->n_members + l.n);
 	uint32_t first = (uint32_t)m->n_files;
 	for (size_t i = 0; i < l.n; i++) {
 		tm_entry *e = &l.entries[i];
@@ -178,7 +182,8 @@ static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, t
 			skip = "special file";
 		int64_t id = -1;
 		if (!skip) {
-			tm_file *c = add_file(m, fid, e->name, e->blob, (int64_t)e->size);
+			/* A member shown under files/ shares its name with the view. */
+			tm_file *c = add_file(m, fid, outermost ? NULL : e->name, e->blob, (int64_t)e->size);
 			id = c->id;
 			c->entry = m->manifest ? tm_manifest_find_entry(m->manifest, e->name) : -1;
 		}
@@ -189,8 +194,11 @@ static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, t
 			memset(e, 0, sizeof(*e));
 			v->file_id = id;
 			v->skip_reason = skip;
-			if (id >= 0)
+			if (id >= 0) {
 				m->files[id].view = (int32_t)m->n_members;
+				m->files[id].name = v->entry.name;
+				m->files[id].name_shared = 1;
+			}
 			m->n_members++;
 		}
 	}
@@ -229,6 +237,7 @@ static int process_archive(tm_merge *m, tm_file *f, int depth, tm_error *err)
 	int rc = f->type == TM_TYPE_ZIP ? tm_zip_list(f->blob, &l, err) : tm_tar_list(f->blob, &l, err);
 	if (rc != 0)
 		return -1;
+	f->dir_hash = l.dir_hash;
 	return process_listing(m, f, &l, depth, err);
 }
 
@@ -384,7 +393,8 @@ void tm_merge_free(tm_merge *m)
 		free(m->inputs[i]);
 	free(m->inputs);
 	for (size_t i = 0; i < m->n_files; i++) {
-		free(m->files[i].name);
+		if (!m->files[i].name_shared)
+			free(m->files[i].name);
 		tm_blob_unref(m->files[i].blob);
 	}
 	free(m->files);

@@ -32,6 +32,8 @@ typedef struct tm_file {
 	int processed;        /* reached by the walk (an error may stop it early) */
 	int32_t entry;        /* index of the first matching manifest files[] entry, or -1 */
 	int32_t view;         /* index into tm_merge.members when shown under files/, else -1 */
+	int name_shared;      /* `name` is the member view's (not freed with the row) */
+	uint64_t dir_hash;    /* a ZIP or TAR: its listing's dir_hash (archive.h), else 0 */
 } tm_file;
 
 /* An entry of the outermost archive, as files/ shows it (every member,

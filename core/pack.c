@@ -182,10 +182,10 @@ uint64_t tm_pack_drops(const tm_merge *m, const tm_scan *s, tm_buf *out)
 			tm_buf_puts(&name, m->path);
 		uint64_t listed = 0;
 		for (int k = 0; k < TM_STAT_COUNT; k++) {
-			if (!counts_drops[k] || !sf->drops[k])
+			if (!counts_drops[k] || !tm_scan_file_drops(sf, (tm_stat)k))
 				continue;
-			drop_line(out, sf->drops[k], name.data, tm_stat_names[k]);
-			listed += sf->drops[k];
+			drop_line(out, tm_scan_file_drops(sf, (tm_stat)k), name.data, tm_stat_names[k]);
+			listed += tm_scan_file_drops(sf, (tm_stat)k);
 		}
 		/* Events lost to a conversion retried quietly carry no stat. */
 		if (sf->dropped > listed)

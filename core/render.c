@@ -139,8 +139,8 @@ static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 	add_uint(o, "dropped", sf->dropped);
 	cJSON *drops = cJSON_AddObjectToObject(o, "drops");
 	for (int i = 0; i < TM_STAT_COUNT; i++)
-		if (sf->drops[i])
-			add_uint(drops, tm_stat_names[i], sf->drops[i]);
+		if (tm_scan_file_drops(sf, (tm_stat)i))
+			add_uint(drops, tm_stat_names[i], tm_scan_file_drops(sf, (tm_stat)i));
 }
 
 static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
@@ -226,10 +226,16 @@ static cJSON *render_machine_row(const tm_scan *s, uint32_t row)
 	char *dir = tm_machines_dir_name(&s->machines, row);
 	cJSON_AddStringToObject(o, "dir", dir);
 	free(dir);
-	cJSON *files = cJSON_AddArrayToObject(o, "files");
-	for (size_t i = 0; i < s->n_files; i++)
+	/* One raw text, written as cJSON writes an array of numbers: a cJSON
+	 * item per file would take 100 bytes each in an archive of 100,000. */
+	tm_buf ids = {0};
+	tm_buf_puts(&ids, "[");
+	for (size_t i = 0, k = 0; i < s->n_files; i++)
 		if (tm_scan_file_on_row(s, i, row))
-			cJSON_AddItemToArray(files, json_int((int64_t)i));
+			tm_buf_printf(&ids, "%s%zu", k++ ? ", " : "", i);
+	tm_buf_puts(&ids, "]");
+	cJSON_AddItemToObject(o, "files", cJSON_CreateRaw(ids.data));
+	tm_buf_free(&ids);
 	const tm_scan_machine *sm = row < s->n_mach ? &s->mach[row] : NULL;
 	add_uint(o, "events", sm ? sm->events : 0);
 	add_int_or_null(o, "first_ts", sm && sm->has_range, sm ? sm->first_trace : 0);
@@ -249,7 +255,44 @@ static int print_json(cJSON *root, tm_buf *out, const char *what, tm_error *err)
 	return 0;
 }
 
+/* Element `index` of an array that is the value of a key of the root
+ * object, written as cJSON_Print writes it there: ", " between elements,
+ * and every line after the first indented by two more tabs (cJSON indents
+ * by nesting depth, arrays and objects both counting; a JSON string never
+ * holds a raw newline). Consumes `item`. */
+static int put_element(tm_buf *out, size_t index, cJSON *item, const char *what, tm_error *err)
+{
+	char *txt = cJSON_Print(item);
+	cJSON_Delete(item);
+	if (!txt)
+		return tm_err(err, TM_ENOMEM, "cannot render %s", what);
+	if (index)
+		tm_buf_puts(out, ", ");
+	for (const char *p = txt, *nl; *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n'))) {
+			tm_buf_puts(out, p);
+			break;
+		}
+		tm_buf_put(out, p, (size_t)(nl - p) + 1);
+		tm_buf_puts(out, "\t\t");
+	}
+	cJSON_free(txt);
+	return 0;
+}
+
+static void maybe_spill(tm_buf *out, const tm_render_spill *spill)
+{
+	if (spill && out->len > TM_RENDER_SPILL)
+		spill->fn(spill->ctx, out);
+}
+
 int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
+{
+	return tm_render_metadata_spill(m, s, out, NULL, err);
+}
+
+int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill,
+			     tm_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (s && s->failed) {
@@ -292,21 +335,32 @@ int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err
 			cJSON_AddItemToArray(machines, render_machine_row(s, r));
 	}
 
-	cJSON *files = cJSON_AddArrayToObject(root, "files");
-	for (size_t i = 0; i < m->n_files; i++)
-		cJSON_AddItemToArray(files, render_file(m, s, &m->files[i]));
-
-	cJSON *ignored = cJSON_AddArrayToObject(root, "ignored");
-	for (size_t i = 0; i < m->n_members; i++) {
+	/* `files` and `ignored` go out one element at a time: the cJSON tree
+	 * of an archive of 100,000 members would take hundreds of MB. */
+	if (print_json(root, out, "metadata.json", err) != 0)
+		return -1;
+	out->len -= 3; /* the head's closing "\n}\n" */
+	out->data[out->len] = '\0';
+	tm_buf_puts(out, ",\n\t\"files\":\t[");
+	for (size_t i = 0; i < m->n_files; i++) {
+		if (put_element(out, i, render_file(m, s, &m->files[i]), "metadata.json", err) != 0)
+			return -1;
+		maybe_spill(out, spill);
+	}
+	tm_buf_puts(out, "],\n\t\"ignored\":\t[");
+	for (size_t i = 0, k = 0; i < m->n_members; i++) {
 		const tm_member_view *v = &m->members[i];
 		if (!v->skip_reason)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", v->entry.name);
 		cJSON_AddStringToObject(o, "reason", v->skip_reason);
-		cJSON_AddItemToArray(ignored, o);
+		if (put_element(out, k++, o, "metadata.json", err) != 0)
+			return -1;
+		maybe_spill(out, spill);
 	}
-	return print_json(root, out, "metadata.json", err);
+	tm_buf_puts(out, "]\n}\n");
+	return 0;
 }
 
 int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err)

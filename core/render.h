@@ -14,6 +14,20 @@
 #include "tm.h"
 
 int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+
+/* A view that may be large (metadata.json of an archive of 100,000
+ * members is 44 MB) goes out as it is rendered: fn takes the bytes of
+ * `out` each time it holds more than TM_RENDER_SPILL of them, and leaves
+ * it empty. */
+#define TM_RENDER_SPILL ((size_t)1 << 20)
+typedef struct tm_render_spill {
+	void (*fn)(void *ctx, tm_buf *out);
+	void *ctx;
+} tm_render_spill;
+/* tm_render_metadata, giving the bytes to `spill` as it goes (NULL: all
+ * of them stay in `out`); what is left at the end is in `out`. */
+int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill,
+			     tm_error *err);
 /* The archive's own manifest (s unused), or without one the manifest
  * equivalent to what the scan applied (s required). */
 int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);

@@ -89,7 +89,17 @@ static void file_add_machine(tm_scan_file *out, uint32_t row)
 	for (size_t i = 0; i < out->n_machines; i++)
 		if (out->machines[i] == row)
 			return;
-	out->machines = tm_xrealloc(out->machines, (out->n_machines + 1) * sizeof(*out->machines));
+	if (!out->n_machines) {
+		out->machine0 = row;
+		out->machines = &out->machine0;
+		out->n_machines = 1;
+		return;
+	}
+	uint32_t *rows = tm_xmalloc((out->n_machines + 1) * sizeof(*rows));
+	memcpy(rows, out->machines, out->n_machines * sizeof(*rows));
+	if (out->machines != &out->machine0)
+		free(out->machines);
+	out->machines = rows;
 	out->machines[out->n_machines++] = row;
 }
 
@@ -108,10 +118,18 @@ tm_clock_tracker *scan_tracker(scan_file *sf, uint32_t row)
 	return t;
 }
 
+/* A file's drops by stat, allocated with the first. */
+static uint64_t *scan_file_drops(tm_scan_file *f)
+{
+	if (!f->drops)
+		f->drops = tm_xcalloc(TM_STAT_COUNT, sizeof(*f->drops));
+	return f->drops;
+}
+
 void scan_count(scan_file *sf, tm_stat st, int is_drop)
 {
 	sf->sc->s->stats[st]++;
-	sf->out->drops[st]++;
+	scan_file_drops(sf->out)[st]++;
 	if (is_drop)
 		sf->out->dropped++;
 }
@@ -570,6 +588,33 @@ static int is_trace_file(tm_type t)
 	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+static void report(scan_ctx *sc)
+{
+	if (sc->sink && sc->sink->progress)
+		sc->sink->progress(sc->sink->ctx, &sc->progress);
+}
+
+static void on_read(void *ctx, size_t n)
+{
+	scan_ctx *sc = ctx;
+	sc->progress.done += n;
+	report(sc);
+}
+
+/* A file's cursor, reporting its reads when someone listens. */
+static tm_cursor *open_observed(scan_ctx *sc, const tm_file *f, tm_error *err)
+{
+	tm_cursor *c = tm_cursor_open(f->blob, err);
+	if (c && sc->sink && sc->sink->progress) {
+		sc->progress.file = f->name ? f->name : sc->m->path;
+		report(sc);
+		tm_cursor_observe(c, on_read, sc);
+	}
+	return c;
+}
+
 static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 {
 	tm_scan *s = sc->s;
@@ -590,7 +635,7 @@ static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 
 	if (f->type == TM_TYPE_PROTO) {
 		tm_tracker_set_sync_clock(t, TM_CLOCK_BOOTTIME);
-		tm_cursor *c = tm_cursor_open(f->blob, err);
+		tm_cursor *c = open_observed(sc, f, err);
 		if (!c)
 			return -1;
 		int rc = scan_proto(&sf, c, err);
@@ -605,7 +650,7 @@ static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 	tm_tracker_claim(t, clock);
 	if (f->type != TM_TYPE_JSON && f->type != TM_TYPE_SYSTRACE)
 		return 0; /* claims and bridges like the reference, events not read */
-	tm_cursor *c = tm_cursor_open(f->blob, err);
+	tm_cursor *c = open_observed(sc, f, err);
 	if (!c)
 		return -1;
 	int rc = f->type == TM_TYPE_JSON ? scan_json(&sf, t, c, err) : scan_systrace(&sf, t, c, err);
@@ -647,8 +692,10 @@ static int apply_plan(scan_ctx *sc, tm_error *err)
 }
 
 /* The clock module counts per-conversion failures on its trackers; fold
- * them into the files' drops and the totals. */
-static void collect_clock_stats(tm_scan *s)
+ * them into the files' drops and the totals, then let the trackers go: a
+ * tracker serves only the file it was opened for, so each file's are
+ * folded and freed when it is read (an archive may hold 100,000 files). */
+static void fold_tracker_stats(tm_scan *s)
 {
 	static const tm_stat map[TM_CLOCK_STAT_COUNT] = {
 		[TM_CLOCK_STAT_INVALID_SNAPSHOTS] = TM_STAT_INVALID_SNAPSHOTS,
@@ -669,9 +716,16 @@ static void collect_clock_stats(tm_scan *s)
 				continue;
 			s->stats[map[k]] += st.n[k];
 			if (fid < s->n_files)
-				s->files[fid].drops[map[k]] += st.n[k];
+				scan_file_drops(&s->files[fid])[map[k]] += st.n[k];
 		}
 	}
+	tm_clocks_end_trackers(s->clocks);
+}
+
+/* invalid_clock_snapshots is the graph's, not a tracker's. */
+static void collect_clock_stats(tm_scan *s)
+{
+	fold_tracker_stats(s);
 	tm_clock_stats all;
 	tm_clocks_stats(s->clocks, &all);
 	s->stats[TM_STAT_INVALID_SNAPSHOTS] = all.n[TM_CLOCK_STAT_INVALID_SNAPSHOTS];
@@ -684,8 +738,15 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	s->clocks = tm_clocks_new();
 	s->n_files = m->n_files;
 	s->files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*s->files));
-	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0};
+	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0, {0}};
 	tm_error err = {0};
+	for (size_t i = 0; sink && sink->progress && i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		int64_t size = f->blob ? tm_blob_size(f->blob) : -1;
+		int read = f->type == TM_TYPE_PROTO || f->type == TM_TYPE_JSON || f->type == TM_TYPE_SYSTRACE;
+		if (read && size > 0) /* the formats scan_one reads */
+			sc.progress.total += (uint64_t)size;
+	}
 	if (sc.plan && apply_plan(&sc, &err) != 0) {
 		s->failed = 1;
 		s->err = err;
@@ -703,9 +764,12 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 			s->err = err;
 			s->err_file = f->id;
 		}
+		fold_tracker_stats(s);
 	}
 	collect_clock_stats(s);
 	scan_sync_machines(&sc);
+	sc.progress.file = NULL;
+	report(&sc);
 	s->tt_node = tm_clocks_trace_time(s->clocks);
 	s->has_tt_clock_id = tm_clocks_trace_time_clock_id(s->clocks, &s->tt_clock_id);
 	s->has_tt_owner = tm_clocks_owner(s->clocks, &s->tt_owner_file);
@@ -719,8 +783,11 @@ void tm_scan_free(tm_scan *s)
 		return;
 	tm_clocks_free(s->clocks);
 	tm_machines_free(&s->machines);
-	for (size_t i = 0; i < s->n_files; i++)
-		free(s->files[i].machines);
+	for (size_t i = 0; i < s->n_files; i++) {
+		if (s->files[i].machines != &s->files[i].machine0)
+			free(s->files[i].machines);
+		free(s->files[i].drops);
+	}
 	free(s->files);
 	free(s->mach);
 	free(s);

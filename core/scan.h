@@ -140,6 +140,15 @@ typedef struct tm_rec {
 		       * such as reserving a proto track descriptor) */
 } tm_rec;
 
+/* How far the scan is, for a front end's progress display. */
+typedef struct tm_scan_progress {
+	uint64_t done;     /* bytes of trace files read */
+	uint64_t total;    /* bytes of every trace file to read (one whose size
+	                      is not known yet, a stream, counts 0) */
+	const char *file;  /* the file being read (its member name, or the
+	                      input's path), NULL once the scan is over */
+} tm_scan_progress;
+
 typedef struct tm_scan_sink {
 	void *ctx;
 	void (*event)(void *ctx, const tm_event *ev); /* may be NULL */
@@ -147,6 +156,9 @@ typedef struct tm_scan_sink {
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
 	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
 	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
+	/* may be NULL: when a file starts, after each read of it, and once at
+	 * the end */
+	void (*progress)(void *ctx, const tm_scan_progress *p);
 } tm_scan_sink;
 
 /* ---- results ------------------------------------------------------------ */
@@ -158,14 +170,24 @@ typedef struct tm_scan_file {
 	int scanned;              /* a trace file the scan read */
 	uint32_t *machines;       /* rows this file put data on, in first-use order */
 	size_t n_machines;
+	uint32_t machine0;        /* `machines` points here while it holds one row
+	                             (the usual case, in an archive of 100,000 files) */
 	int clock_override;       /* 0 none, 1 RELATE, 2 PIN (manifest clocks block) */
 	uint64_t packets;         /* proto packets read (compressed ones expanded) */
 	uint64_t events;          /* events placed */
 	int has_range;
 	int64_t first_own, last_own, first_trace, last_trace;
 	uint64_t dropped;         /* events or packets dropped, all reasons */
-	uint64_t drops[TM_STAT_COUNT]; /* the stats this file added to */
+	uint64_t *drops;          /* the stats this file added to, by tm_stat; NULL
+	                             while it added to none (an archive may hold
+	                             100,000 files): read with tm_scan_file_drops */
 } tm_scan_file;
+
+/* How much file `f` added to stat `st`. */
+static inline uint64_t tm_scan_file_drops(const tm_scan_file *f, tm_stat st)
+{
+	return f->drops ? f->drops[st] : 0;
+}
 
 /* Per machine row. */
 typedef struct tm_scan_machine {
@@ -206,5 +228,18 @@ void tm_scan_free(tm_scan *s);
 int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row);
 
 /* The events recorded (sum over files) of one stat: s->stats[i]. */
+
+/* ---- the index cache (core/index.h, core/scan_index.c) ------------------ */
+
+/* The results as bytes, and back. Every field of tm_scan, tm_scan_file and
+ * tm_scan_machine is kept: a new field must be added to both (and
+ * TM_INDEX_FORMAT bumped), or a scan read back from the index would show
+ * it empty. A scan read back renders every view as the saved one did; its
+ * clocks have no trackers. tm_scan_load returns NULL with *why (a static
+ * reason) for bytes that are not the results of a scan over `n_files`
+ * files that this code wrote. */
+struct tm_ser_out;
+void tm_scan_save(const tm_scan *s, struct tm_ser_out *out);
+tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, const char **why);
 
 #endif

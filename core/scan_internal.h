@@ -16,6 +16,7 @@ typedef struct scan_ctx {
 	int64_t *raw_with_context;    /* raw machine ids some tracker exists for */
 	size_t n_raw, cap_raw;
 	int64_t max_pushed;           /* the sorter's largest timestamp so far */
+	tm_scan_progress progress;    /* tm_scan_sink.progress */
 } scan_ctx;
 
 /* One trace file being read. */

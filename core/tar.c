@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ser.h"
+
 #define BLOCK 512u
 /* A GNU long name or a PAX header larger than this is only partly read:
  * names and paths are never that long, and hostile sizes must not drive
@@ -244,6 +246,7 @@ static int walk_header(tar_walk *w, int *zero_seen, tm_error *err)
 	if (r < (ssize_t)BLOCK)
 		return premature(err);
 	w->off += BLOCK;
+	w->out->dir_hash = tm_hash(w->out->dir_hash, h, BLOCK);
 
 	int gnu = memcmp(h + F_MAGIC, MAGIC_GNU, sizeof(MAGIC_GNU)) == 0;
 	int ustar = !gnu && memcmp(h + F_MAGIC, MAGIC_USTAR, sizeof(MAGIC_USTAR)) == 0;
@@ -289,6 +292,7 @@ static int walk_header(tar_walk *w, int *zero_seen, tm_error *err)
 			return -1;
 		/* the reference keeps all `size` bytes; a C string ends at the NUL GNU tar writes */
 		w->long_name = tm_xstrndup((const char *)w->meta, (size_t)n);
+		w->out->dir_hash = tm_hash(w->out->dir_hash, w->meta, (size_t)n);
 		w->off += padded;
 		return 1;
 	case T_PAX:
@@ -321,6 +325,7 @@ static int walk_header(tar_walk *w, int *zero_seen, tm_error *err)
 int tm_tar_list(tm_blob *tar, tm_listing *out, tm_error *err)
 {
 	memset(out, 0, sizeof(*out));
+	out->dir_hash = TM_HASH_INIT;
 	tar_walk w = {.tar = tar, .out = out};
 	if (!(w.c = tm_cursor_open(tar, err)))
 		return -1;

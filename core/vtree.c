@@ -5,10 +5,15 @@
  *
  * Locking: `tree` (a rwlock) guards the node table, the name index and
  * the child lists; nodes themselves are allocated one by one and never
- * move, so a node pointer stays valid once found. `lock` (a mutex) guards
- * the scan and the generated buffers. Order: `lock` before `tree`; nothing
- * takes `lock` while holding `tree`. A generated node's `ready` flag is
- * atomic, so readers that see it set read its bytes without a lock. */
+ * move, so a node pointer stays valid once found. Every tier and every
+ * generated file is built once, by the first reader that needs it, under a
+ * lock of its own (DESIGN.md: readers of different generated files never
+ * wait for each other's build; they wait only for what they need): a
+ * generated file's `mu` guards its bytes, `gen_mu` the generation pass,
+ * `machines_mu` the building of machines/, `scan_mu` the scan. Order: a
+ * file's `mu`, then `gen_mu` or `machines_mu`, then `scan_mu`, then
+ * `tree`; never the other way. A generated file's `ready` flag is atomic,
+ * so readers that see it set read its bytes without a lock. */
 #include "vtree.h"
 
 #include <errno.h>
@@ -17,13 +22,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gen.h"
+#include "index.h"
 #include "merge.h"
 #include "pack.h"
 #include "render.h"
 #include "scan.h"
+#include "spool.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
 
@@ -41,24 +49,36 @@ typedef enum gen_kind {
 
 #define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
 
+/* A generated file's bytes and how far they are built: only the nodes of
+ * generated files have one (an archive may have 100,000 members). */
+typedef struct vt_gen {
+	pthread_mutex_t mu; /* held while the bytes are built */
+	atomic_int ready;   /* data/len (or err) are final */
+	int spool_fd;       /* the bytes (len of them) when not in `data`: the spooled
+	                       files read the generation pass's output (owned by the
+	                       tree), a large metadata.json a file of its own (owns_fd) */
+	int owns_fd;
+	char *data;
+	size_t len;
+	tm_error err;       /* why reads fail (TM_EIO), or TM_OK */
+} vt_gen;
+
+/* A node of the tree: one per member of the archive (there may be
+ * 100,000), so its fields are packed and its name is part of it. */
 typedef struct vt_node {
-	char *name;
-	vt_kind kind;
 	vt_ino parent;
 	vt_ino *kids;
 	size_t n_kids, cap_kids;
-	src_kind src;
 	tm_blob *blob;    /* SRC_BLOB */
 	uint64_t size;    /* SRC_BLOB */
 	int64_t mtime;
 	char *link;       /* SRC_LINK */
-	gen_kind gen;     /* SRC_GEN */
+	vt_gen *g;        /* SRC_GEN */
 	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
-	int spool_fd;     /* spooled files: the bytes (len of them), owned by the tree */
-	atomic_int ready; /* SRC_GEN: data/len (or err) are final */
-	char *data;
-	size_t len;
-	tm_error err;     /* SRC_GEN: why reads fail (TM_EIO), or TM_OK */
+	uint8_t kind;     /* vt_kind */
+	uint8_t src;      /* src_kind */
+	uint8_t gen;      /* gen_kind, SRC_GEN */
+	char name[];
 } vt_node;
 
 struct tm_vtree {
@@ -69,12 +89,18 @@ struct tm_vtree {
 	vt_ino *slots;
 	size_t n_slots;
 	pthread_rwlock_t tree;
-	pthread_mutex_t lock;
-	tm_scan *scan;          /* the scan tier, run once under `lock` */
-	tm_gen *gen;            /* the generation pass, run once under `lock` */
+	pthread_mutex_t scan_mu;
+	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
+	char *index_path;       /* the index cache's file, NULL: none */
+	void (*warn)(const char *msg);                       /* vt_inputs.warn */
+	void (*progress)(void *ctx, const vt_progress *p);   /* vt_inputs.progress */
+	void *progress_ctx;
+	pthread_mutex_t gen_mu;
+	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
 	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
-	atomic_int machines_built;
+	pthread_mutex_t machines_mu;
+	atomic_int machines_built; /* machines/ is built (under `machines_mu`) */
 	vt_ino files_dir, machines_dir;
 	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
 	size_t n_file_node;
@@ -145,13 +171,13 @@ static vt_ino child_named(tm_vtree *t, vt_ino parent, const char *name)
 static vt_ino add_node(tm_vtree *t, vt_ino parent, const char *name, vt_kind kind)
 {
 	TM_GROW(t->nodes, t->cap_nodes, t->n_nodes + 1);
-	vt_node *n = tm_xcalloc(1, sizeof(*n));
+	size_t len = strlen(name);
+	vt_node *n = tm_xcalloc(1, sizeof(*n) + len + 1);
 	t->nodes[t->n_nodes++] = n;
-	n->name = tm_xstrdup(name);
-	n->kind = kind;
+	memcpy(n->name, name, len + 1);
+	n->kind = (uint8_t)kind;
 	n->parent = parent;
 	n->mtime = t->merge->mtime;
-	atomic_init(&n->ready, 0);
 	vt_ino ino = (vt_ino)t->n_nodes;
 	if (parent) {
 		vt_node *p = node_of(t, parent);
@@ -172,7 +198,10 @@ static vt_ino add_gen(tm_vtree *t, vt_ino parent, const char *name, gen_kind gen
 	n->src = SRC_GEN;
 	n->gen = gen;
 	n->row = ROW_ALL;
-	n->spool_fd = -1;
+	n->g = tm_xcalloc(1, sizeof(*n->g));
+	pthread_mutex_init(&n->g->mu, NULL);
+	atomic_init(&n->g->ready, 0);
+	n->g->spool_fd = -1;
 	return ino;
 }
 
@@ -318,8 +347,18 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	tm_vtree *t = tm_xcalloc(1, sizeof(*t));
 	t->merge = m;
 	pthread_rwlock_init(&t->tree, NULL);
-	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->scan_mu, NULL);
+	pthread_mutex_init(&t->gen_mu, NULL);
+	pthread_mutex_init(&t->machines_mu, NULL);
 	atomic_init(&t->machines_built, 0);
+	/* Now, while relative paths still mean what the user meant (a daemon
+	 * leaves its working directory). */
+	if (!in->no_index)
+		t->index_path = in->index_path ? tm_xstrdup(in->index_path)
+					       : tm_index_default_path(in->paths, in->n, in->manifest, in->as_members);
+	t->warn = in->warn;
+	t->progress = in->progress;
+	t->progress_ctx = in->progress_ctx;
 	t->n_slots = 64;
 	t->slots = tm_xcalloc(t->n_slots, sizeof(*t->slots));
 	t->n_file_node = m->n_files;
@@ -361,18 +400,26 @@ void vtree_free(tm_vtree *t)
 		return;
 	for (size_t i = 0; i < t->n_nodes; i++) {
 		vt_node *n = t->nodes[i];
-		free(n->name);
 		free(n->kids);
 		tm_blob_unref(n->blob);
 		free(n->link);
-		free(n->data);
+		if (n->g) {
+			if (n->g->owns_fd)
+				close(n->g->spool_fd);
+			pthread_mutex_destroy(&n->g->mu);
+			free(n->g->data);
+			free(n->g);
+		}
 		free(n);
 	}
 	free(t->nodes);
 	free(t->slots);
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
-	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->scan_mu);
+	free(t->index_path);
+	pthread_mutex_destroy(&t->gen_mu);
+	pthread_mutex_destroy(&t->machines_mu);
 	tm_gen_free(t->gen);
 	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
@@ -381,15 +428,137 @@ void vtree_free(tm_vtree *t)
 
 /* ---- the scan tier and machines/ ------------------------------------------ */
 
-/* The scan's result, run on first use. Caller holds `lock`. */
-static tm_scan *scan_locked(tm_vtree *t)
+/* ---- the scan: from the index cache, or read with progress --------------- */
+
+static void warn(tm_vtree *t, const char *fmt, const char *a, const char *b)
 {
+	if (!t->warn)
+		return;
+	tm_buf m = {0};
+	tm_buf_printf(&m, fmt, a, b);
+	t->warn(m.data);
+	tm_buf_free(&m);
+}
+
+/* The scan's results from the index, or NULL (a miss, said when the file
+ * could not be trusted). `key` is the inputs' key, empty when they could
+ * not be read for it. */
+static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
+{
+	if (tm_index_key(t->merge, key) != 0) {
+		key->len = 0;
+		return NULL;
+	}
+	char *why = NULL;
+	tm_index *ix = tm_index_read(t->index_path, key, &why);
+	if (!ix) {
+		if (why)
+			warn(t, "index %s: ignored: %s", t->index_path, why);
+		free(why);
+		return NULL;
+	}
+	size_t len = 0;
+	const void *p = tm_index_find(ix, TM_INDEX_SCAN, &len);
+	const char *bad = "no scan results";
+	tm_scan *s = p ? tm_scan_load(p, len, t->merge->n_files, &bad) : NULL;
+	if (!s)
+		warn(t, "index %s: ignored: %s", t->index_path, bad);
+	tm_index_free(ix);
+	return s;
+}
+
+static void save_scan(const void *s, struct tm_ser_out *out)
+{
+	tm_scan_save(s, out);
+}
+
+/* Keep a scan's results, unless the scan failed for a reason that may not
+ * hold next time (an I/O error). Never fails the caller. */
+static void scan_to_index(tm_vtree *t, const tm_buf *key, const tm_scan *s)
+{
+	if (!key->len || (s->failed && s->err.code != TM_EINPUT))
+		return;
+	tm_index_section sec = {TM_INDEX_SCAN, save_scan, s};
+	tm_error err = {0};
+	if (tm_index_write(t->index_path, key, &sec, 1, &err) != 0)
+		warn(t, "index %s: not written: %s", t->index_path, err.msg);
+}
+
+typedef struct progress_ctx {
+	tm_vtree *t;
+	struct timespec start;
+	double last;       /* seconds when last reported */
+} progress_ctx;
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* tm_scan_sink.progress: passed on at most ten times a second (the end
+ * is reported by scan_load_or_run, which knows how it went). */
+static void on_scan_progress(void *ctx, const tm_scan_progress *p)
+{
+	progress_ctx *pc = ctx;
+	double now = seconds_since(&pc->start);
+	if (!p->file || now - pc->last < 0.1)
+		return;
+	pc->last = now;
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0};
+	pc->t->progress(pc->t->progress_ctx, &v);
+}
+
+/* The bytes of the trace files a scan read. */
+static uint64_t scanned_bytes(const tm_vtree *t, const tm_scan *s)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < t->merge->n_files && i < s->n_files; i++) {
+		int64_t size = t->merge->files[i].blob ? tm_blob_size(t->merge->files[i].blob) : -1;
+		if (s->files[i].scanned && size > 0)
+			bytes += (uint64_t)size;
+	}
+	return bytes;
+}
+
+/* The scan's results: from the index when it has them, else read. Caller
+ * holds `scan_mu`. */
+static tm_scan *scan_load_or_run(tm_vtree *t)
+{
+	progress_ctx pc = {.t = t};
+	clock_gettime(CLOCK_MONOTONIC, &pc.start);
+	tm_buf key = {0};
+	tm_scan *s = t->index_path ? scan_from_index(t, &key) : NULL;
+	int from_index = s != NULL;
+	if (!s) {
+		tm_scan_sink sink = {.ctx = &pc, .progress = t->progress ? on_scan_progress : NULL};
+		s = tm_scan_run(t->merge, t->progress ? &sink : NULL);
+		if (t->index_path)
+			scan_to_index(t, &key, s);
+	}
+	tm_buf_free(&key);
+	if (t->progress) {
+		uint64_t bytes = scanned_bytes(t, s);
+		vt_progress v = {bytes, bytes, NULL, seconds_since(&pc.start), 1, from_index, s->failed};
+		t->progress(t->progress_ctx, &v);
+	}
+	return s;
+}
+
+/* The scan's result, run once, by the first reader that needs it (the
+ * others wait for it under `scan_mu`). */
+static tm_scan *scan_get(tm_vtree *t)
+{
+	pthread_mutex_lock(&t->scan_mu);
 	if (!t->scan) {
-		t->scan = tm_scan_run(t->merge, NULL);
+		t->scan = scan_load_or_run(t);
 		if (t->scan->failed && t->log)
 			t->log(t->scan->err.msg);
 	}
-	return t->scan;
+	tm_scan *s = t->scan;
+	pthread_mutex_unlock(&t->scan_mu);
+	return s;
 }
 
 /* The path of a node below files/, components joined with `sep`. Caller
@@ -417,9 +586,9 @@ static void ensure_machines(tm_vtree *t)
 {
 	if (atomic_load_explicit(&t->machines_built, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->machines_mu);
 	if (!atomic_load_explicit(&t->machines_built, memory_order_relaxed)) {
-		tm_scan *s = scan_locked(t);
+		tm_scan *s = scan_get(t);
 		pthread_rwlock_wrlock(&t->tree);
 		for (uint32_t r = 0; r < s->machines.n; r++) {
 			char *dn = tm_machines_dir_name(&s->machines, r);
@@ -455,7 +624,7 @@ static void ensure_machines(tm_vtree *t)
 		pthread_rwlock_unlock(&t->tree);
 		atomic_store_explicit(&t->machines_built, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->machines_mu);
 }
 
 int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
@@ -490,34 +659,45 @@ int vtree_lookup(tm_vtree *t, const char *path, vt_ino *ino, tm_error *err)
 }
 
 /* Views that show the merge itself: unreadable (EIO) after a failed scan. */
-static void fail_if_scan_failed(const tm_scan *s, vt_node *n)
+static void fail_if_scan_failed(const tm_scan *s, vt_gen *g)
 {
 	if (s->failed)
-		tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+		tm_err(&g->err, TM_EIO, "%s", s->err.msg);
 }
 
-/* The spooled files: the generation pass runs once for all of them, for
- * the whole merge and every machine; the node then reads its file.
- * Caller holds `lock`. */
-static int spool_locked(tm_vtree *t, vt_node *n)
+/* The generation pass, run once for all the spooled files of the merge
+ * and every machine under `gen_mu`; NULL with *err set when it failed. */
+static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, const char *what, tm_error *err)
 {
-	tm_scan *s = scan_locked(t);
-	if (s->failed)
-		return tm_err(&n->err, TM_EIO, "%s", s->err.msg);
+	pthread_mutex_lock(&t->gen_mu);
 	if (!t->gen && t->gen_err.code == TM_OK) {
 		t->gen = tm_gen_build(t->merge, s, 0, &t->gen_err);
 		if (!t->gen && t->gen_err.code == TM_OK)
-			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", n->name);
+			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
 	}
-	if (!t->gen) {
-		n->err = t->gen_err;
+	tm_gen *gen = t->gen;
+	if (!gen)
+		*err = t->gen_err;
+	pthread_mutex_unlock(&t->gen_mu);
+	return gen;
+}
+
+/* A spooled file: the node reads its part of the generation pass's
+ * output. Caller holds the node's `mu`. */
+static int spool_view(tm_vtree *t, vt_node *n)
+{
+	vt_gen *g = n->g;
+	tm_scan *s = scan_get(t);
+	if (s->failed)
+		return tm_err(&g->err, TM_EIO, "%s", s->err.msg);
+	const tm_gen *gen = gen_get(t, s, n->name, &g->err);
+	if (!gen)
 		return -1;
-	}
-	const tm_spooled *sp = n->gen == GEN_PFTRACE	? t->gen->pftrace
-			       : n->gen == GEN_TIMELINE ? t->gen->timeline
-			       : n->gen == GEN_PROCESSES ? t->gen->tables->processes
-			       : n->gen == GEN_THREADS	? t->gen->tables->threads
-							: t->gen->tables->slices;
+	const tm_spooled *sp = n->gen == GEN_PFTRACE	? gen->pftrace
+			       : n->gen == GEN_TIMELINE ? gen->timeline
+			       : n->gen == GEN_PROCESSES ? gen->tables->processes
+			       : n->gen == GEN_THREADS	? gen->tables->threads
+							: gen->tables->slices;
 	int fd = -1;
 	uint64_t size = 0;
 	if (n->row == ROW_ALL)
@@ -525,66 +705,117 @@ static int spool_locked(tm_vtree *t, vt_node *n)
 	else if (n->row < sp->n_mach)
 		fd = sp->mach_fd[n->row], size = sp->mach_size[n->row];
 	if (fd < 0)
-		return tm_err(&n->err, TM_EIO, "%s: no such machine", n->name);
-	n->spool_fd = fd;
-	n->len = (size_t)size;
+		return tm_err(&g->err, TM_EIO, "%s: no such machine", n->name);
+	g->spool_fd = fd;
+	g->len = (size_t)size;
 	return 0;
 }
 
-/* Render a generated file once; later callers get the same bytes. Called
- * without `tree` held. */
+/* A large view goes to a temporary file of its own as it is rendered
+ * (spill_to_file), so that memory holds at most TM_RENDER_SPILL of it. */
+typedef struct spill_ctx {
+	tm_spool spool;
+	int open, failed;
+	tm_error err;
+} spill_ctx;
+
+static void spill_to_file(void *ctx, tm_buf *out)
+{
+	spill_ctx *sc = ctx;
+	if (!sc->open && !sc->failed) {
+		if (tm_spool_open(&sc->spool, &sc->err) == 0)
+			sc->open = 1;
+		else
+			sc->failed = 1;
+	}
+	if (sc->open)
+		tm_spool_put(&sc->spool, out->data, out->len);
+	out->len = 0;
+}
+
+/* metadata.json: in `b`, or in g->spool_fd when it grew large. */
+static int render_spilled(tm_vtree *t, vt_node *n, tm_buf *b)
+{
+	vt_gen *g = n->g;
+	spill_ctx sc = {.spool = {.fd = -1}};
+	tm_render_spill spill = {spill_to_file, &sc};
+	int rc = tm_render_metadata_spill(t->merge, scan_get(t), b, &spill, &g->err);
+	if (rc == 0 && sc.failed) {
+		g->err = sc.err;
+		rc = -1;
+	}
+	if (sc.open) {
+		if (rc == 0) {
+			tm_spool_put(&sc.spool, b->data, b->len);
+			rc = tm_spool_finish(&sc.spool, n->name, &g->err);
+		}
+		if (rc == 0) {
+			g->spool_fd = sc.spool.fd;
+			g->owns_fd = 1;
+			g->len = (size_t)sc.spool.size;
+			sc.spool.fd = -1;
+		}
+		tm_spool_close(&sc.spool);
+		tm_buf_free(b);
+	}
+	return rc;
+}
+
+/* The bytes of a view rendered into memory. Caller holds the node's `mu`. */
+static int render_view(tm_vtree *t, vt_node *n, tm_buf *b)
+{
+	vt_gen *g = n->g;
+	tm_scan *s;
+	int rc;
+	switch (n->gen) {
+	case GEN_METADATA:
+		return render_spilled(t, n, b);
+	case GEN_MANIFEST:
+		return tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_get(t), b, &g->err);
+	case GEN_MACHINE:
+		s = scan_get(t);
+		rc = tm_render_machine(t->merge, s, n->row, b, &g->err);
+		if (rc == 0)
+			fail_if_scan_failed(s, g);
+		return rc;
+	case GEN_DOT:
+		s = scan_get(t);
+		tm_render_clocks_dot(t->merge, s, b);
+		fail_if_scan_failed(s, g);
+		return 0;
+	case GEN_CSV:
+		s = scan_get(t);
+		tm_render_clocks_csv(t->merge, s, b);
+		fail_if_scan_failed(s, g);
+		return 0;
+	default: /* the spooled files */
+		return spool_view(t, n);
+	}
+}
+
+/* Build a generated file once; later callers get the same bytes. Readers
+ * of other files are not held up: each file builds under its own lock.
+ * Called without `tree` held. */
 static void ensure_generated(tm_vtree *t, vt_node *n)
 {
-	if (atomic_load_explicit(&n->ready, memory_order_acquire))
+	vt_gen *g = n->g;
+	if (atomic_load_explicit(&g->ready, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&t->lock);
-	if (!atomic_load_explicit(&n->ready, memory_order_relaxed)) {
+	pthread_mutex_lock(&g->mu);
+	if (!atomic_load_explicit(&g->ready, memory_order_relaxed)) {
 		tm_buf b = {0};
-		int rc = 0;
-		tm_scan *s;
-		switch (n->gen) {
-		case GEN_METADATA:
-			rc = tm_render_metadata(t->merge, scan_locked(t), &b, &n->err);
-			break;
-		case GEN_MANIFEST:
-			rc = tm_render_manifest(t->merge, t->merge->manifest ? NULL : scan_locked(t), &b, &n->err);
-			break;
-		case GEN_MACHINE:
-			s = scan_locked(t);
-			rc = tm_render_machine(t->merge, s, n->row, &b, &n->err);
-			if (rc == 0)
-				fail_if_scan_failed(s, n);
-			break;
-		case GEN_DOT:
-			s = scan_locked(t);
-			tm_render_clocks_dot(t->merge, s, &b);
-			fail_if_scan_failed(s, n);
-			break;
-		case GEN_CSV:
-			s = scan_locked(t);
-			tm_render_clocks_csv(t->merge, s, &b);
-			fail_if_scan_failed(s, n);
-			break;
-		case GEN_PFTRACE:
-		case GEN_TIMELINE:
-		case GEN_PROCESSES:
-		case GEN_THREADS:
-		case GEN_SLICES:
-			rc = spool_locked(t, n);
-			break;
-		}
-		if (rc != 0) {
+		if (render_view(t, n, &b) != 0) {
 			tm_buf_free(&b);
-			if (n->err.code != TM_EIO)
-				n->err.code = TM_EIO;
+			if (g->err.code != TM_EIO)
+				g->err.code = TM_EIO;
 		}
-		if (n->gen >= GEN_PFTRACE)
-			tm_buf_free(&b); /* the bytes are in n->spool_fd */
+		if (g->spool_fd >= 0)
+			tm_buf_free(&b); /* the bytes are in g->spool_fd */
 		else
-			n->data = tm_buf_detach(&b, &n->len);
-		atomic_store_explicit(&n->ready, 1, memory_order_release);
+			g->data = tm_buf_detach(&b, &g->len);
+		atomic_store_explicit(&g->ready, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&g->mu);
 }
 
 /* Caller holds `tree`; generated nodes must have been rendered (or the
@@ -605,7 +836,7 @@ static void fill_stat(tm_vtree *t, vt_ino ino, vt_node *n, vt_stat *st)
 	} else if (n->src == SRC_LINK) {
 		st->size = strlen(n->link);
 	} else if (n->src == SRC_GEN) {
-		st->size = atomic_load_explicit(&n->ready, memory_order_acquire) ? n->len : 0;
+		st->size = atomic_load_explicit(&n->g->ready, memory_order_acquire) ? n->g->len : 0;
 	}
 }
 
@@ -649,7 +880,7 @@ int vtree_readdir(tm_vtree *t, vt_ino dir, vt_dirent_cb cb, void *ctx, tm_error 
 		ents[i].ino = d->kids[i];
 		/* Generated files not rendered yet get no attributes here, so
 		 * `ls` never pays for them (DESIGN.md: listing computes nothing). */
-		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->ready, memory_order_acquire);
+		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->g->ready, memory_order_acquire);
 		if (ents[i].has_st)
 			fill_stat(t, d->kids[i], n, &ents[i].st);
 	}
@@ -696,8 +927,8 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err)
 		ensure_generated(t, n);
 		/* A view of a failed merge cannot be opened: its size may be 0,
 		 * and a reader would see an empty file instead of the error. */
-		if (n->err.code != TM_OK) {
-			tm_err(err, TM_EIO, "%s", n->err.msg);
+		if (n->g->err.code != TM_OK) {
+			tm_err(err, TM_EIO, "%s", n->g->err.msg);
 			vtree_file_close(f);
 			return NULL;
 		}
@@ -731,18 +962,19 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 		return (ssize_t)got;
 	}
 	if (node->src == SRC_GEN) {
-		if (node->err.code != TM_OK) {
-			tm_err(err, TM_EIO, "%s", node->err.msg);
+		const vt_gen *g = node->g;
+		if (g->err.code != TM_OK) {
+			tm_err(err, TM_EIO, "%s", g->err.msg);
 			return -1;
 		}
-		if (off >= node->len)
+		if (off >= g->len)
 			return 0;
-		if (n > node->len - off)
-			n = (size_t)(node->len - off);
-		if (node->spool_fd >= 0) {
+		if (n > g->len - off)
+			n = (size_t)(g->len - off);
+		if (g->spool_fd >= 0) {
 			size_t got = 0;
 			while (got < n) {
-				ssize_t r = pread(node->spool_fd, (char *)buf + got, n - got, (off_t)(off + got));
+				ssize_t r = pread(g->spool_fd, (char *)buf + got, n - got, (off_t)(off + got));
 				if (r < 0 && errno == EINTR)
 					continue;
 				if (r < 0) {
@@ -755,7 +987,7 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			}
 			return (ssize_t)got;
 		}
-		memcpy(buf, node->data + off, n);
+		memcpy(buf, g->data + off, n);
 		return (ssize_t)n;
 	}
 	return 0;
@@ -763,10 +995,11 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 
 int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 {
-	if (f->node->src == SRC_GEN && f->node->spool_fd >= 0 && f->node->err.code == TM_OK) {
-		*fd = f->node->spool_fd;
+	const vt_gen *g = f->node->g;
+	if (f->node->src == SRC_GEN && g->spool_fd >= 0 && g->err.code == TM_OK) {
+		*fd = g->spool_fd;
 		*off = 0;
-		*size = f->node->len;
+		*size = g->len;
 		return 0;
 	}
 	if (f->node->src != SRC_BLOB || !f->cursor || tm_cursor_file_range(f->cursor, fd, off) != 0)
@@ -786,9 +1019,7 @@ void vtree_file_close(vt_file *f)
 
 int vtree_check(tm_vtree *t, tm_buf *summary, tm_error *err)
 {
-	pthread_mutex_lock(&t->lock);
-	const tm_scan *s = scan_locked(t);
-	pthread_mutex_unlock(&t->lock);
+	const tm_scan *s = scan_get(t);
 	if (s->failed) {
 		if (err)
 			*err = s->err;
@@ -823,9 +1054,7 @@ int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_erro
 
 int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err)
 {
-	pthread_mutex_lock(&t->lock);
-	const tm_scan *s = scan_locked(t);
-	pthread_mutex_unlock(&t->lock);
+	const tm_scan *s = scan_get(t);
 	if (s->failed) {
 		if (err)
 			*err = s->err;

@@ -35,9 +35,20 @@ typedef struct vt_stat {
 tm_vtree *vtree_open(const char *archive_path, tm_error *err);
 void vtree_free(tm_vtree *t);
 
+/* How far the scan is (vt_inputs.progress), for a front end's display. */
+typedef struct vt_progress {
+	uint64_t done, total; /* bytes of trace files read, and of all of them
+	                         (sizes not known yet count 0) */
+	const char *file;     /* being read, or NULL */
+	double seconds;       /* since the scan started */
+	int finished;         /* the last call: the scan is over */
+	int from_index;       /* (with finished) answered from the index cache */
+	int failed;           /* (with finished) the merge failed */
+} vt_progress;
+
 /* What to open (DESIGN.md "Inputs"): INPUT operands (trace files,
  * archives, directories) merged exactly as one archive holding them in the
- * order given, and the manifest file of `-o manifest=FILE`. */
+ * order given, and the manifest file of `-o manifest=FILE`; and how. */
 typedef struct vt_inputs {
 	const char *const *paths;
 	size_t n;
@@ -45,6 +56,19 @@ typedef struct vt_inputs {
 	int as_members;       /* even a single archive is a member (`tracemount pack`) */
 	const char *name;     /* the name messages and the check summary use; NULL:
 	                         the paths */
+	/* The index cache (core/index.h): the scan's results are read from and
+	 * written to `index_path`, else the cache's file for these inputs;
+	 * neither with `no_index`. */
+	int no_index;
+	const char *index_path;
+	/* One-line warnings that are no error (an index file ignored or not
+	 * written), without a trailing newline; NULL: not said. */
+	void (*warn)(const char *msg);
+	/* Called from the thread that runs the scan, at most about ten times a
+	 * second and once at its end (also when the index answered); NULL:
+	 * nothing is reported. */
+	void (*progress)(void *ctx, const vt_progress *p);
+	void *progress_ctx;
 } vt_inputs;
 
 /* Mount tier for several inputs. One input that is not a directory, with no

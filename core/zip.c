@@ -17,6 +17,8 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "ser.h"
+
 enum {
 	SIG_LOCAL = 0x04034b50,
 	SIG_CENTRAL = 0x02014b50,
@@ -405,6 +407,7 @@ int tm_zip_list(tm_blob *zip, tm_listing *out, tm_error *err)
 		err = &local_err;
 	tm_err_clear(err);
 	memset(out, 0, sizeof(*out));
+	out->dir_hash = TM_HASH_INIT;
 	int64_t ssize = tm_blob_size(zip);
 	if (ssize < 0 && (ssize = tm_blob_measure(zip, err)) < 0)
 		return -1;
@@ -436,6 +439,11 @@ int tm_zip_list(tm_blob *zip, tm_listing *out, tm_error *err)
 			rc = k;
 			break;
 		}
+		/* What the walk read of the member: its local header's fields,
+		 * sizes and CRC-32 (from a data descriptor where it had one). */
+		uint64_t fields[] = {off, h.version, h.flags, h.method, h.mtime, h.mdate, h.crc, h.csize, h.usize, h.data};
+		out->dir_hash = tm_hash(out->dir_hash, fields, sizeof fields);
+		out->dir_hash = tm_hash(out->dir_hash, h.name, strlen(h.name));
 		tm_entry *e = tm_listing_add_(out, &cap);
 		const cd_entry *ce = cd_find(&ix, off);
 		e->name = h.name;
@@ -453,7 +461,7 @@ int tm_zip_list(tm_blob *zip, tm_listing *out, tm_error *err)
 			e->blob = tm_blob_range_(zip, h.data, 0);
 		} else {
 			e->size = h.usize > INT64_MAX ? INT64_MAX : h.usize;
-			e->blob = tm_blob_inflate_(zip, h.data, h.csize, h.usize, h.crc, h.name);
+			e->blob = tm_blob_inflate_(zip, off, h.data, h.csize, h.usize, h.crc);
 		}
 		off = next;
 	}

@@ -22,9 +22,9 @@
 static const struct {
 	const char *cmd, *synopsis;
 } synopses[] = {
-	{"ls", "ls [-l] [-o manifest=FILE] INPUT... [PATH]"},
-	{"cat", "cat [-o manifest=FILE] INPUT... PATH"},
-	{"check", "check [-o manifest=FILE] INPUT..."},
+	{"ls", "ls [-l] [-o OPTION]... INPUT... [PATH]"},
+	{"cat", "cat [-o OPTION]... INPUT... PATH"},
+	{"check", "check [-o OPTION]... INPUT..."},
 	{"pack", "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..."},
 };
 
@@ -40,8 +40,10 @@ static int usage_error(const char *cmd, const char *msg)
 
 /* What the options of ls, cat and check say. */
 struct tree_opts {
-	int long_format;      /* ls -l */
-	const char *manifest; /* -o manifest=FILE */
+	int long_format;        /* ls -l */
+	const char *manifest;   /* -o manifest=FILE */
+	const char *index_path; /* -o index=FILE */
+	int no_index;           /* -o noindex */
 };
 
 /* getopt's complaint (c is '?' or ':') as a usage error of command argv[0]. */
@@ -59,7 +61,31 @@ static int option_error(char **argv, int c)
 	return usage_error(argv[0], msg);
 }
 
-/* Options of a command: -h/--help everywhere, -o manifest=FILE, -l for ls.
+/* One -o of ls, cat or check: manifest=FILE, index=FILE or noindex (one
+ * per -o: a FILE may hold commas). Returns -1 to go on, else the usage
+ * error's exit status. */
+static int tree_option(const char *cmd, const char *o, struct tree_opts *opts)
+{
+	if (strcmp(o, "noindex") == 0) {
+		opts->no_index = 1;
+		return -1;
+	}
+	const char **slot = strncmp(o, "manifest=", 9) == 0 ? &opts->manifest
+			    : strncmp(o, "index=", 6) == 0  ? &opts->index_path
+							    : NULL;
+	const char *value = slot ? strchr(o, '=') + 1 : NULL;
+	if (!slot || !*value)
+		return usage_error(cmd, "-o takes manifest=FILE, index=FILE or noindex");
+	if (*slot) {
+		char msg[64];
+		snprintf(msg, sizeof msg, "-o %.*s=FILE given twice", (int)(value - 1 - o), o);
+		return usage_error(cmd, msg);
+	}
+	*slot = value;
+	return -1;
+}
+
+/* Options of a command: -h/--help everywhere, -o OPTION, -l for ls.
  * Returns -1 to go on, else the exit status (help printed, or a usage
  * error). */
 static int parse_options(int argc, char **argv, const char *accepted, struct tree_opts *o)
@@ -79,11 +105,9 @@ static int parse_options(int argc, char **argv, const char *accepted, struct tre
 			continue;
 		}
 		if (c == 'o') {
-			if (strncmp(optarg, "manifest=", 9) != 0 || !optarg[9])
-				return usage_error(argv[0], "-o takes manifest=FILE");
-			if (o->manifest)
-				return usage_error(argv[0], "-o manifest=FILE given twice");
-			o->manifest = optarg + 9;
+			int rc = tree_option(argv[0], optarg, o);
+			if (rc >= 0)
+				return rc;
 			continue;
 		}
 		return option_error(argv, c);
@@ -91,10 +115,19 @@ static int parse_options(int argc, char **argv, const char *accepted, struct tre
 	return -1;
 }
 
-static tm_vtree *open_or_report(char **inputs, size_t n, const char *manifest)
+/* Warnings that are no error, such as an index file ignored. */
+static void warn(const char *msg)
+{
+	fprintf(stderr, "tracemount: %s\n", msg);
+}
+
+/* Open the inputs as the options say; `progress` for check on a terminal. */
+static tm_vtree *open_or_report(char **inputs, size_t n, const struct tree_opts *o, int progress)
 {
 	tm_error err = {0};
-	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = manifest};
+	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = o->manifest,
+			.no_index = o->no_index, .index_path = o->index_path, .warn = warn,
+			.progress = progress ? front_progress : NULL, .progress_ctx = NULL};
 	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t)
 		front_report(&err);
@@ -228,7 +261,7 @@ int cli_ls(int argc, char **argv)
 	/* With two operands or more the last is the PATH: `ls a.json b.json /`
 	 * lists the root of two inputs (one operand alone lists its root). */
 	const char *path = n >= 2 ? argv[argc - 1] : "/";
-	tm_vtree *t = open_or_report(argv + optind, (size_t)(n >= 2 ? n - 1 : 1), o.manifest);
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(n >= 2 ? n - 1 : 1), &o, 0);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -295,7 +328,7 @@ int cli_cat(int argc, char **argv)
 	if (argc - optind < 2)
 		return usage_error("cat", "expected INPUT... PATH");
 	const char *path = argv[argc - 1];
-	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), o.manifest);
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), &o, 0);
 	if (!t)
 		return EXIT_MERGE;
 	tm_error err = {0};
@@ -326,7 +359,9 @@ int cli_check(int argc, char **argv)
 		return rc;
 	if (argc - optind < 1)
 		return usage_error("check", "expected INPUT...");
-	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind), o.manifest);
+	/* Progress on a terminal only: a script reading the summary wants
+	 * nothing else on stderr (tracemount(1), "Progress"). */
+	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind), &o, isatty(STDERR_FILENO));
 	if (!t)
 		return EXIT_MERGE;
 	tm_buf sum = {0};
@@ -457,7 +492,8 @@ static int pack_dry_run(const struct pack_opts *o, tm_buf *sum)
 {
 	tm_error err = {0};
 	const char *path = pack_tmp;
-	tm_vtree *t = vtree_open_inputs(&(vt_inputs){.paths = &path, .n = 1, .name = o->out}, &err);
+	/* The written archive is a temporary file: no index for it. */
+	tm_vtree *t = vtree_open_inputs(&(vt_inputs){.paths = &path, .n = 1, .name = o->out, .no_index = 1}, &err);
 	if (!t) {
 		front_report(&err);
 		return EXIT_MERGE;
@@ -489,7 +525,7 @@ int cli_pack(int argc, char **argv)
 		return rc;
 	tm_error err = {0};
 	vt_inputs in = {.paths = (const char *const *)(argv + optind), .n = (size_t)(argc - optind),
-			.manifest = o.manifest, .as_members = 1};
+			.manifest = o.manifest, .as_members = 1, .no_index = 1};
 	/* Everything the mount tier checks, before a byte is written. */
 	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t) {

@@ -34,4 +34,9 @@ void front_report(const tm_error *err);
 /* The full usage text (--help). */
 void front_usage(FILE *out);
 
+/* vt_inputs.progress for a terminal on stderr (fs/progress.c): one line
+ * rewritten in place while the scan runs, then "Trace loaded: ..." (ctx
+ * unused). Front ends set it only when stderr is a terminal. */
+void front_progress(void *ctx, const vt_progress *p);
+
 #endif

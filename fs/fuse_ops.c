@@ -281,19 +281,25 @@ static const struct fuse_operations ops = {
 	.fallocate = ro_fallocate,
 };
 
-/* The operands (INPUT... MOUNTPOINT) and our own -o manifest=FILE; every
- * other option stays in the argument list for libfuse. */
+/* The operands (INPUT... MOUNTPOINT) and our own options (-o manifest=FILE,
+ * index=FILE, noindex); every other option stays in the argument list for
+ * libfuse. */
 struct operands {
 	char **v;
 	size_t n, cap;
 	char *manifest;
 	int manifest_twice;
+	char *index;
+	int index_twice;
+	int no_index;
 };
 
-enum { KEY_MANIFEST = 1 };
+enum { KEY_MANIFEST = 1, KEY_INDEX, KEY_NOINDEX };
 
 static const struct fuse_opt tm_opts[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
+	FUSE_OPT_KEY("index=", KEY_INDEX),
+	FUSE_OPT_KEY("noindex", KEY_NOINDEX),
 	FUSE_OPT_END,
 };
 
@@ -304,6 +310,16 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->manifest_twice |= o->manifest != NULL;
 		free(o->manifest);
 		o->manifest = strdup(arg + strlen("manifest="));
+		return 0;
+	}
+	if (key == KEY_INDEX) {
+		o->index_twice |= o->index != NULL;
+		free(o->index);
+		o->index = strdup(arg + strlen("index="));
+		return 0;
+	}
+	if (key == KEY_NOINDEX) {
+		o->no_index = 1;
 		return 0;
 	}
 	if (key != FUSE_OPT_KEY_NONOPT)
@@ -436,6 +452,10 @@ int fuse_front_main(int argc, char **argv)
 		rc = usage_error(o.manifest_twice ? "-o manifest=FILE given twice" : "-o manifest= needs a FILE");
 		goto out;
 	}
+	if (o.index_twice || (o.index && !o.index[0])) {
+		rc = usage_error(o.index_twice ? "-o index=FILE given twice" : "-o index= needs a FILE");
+		goto out;
+	}
 	size_t n_inputs = o.n - 1;
 	fsname_option(o.v[0], n_inputs - 1, defaults, sizeof defaults);
 	fuse_opt_insert_arg(&args, 1, defaults);
@@ -452,8 +472,14 @@ int fuse_front_main(int argc, char **argv)
 		goto out_destroy;
 
 	tm_error err = {0};
-	mc.tree = vtree_open_inputs(
-		&(vt_inputs){.paths = (const char *const *)o.v, .n = n_inputs, .manifest = o.manifest}, &err);
+	/* Progress only in the foreground, on a terminal (tracemount(1),
+	 * "Progress"); warnings go where the daemon's stderr goes. */
+	int progress = opts.foreground && isatty(STDERR_FILENO);
+	mc.tree = vtree_open_inputs(&(vt_inputs){.paths = (const char *const *)o.v, .n = n_inputs,
+						 .manifest = o.manifest, .no_index = o.no_index,
+						 .index_path = o.index, .warn = log_once,
+						 .progress = progress ? front_progress : NULL},
+				    &err);
 	if (!mc.tree) {
 		front_report(&err);
 		goto out_destroy;
@@ -477,6 +503,7 @@ out:
 		free(o.v[i]);
 	free(o.v);
 	free(o.manifest);
+	free(o.index);
 	fuse_opt_free_args(&args);
 	return rc;
 }

@@ -32,6 +32,8 @@ contains() {
 
 # A scratch directory removed at exit.
 T_TMP=$(mktemp -d /tmp/tmtest.XXXXXX)
+# The index cache of every test is its own (and the user's stays clean).
+export XDG_CACHE_HOME=$T_TMP/cache
 T_MOUNTS=()
 T_PIDS=()
 

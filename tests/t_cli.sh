@@ -16,8 +16,10 @@ zip -q -X bad.zip bad.json app.json
 
 out=$("$tm" --help); rc=$?
 eq "help exits 0" "$rc" 0
-contains "help names every command" "$out" "tracemount check [-o manifest=FILE] INPUT..."
-contains "help documents ls -l" "$out" "tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]"
+contains "help names every command" "$out" "tracemount check [-o OPTION]... INPUT..."
+contains "help documents ls -l" "$out" "tracemount ls [-l] [-o OPTION]... INPUT... [PATH]"
+contains "help documents -o noindex" "$out" "-o noindex"
+contains "help documents -o index=FILE" "$out" "-o index=FILE"
 contains "help documents pack" "$out" "tracemount pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..."
 out=$("$tm" --version); eq "version" "$out" "tracemount 0.1.0"
 
@@ -36,7 +38,7 @@ eq "check of two inputs opens both: a missing one exits 1" "$rc/$err" "1/tracemo
 err=$("$tm" ls -x good.zip 2>&1); rc=$?
 eq "an unknown ls option exits 2" "$rc" 2
 eq "an unknown ls option is named, with the usage" "$err" "$(printf '%s\n' "tracemount: ls: unknown option '-x'" \
-	"usage: tracemount ls [-l] [-o manifest=FILE] INPUT... [PATH]" "Try 'tracemount --help' for more information.")"
+	"usage: tracemount ls [-l] [-o OPTION]... INPUT... [PATH]" "Try 'tracemount --help' for more information.")"
 mkdir -p mnt
 err=$("$tm" good.zip 2>&1); rc=$?
 eq "a mount without a mount point exits 2" "$rc" 2
@@ -126,9 +128,10 @@ done
 man=$here/../man/tracemount.1
 eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
 page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
-for w in "ls [-l] [-o manifest=FILE] INPUT... [PATH]" "cat [-o manifest=FILE] INPUT... PATH" \
-	"check [-o manifest=FILE] INPUT..." "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..." \
-	"-o manifest=FILE" "--strict" "--no-validate" "INPUTS" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
+for w in "ls [-l] [-o OPTION]... INPUT... [PATH]" "cat [-o OPTION]... INPUT... PATH" \
+	"check [-o OPTION]... INPUT..." "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..." \
+	"-o manifest=FILE" "-o index=FILE" "-o noindex" "INDEX CACHE" "PROGRESS" "Trace loaded:" \
+	"--strict" "--no-validate" "INPUTS" "-f " "-d " "-s " "-o OPTIONS" "--help" "--version" \
 	metadata.json perfetto_manifest.json "files/MEMBER" processing_order files_path manifest_entry ignored \
 	"EXIT STATUS" "SUBCOMMANDS" "DIVERGENCES FROM PERFETTO" "%2E%2E"; do
 	contains "man page documents '$w'" "$page" "$w"

@@ -15,8 +15,9 @@
 # A size of 0 skips that input. BENCH_SCAN picks what is timed:
 #   tool      build/rel/tools/tm_scan ARCHIVE: tm_merge_open + tm_scan_run
 #             with a counting sink (the default)
-#   check     tracemount check ARCHIVE
-#   metadata  tracemount cat ARCHIVE metadata.json
+#   check     tracemount check -o noindex ARCHIVE
+#   metadata  tracemount cat -o noindex ARCHIVE metadata.json
+#             (the scan itself: bench_index.sh times the index cache)
 # BENCH_TOOL=PATH times that tm_scan binary instead of the build's (to
 # compare a saved copy of an older build with the current one, on the
 # same cached inputs).
@@ -62,8 +63,8 @@ archive() { # kind MB
 set_cmd() { # archive
 	case $mode in
 	tool) cmd=("$scan_tool" "$1") ;;
-	check) cmd=("$tm" check "$1") ;;
-	metadata) cmd=("$tm" cat "$1" metadata.json) ;;
+	check) cmd=("$tm" check -o noindex "$1") ;;
+	metadata) cmd=("$tm" cat -o noindex "$1" metadata.json) ;;
 	*) echo "bench_scan: BENCH_SCAN=$mode: tool, check or metadata" >&2; exit 2 ;;
 	esac
 }

@@ -113,7 +113,7 @@ static void mix_result(digest *d, const tm_scan *s)
 		if (f->has_range)
 			mix(d, (uint64_t)(f->first_own ^ f->last_own ^ f->first_trace ^ f->last_trace));
 		for (int k = 0; k < TM_STAT_COUNT; k++)
-			mix(d, f->drops[k]);
+			mix(d, tm_scan_file_drops(f, (tm_stat)k));
 	}
 	for (size_t i = 0; i < s->machines.n; i++) {
 		const tm_machine *r = &s->machines.rows[i];

@@ -297,7 +297,7 @@ static void test_s50_realtime_jumps_back(void)
 		}
 	}
 	CHECK(seen);
-	tm_clock_edge_iter it = {0, 0};
+	tm_clock_edge_iter it = {0};
 	tm_clock_edge e;
 	while (tm_clock_graph_next_edge(g, &it, &e))
 		CHECK(tm_clock_node_cmp(e.from, N(RT)) != 0);
@@ -1215,7 +1215,7 @@ static void test_introspection(void)
 	CHECK_INT(ni.n_values, 1);
 	tm_clock_graph_node_info(g, 1, &ni);
 	CHECK(!ni.is_trace_time && !ni.non_monotonic && !ni.incremental);
-	tm_clock_edge_iter it = {0, 0};
+	tm_clock_edge_iter it = {0};
 	tm_clock_edge e;
 	int n = 0;
 	while (tm_clock_graph_next_edge(g, &it, &e))
@@ -1464,7 +1464,7 @@ static int literal_bfs(const tm_clock_graph *g, tm_clock_node src, tm_clock_node
 {
 	tm_clock_edge edges[4096];
 	int ne = 0;
-	tm_clock_edge_iter it = {0, 0};
+	tm_clock_edge_iter it = {0};
 	while (ne < 4096 && tm_clock_graph_next_edge(g, &it, &edges[ne]))
 		ne++;
 	size_t cap = 1 << 16, head = 0, tail = 0;

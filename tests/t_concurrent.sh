@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/t_concurrent.sh - readers of different generated files never wait
+# for each other's build (DESIGN.md "Laziness and cost tiers"): through a
+# mount of a bench-size proto trace, metadata.json is read completely while
+# the generation pass of merged.pftrace is still running, then both files
+# are right. Ordering only, no timing: the pass is known to be under way
+# when the daemon holds its spooled files open under our TMPDIR, and known
+# to be still running when the reader that started it has not returned.
+#
+# The pass is started through machines/machine0/merged.pftrace: with
+# libfuse before 3.17 the kernel serializes lookups within one directory
+# (tracemount(1), "Costs"), and a lookup of the root's merged.pftrace
+# would hold the root while it builds.
+. "$(dirname "$0")/lib.sh"
+tm=$TRACEMOUNT
+gen=$BUILD/tools/gen_trace
+cd "$T_TMP"
+
+if [ -n "${TM_NO_FUSE:-}" ] || ! have_fuse; then
+	skip "metadata.json during a merged.pftrace build" "no FUSE here"
+	exit 0
+fi
+if [ ! -x "$gen" ]; then
+	skip "metadata.json during a merged.pftrace build" "no $gen (make check builds it)"
+	exit 0
+fi
+# Large enough that the generation pass outlasts a read of metadata.json
+# by far (seconds against milliseconds).
+"$gen" proto 32 >big.pftrace || { fail "generate the trace"; exit 1; }
+export TMPDIR=$T_TMP/spool
+mkdir -p "$TMPDIR"
+m=$T_TMP/mnt
+if ! tm_mount big.pftrace "$m" -o noindex; then
+	fail "mount" "$(cat "$m.log")"
+	exit 1
+fi
+daemon=${T_PIDS[-1]}
+
+# The scan first, through another view, so that metadata.json has nothing
+# but its own rendering left to wait for.
+ok "the scan runs" cat "$m/clocks/edges.csv"
+
+# A reader starts the generation pass: stat waits for the exact size.
+ok "machines/ lists" ls "$m/machines/machine0"
+stat -c %s "$m/machines/machine0/merged.pftrace" >size.out 2>&1 &
+builder=$!
+spooled() { ls -l "/proc/$daemon/fd" 2>/dev/null | grep -q " $TMPDIR/"; }
+for i in $(seq 1 1200); do spooled && break; kill -0 $builder 2>/dev/null || break; sleep 0.05; done
+if spooled && kill -0 $builder 2>/dev/null; then
+	pass "the generation pass is under way"
+	meta=$(cat "$m/metadata.json")
+	rc=$?
+	if kill -0 $builder 2>/dev/null; then
+		pass "metadata.json answered while merged.pftrace was being built"
+	else
+		fail "metadata.json answered while merged.pftrace was being built" "it returned after the build"
+	fi
+	eq "metadata.json read during the build is complete" "$rc/$(jq -r .status <<<"$meta")" "0/ok"
+else
+	fail "the generation pass is under way" "no spooled file seen before the build ended"
+fi
+wait $builder
+eq "merged.pftrace: its size once built" "$(cat size.out)" "$(cat "$m/machines/machine0/merged.pftrace" | wc -c)"
+ok "metadata.json the same after the build" cmp <(printf '%s\n' "$meta") "$m/metadata.json"
+if tm_umount "$m"; then pass "clean unmount"; else fail "clean unmount" "$(cat "$m.log")"; fi
+grep -qs " $m fuse" /proc/mounts && fail "nothing left mounted" || pass "nothing left mounted"
