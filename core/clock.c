@@ -336,8 +336,10 @@ static void ended_index_grow(tm_clocks *c)
 /* Keep what the views read of a tracker: its file, machine and sources. */
 static void keep_ended(tm_clocks *c, uint32_t file_id, uint32_t machine_row, const tm_clock_source *src, size_t n)
 {
-	TM_GROW(c->ended_src, c->cap_ended_src, c->n_ended_src + n);
-	memcpy(c->ended_src + c->n_ended_src, src, n * sizeof(*src));
+	if (n) { /* an index file may hold a tracker without sources */
+		TM_GROW(c->ended_src, c->cap_ended_src, c->n_ended_src + n);
+		memcpy(c->ended_src + c->n_ended_src, src, n * sizeof(*src));
+	}
 	if ((c->n_ended + 2) * 2 > c->ended_ix_cap)
 		ended_index_grow(c);
 	TM_GROW(c->ended, c->cap_ended, c->n_ended + 1);
