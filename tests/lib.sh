@@ -44,7 +44,7 @@ t_cleanup() {
 	done
 	local p
 	for p in "${T_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T_TMP"
+	if [ -n "${T_KEEP:-}" ]; then echo "T_KEEP: left $T_TMP" >&2; else rm -rf "$T_TMP"; fi
 }
 trap t_cleanup EXIT INT TERM
 
