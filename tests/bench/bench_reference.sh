@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tests/bench/bench_reference.sh - our scan and export next to Perfetto's
+# trace processor importing the same archive, in one run (issue 10).
+#
+# Archives of real captures from testdata/real (N copies in a TAR, each
+# copy on a machine of its own through the manifest, as a harness that
+# records one trace per device packs them):
+#   proto     BENCH_REF_PROTO   (100) x capture2/chrome_startup.pftrace (0.7 MB)
+#   json      BENCH_REF_JSON    (40)  x capture2/chrome_devtools.json   (1.7 MB)
+#   systrace  BENCH_REF_SYSTRACE (200) x capture2/kernel_ftrace.txt     (0.2 MB)
+# A count of 0 skips that input. Timed, each from the page cache:
+#   reference  trace_processor_shell query ARCHIVE "select 1": its import
+#              (when TRACE_PROCESSOR_SHELL is set; otherwise `cat ARCHIVE`
+#              stands in as the baseline)
+#   scan       tracemount cat -o noindex ARCHIVE metadata.json
+#   export     tracemount cat -o noindex ARCHIVE merged.pftrace
+# and the peak RSS of each (GNU time). The ratio is the baseline's time
+# over ours. Numbers only: the aims of issue 10 are printed, never asserted.
+set -u
+export LC_ALL=C
+cd "$(dirname "$0")/../.."
+tm=$(realpath "${TRACEMOUNT:-./tracemount}")
+real=testdata/real/capture2
+tp=${TRACE_PROCESSOR_SHELL:-}
+work=$(mktemp -d /tmp/tmbench-ref.XXXXXX)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+if [ ! -x /usr/bin/time ]; then
+	echo "bench_reference: needs GNU time (/usr/bin/time, Debian package time)"
+	exit 0
+fi
+
+# build KIND SOURCE N: $work/KIND.tar of N copies of SOURCE, one machine each
+build() {
+	local kind=$1 src=$2 n=$3 d=$work/$kind ext=${2##*.}
+	mkdir -p "$d"
+	if [ "${src%.gz}" != "$src" ]; then
+		ext=${src%.gz}; ext=${ext##*.}
+		gunzip -c "$src" >"$d/t0.$ext"
+	else
+		cp "$src" "$d/t0.$ext"
+	fi
+	local i files=""
+	for ((i = 1; i < n; i++)); do ln "$d/t0.$ext" "$d/t$i.$ext"; done
+	{
+		printf '{"perfetto_manifest": {"version": 1, "files": ['
+		for ((i = 0; i < n; i++)); do
+			[ $i -gt 0 ] && printf ', '
+			printf '{"path": "t%d.%s", "machine": {"name": "m%d"}}' $i "$ext" $i
+		done
+		printf ']}}\n'
+	} >"$d/perfetto_manifest.json"
+	for ((i = 0; i < n; i++)); do files="$files t$i.$ext"; done
+	# shellcheck disable=SC2086
+	(cd "$d" && tar --hard-dereference -cf "$work/$kind.tar" perfetto_manifest.json $files)
+	rm -rf "$d"
+}
+
+# timed OUT_VAR CMD...: "seconds peak_kb" of one run, output discarded
+timed() {
+	local v=$1; shift
+	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+		echo "  failed: $* ($(tail -n 1 "$work/err"))" >&2
+		printf -v "$v" '%s' "nan 0"
+		return
+	}
+	printf -v "$v" '%s' "$(tail -n 1 "$work/time")"
+}
+
+echo "select 1;" >"$work/q.sql"
+if [ -n "$tp" ]; then
+	base_name="reference import"
+	base=("$tp" query -f "$work/q.sql")
+else
+	echo "TRACE_PROCESSOR_SHELL is not set: cat of the archive stands in for the reference"
+	base_name="cat"
+	base=(cat)
+fi
+
+printf '\n%-36s %9s %16s %16s %22s\n' input "$base_name" "our scan" "our export" "peak RSS: base / ours"
+row() { # kind source n aim_scan aim_export
+	local kind=$1 src=$2 n=$3 aim_s=$4 aim_e=$5
+	[ "$n" -gt 0 ] || return 0
+	build "$kind" "$src" "$n"
+	local a=$work/$kind.tar mb
+	mb=$(awk -v b="$(stat -c %s "$a")" 'BEGIN { printf "%.0f", b / 1e6 }')
+	cat "$a" >/dev/null # page cache
+	local b s e
+	timed b "${base[@]}" "$a"
+	timed s "$tm" cat -o noindex "$a" metadata.json
+	timed e "$tm" cat -o noindex "$a" merged.pftrace
+	awk -v name="$n x $(basename "${src%.gz}") ($mb MB)" -v b="$b" -v s="$s" -v e="$e" \
+		-v as="$aim_s" -v ae="$aim_e" -v ref="$tp" 'BEGIN {
+		split(b, B, " "); split(s, S, " "); split(e, E, " ")
+		rs = S[1] > 0 ? B[1] / S[1] : 0; re = E[1] > 0 ? B[1] / E[1] : 0
+		printf "%-36s %8.2fs %7.2fs (%4.1fx) %7.2fs (%4.1fx) %9.0f MB / %4.0f MB\n",
+			name, B[1], S[1], rs, E[1], re, B[2] / 1024, (S[2] > E[2] ? S[2] : E[2]) / 1024
+		if (ref != "")
+			printf "%-36s %9s %9s >= %3dx %8s >= %3dx %22s\n", "  aim", "", "", as, "", ae, "<= 64 MB"
+	}'
+	rm -f "$a"
+}
+row proto "$real/chrome_startup.pftrace.gz" "${BENCH_REF_PROTO:-100}" 50 25
+row json "$real/chrome_devtools.json.gz" "${BENCH_REF_JSON:-40}" 10 5
+row systrace "$real/kernel_ftrace.txt.gz" "${BENCH_REF_SYSTRACE:-200}" 40 20
