@@ -156,10 +156,7 @@ void tm_clocks_save(const tm_clocks *c, tm_ser_out *out)
 		tm_ser_u64(out, r->n);
 		for (uint32_t k = 0; k < r->n; k++) {
 			const tm_clock_source *s = &c->ended_src[r->first + k];
-			tm_ser_u32(out, s->node.clock_id);
-			tm_ser_u32(out, s->node.seq_id);
-			tm_ser_u32(out, s->node.file_id);
-			tm_ser_u32(out, s->node.machine_row);
+			tm_clock_node_save(out, s->node);
 			tm_ser_u64(out, s->ok);
 			tm_ser_u64(out, s->failed);
 			tm_ser_u32(out, (uint32_t)s->failure);
@@ -186,10 +183,7 @@ tm_clocks *tm_clocks_load(tm_ser_rd *r)
 		tm_clock_source *v = n <= 64 ? src : tm_xcalloc(n, sizeof(*v));
 		for (size_t k = 0; k < n && !r->bad; k++) {
 			tm_clock_source *s = &v[k];
-			s->node.clock_id = tm_ser_get_u32(r);
-			s->node.seq_id = tm_ser_get_u32(r);
-			s->node.file_id = tm_ser_get_u32(r);
-			s->node.machine_row = tm_ser_get_u32(r);
+			s->node = tm_clock_node_load(r);
 			s->ok = tm_ser_get_u64(r);
 			s->failed = tm_ser_get_u64(r);
 			uint32_t f = tm_ser_get_u32(r);

@@ -215,6 +215,9 @@ struct tm_ser_out;
  * starts empty. tm_clock_graph_load returns NULL, with the reader bad,
  * for bytes that are not a graph this code wrote. */
 void tm_clock_graph_save(const tm_clock_graph *g, struct tm_ser_out *out);
+/* One clock node, as the graph saves its nodes (for the other savers). */
+void tm_clock_node_save(struct tm_ser_out *out, tm_clock_node k);
+tm_clock_node tm_clock_node_load(struct tm_ser_rd *r);
 tm_clock_graph *tm_clock_graph_load(struct tm_ser_rd *r);
 
 /* ==== the context: trace time and stats (§5, §10) ===================== */

@@ -1077,7 +1077,7 @@ int tm_clock_graph_snapshot(const tm_clock_graph *g, uint64_t id, tm_clock_snaps
 
 /* ---- the index cache ------------------------------------------------------ */
 
-static void save_node_key(tm_ser_out *b, tm_clock_node k)
+void tm_clock_node_save(tm_ser_out *b, tm_clock_node k)
 {
 	tm_ser_u32(b, k.clock_id);
 	tm_ser_u32(b, k.seq_id);
@@ -1085,7 +1085,7 @@ static void save_node_key(tm_ser_out *b, tm_clock_node k)
 	tm_ser_u32(b, k.machine_row);
 }
 
-static tm_clock_node load_node_key(tm_ser_rd *r)
+tm_clock_node tm_clock_node_load(tm_ser_rd *r)
 {
 	tm_clock_node k;
 	k.clock_id = tm_ser_get_u32(r);
@@ -1100,7 +1100,7 @@ void tm_clock_graph_save(const tm_clock_graph *g, tm_ser_out *out)
 	tm_ser_u64(out, g->n);
 	for (size_t i = 0; i < g->n; i++) {
 		const gnode *nd = &g->nodes[i];
-		save_node_key(out, nd->key);
+		tm_clock_node_save(out, nd->key);
 		tm_ser_u64(out, nd->unit);
 		tm_ser_u64(out, nd->n_values);
 		tm_ser_i64(out, nd->running);
@@ -1122,7 +1122,7 @@ void tm_clock_graph_save(const tm_clock_graph *g, tm_ser_out *out)
 			tm_ser_u32(out, nd->out[e].hash);
 		}
 	}
-	save_node_key(out, g->tt);
+	tm_clock_node_save(out, g->tt);
 	tm_ser_u64(out, g->rejected);
 	tm_ser_u64(out, g->n_recs);
 	for (size_t i = 0; i < g->n_recs; i++) {
@@ -1145,7 +1145,7 @@ void tm_clock_graph_save(const tm_clock_graph *g, tm_ser_out *out)
 	tm_ser_u64(out, g->n_rpool);
 	for (size_t i = 0; i < g->n_rpool; i++) {
 		const tm_clock_reading *rd = &g->rpool[i];
-		save_node_key(out, rd->node);
+		tm_clock_node_save(out, rd->node);
 		tm_ser_u64(out, rd->ts);
 		tm_ser_u64(out, rd->unit_ns);
 		tm_ser_u8(out, rd->incremental != 0);
@@ -1169,7 +1169,7 @@ tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
 		g->index_cap *= 2;
 	g->index = tm_xcalloc(g->index_cap, sizeof(*g->index));
 	for (size_t i = 0; i < n && !r->bad; i++) {
-		tm_clock_node key = load_node_key(r);
+		tm_clock_node key = tm_clock_node_load(r);
 		if (r->bad || find_node(g, key) >= 0) {
 			tm_ser_fail(r, "a clock node twice");
 			break;
@@ -1209,7 +1209,7 @@ tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
 				add_edge(g, (uint32_t)i, to, hash);
 		}
 	}
-	g->tt = load_node_key(r);
+	g->tt = tm_clock_node_load(r);
 	g->rejected = tm_ser_get_u64(r);
 	size_t nr = tm_ser_count(r, MIN_REC, UINT32_MAX);
 	if (!r->bad) {
@@ -1250,7 +1250,7 @@ tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
 	}
 	for (size_t i = 0; i < nq && !r->bad; i++) {
 		tm_clock_reading *rd = &g->rpool[g->n_rpool++];
-		rd->node = load_node_key(r);
+		rd->node = tm_clock_node_load(r);
 		rd->ts = tm_ser_get_u64(r);
 		rd->unit_ns = tm_ser_get_u64(r);
 		rd->incremental = tm_ser_get_u8(r) != 0;

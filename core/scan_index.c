@@ -59,24 +59,6 @@ static void load_range(tm_ser_rd *r, int *has, int64_t *lo, int64_t *hi)
 	*hi = tm_ser_get_i64(r);
 }
 
-static void save_node(tm_ser_out *out, tm_clock_node k)
-{
-	tm_ser_u32(out, k.clock_id);
-	tm_ser_u32(out, k.seq_id);
-	tm_ser_u32(out, k.file_id);
-	tm_ser_u32(out, k.machine_row);
-}
-
-static tm_clock_node load_node(tm_ser_rd *r)
-{
-	tm_clock_node k;
-	k.clock_id = tm_ser_get_u32(r);
-	k.seq_id = tm_ser_get_u32(r);
-	k.file_id = tm_ser_get_u32(r);
-	k.machine_row = tm_ser_get_u32(r);
-	return k;
-}
-
 void tm_scan_save(const tm_scan *s, tm_ser_out *out)
 {
 	tm_ser_u8(out, (uint8_t)(s->failed != 0));
@@ -115,7 +97,7 @@ void tm_scan_save(const tm_scan *s, tm_ser_out *out)
 	tm_ser_u64(out, s->events);
 	tm_ser_u8(out, (uint8_t)(s->has_tt_clock_id != 0));
 	tm_ser_u32(out, s->tt_clock_id);
-	save_node(out, s->tt_node);
+	tm_clock_node_save(out, s->tt_node);
 	tm_ser_u8(out, (uint8_t)(s->has_tt_owner != 0));
 	tm_ser_u32(out, s->tt_owner_file);
 	tm_ser_u32(out, s->next_queue);
@@ -203,7 +185,7 @@ tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, const char *
 	s->events = tm_ser_get_u64(r);
 	s->has_tt_clock_id = tm_ser_get_u8(r) != 0;
 	s->tt_clock_id = tm_ser_get_u32(r);
-	s->tt_node = load_node(r);
+	s->tt_node = tm_clock_node_load(r);
 	s->has_tt_owner = tm_ser_get_u8(r) != 0;
 	s->tt_owner_file = tm_ser_get_u32(r);
 	s->next_queue = tm_ser_get_u32(r);
