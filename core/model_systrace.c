@@ -132,6 +132,27 @@ int64_t tm_model_systrace_state_for(const char *s, int major, int minor)
 	return r;
 }
 
+/* TaskStateStr of parsed flags (TS_*): "R", "R+", or up to 3 flag letters. */
+static const char *state_str(char *buf, int p)
+{
+	size_t n = 0;
+	if (p == 0 || p == TS_PREEMPTED) {
+		buf[n++] = 'R';
+		if (p & TS_PREEMPTED)
+			buf[n++] = '+';
+	} else {
+		static const int order[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD,
+					    TS_EXIT_ZOMBIE, TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING,
+					    TS_NO_LOAD, TS_IDLE};
+		static const char sym[] = "SDTtXZPxKWNI";
+		for (int i = 0; i < 12; i++)
+			if ((p & order[i]) && n < 3)
+				buf[n++] = sym[i];
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* TaskState(raw, kernel).ToString(): what the sched table shows for a raw
  * state. A systrace file's context has no SystemInfo, so its states (raw
  * ones written by systrace conversion) are read with the 4.4 layout, as the
@@ -152,22 +173,7 @@ static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 			p |= TS_PREEMPTED;
 		if (r & 0xfe00)
 			return NULL; /* kInvalid: no end state (task_state_invalid) */
-		size_t n = 0;
-		if (p == 0 || p == TS_PREEMPTED) {
-			buf[n++] = 'R';
-			if (p & TS_PREEMPTED)
-				buf[n++] = '+';
-		} else {
-			static const int order[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD,
-						    TS_EXIT_ZOMBIE, TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING,
-						    TS_NO_LOAD, TS_IDLE};
-			static const char sym[] = "SDTtXZPxKWNI";
-			for (int i = 0; i < 12; i++)
-				if ((p & order[i]) && n < 3)
-					buf[n++] = sym[i];
-		}
-		buf[n] = '\0';
-		return buf;
+		return state_str(buf, p);
 	}
 	if (major == 4 && minor >= 8) {
 		/* [4.8, 4.14): preemption is 0x1000; 0x800 is TASK_NEW, never
@@ -189,22 +195,7 @@ static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 		p = TS_IDLE;
 	if (r & 0x800)
 		p |= TS_PREEMPTED;
-	size_t n = 0;
-	if (p == 0 || p == TS_PREEMPTED) {
-		buf[n++] = 'R';
-		if (p & TS_PREEMPTED)
-			buf[n++] = '+';
-	} else {
-		static const int order[] = {TS_INT_SLEEP, TS_UNINT_SLEEP, TS_STOPPED, TS_TRACED, TS_EXIT_DEAD,
-					    TS_EXIT_ZOMBIE, TS_PARKED, TS_TASK_DEAD, TS_WAKE_KILL, TS_WAKING,
-					    TS_NO_LOAD, TS_IDLE};
-		static const char sym[] = "SDTtXZPxKWNI";
-		for (int i = 0; i < 12; i++)
-			if ((p & order[i]) && n < 3)
-				buf[n++] = sym[i];
-	}
-	buf[n] = '\0';
-	return buf;
+	return state_str(buf, p);
 }
 
 static const char *ctx_end_state(tm_model *m, m_ctx *c, char *buf, int64_t raw)
