@@ -17,31 +17,6 @@
 
 /* ---- wire level -------------------------------------------------------- */
 
-/* At most 10 bytes; the 10th contributes its low bit only (as protozero).
- * Returns the byte after the varint, or NULL if it is truncated or longer
- * than 10 bytes. Inline: this is the innermost loop of every scan. */
-static inline const uint8_t *pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
-{
-	if (p < end && *p < 0x80) {
-		*out = *p;
-		return p + 1;
-	}
-	if (end - p >= 2 && p[1] < 0x80) { /* two bytes: most timestamps and ids */
-		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-		return p + 2;
-	}
-	uint64_t v = 0;
-	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-		uint8_t b = *p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return p;
-		}
-	}
-	return NULL;
-}
-
 static inline uint64_t load_le(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
@@ -59,7 +34,7 @@ static inline __attribute__((always_inline)) int pb_field(const uint8_t **pp, co
 {
 	const uint8_t *p = *pp;
 	uint64_t tag;
-	if (p >= end || !(p = pb_varint(p, end, &tag)))
+	if (p >= end || !(p = tm_pb_varint_at(p, end, &tag)))
 		return PB_ABORT;
 	uint32_t id = (uint32_t)(tag >> 3);
 	if (id < TM_PB_MIN_FIELD_ID || p >= end)
@@ -68,11 +43,11 @@ static inline __attribute__((always_inline)) int pb_field(const uint8_t **pp, co
 	uint64_t val = 0, len = 0;
 	switch (wire) {
 	case TM_PB_VARINT:
-		if (!(p = pb_varint(p, end, &val)))
+		if (!(p = tm_pb_varint_at(p, end, &val)))
 			return PB_ABORT;
 		break;
 	case TM_PB_LEN:
-		if (!(p = pb_varint(p, end, &len)) || len > (uint64_t)(end - p))
+		if (!(p = tm_pb_varint_at(p, end, &len)) || len > (uint64_t)(end - p))
 			return PB_ABORT;
 		f->data.p = p;
 		f->data.n = (size_t)len;
@@ -128,7 +103,7 @@ int tm_pb_next(tm_pb_iter *it, tm_pb_field *f)
 
 int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	const uint8_t *q = pb_varint(*p, end, v);
+	const uint8_t *q = tm_pb_varint_at(*p, end, v);
 	if (!q)
 		return 0;
 	*p = q;
@@ -237,7 +212,7 @@ static int packet_extract(tm_span raw, tm_packet *pkt)
 		uint64_t tag, v;
 		if (*p < 0x80)
 			tag = *p++;
-		else if (!(p = pb_varint(p, end, &tag)))
+		else if (!(p = tm_pb_varint_at(p, end, &tag)))
 			return -1;
 		uint32_t id = (uint32_t)(tag >> 3);
 		if (id < TM_PB_MIN_FIELD_ID || p >= end)
@@ -246,14 +221,14 @@ static int packet_extract(tm_span raw, tm_packet *pkt)
 		case TM_PB_VARINT:
 			if (*p < 0x80)
 				v = *p++;
-			else if (!(p = pb_varint(p, end, &v)))
+			else if (!(p = tm_pb_varint_at(p, end, &v)))
 				return -1;
 			pkt_varint(pkt, id, v);
 			break;
 		case TM_PB_LEN:
 			if (*p < 0x80)
 				v = *p++;
-			else if (!(p = pb_varint(p, end, &v)))
+			else if (!(p = tm_pb_varint_at(p, end, &v)))
 				return -1;
 			if (v > (uint64_t)(end - p))
 				return -1;
@@ -568,7 +543,7 @@ static int next_inner(tm_proto_reader *r, tm_packet *pkt, tm_error *err)
 	if (*outer != TRACE_PACKET_TAG)
 		return tm_err(err, TM_EINPUT, "Expected TracePacket tag (ERR:tp-corrupt)");
 	uint64_t size;
-	const uint8_t *p = pb_varint(outer + 1, end, &size);
+	const uint8_t *p = tm_pb_varint_at(outer + 1, end, &size);
 	if (!p || size > (uint64_t)(end - p))
 		return tm_err(err, TM_EINPUT, "Invalid packet size (ERR:tp-corrupt)");
 	r->inner_pos = (size_t)(p + size - r->inner);
@@ -592,7 +567,7 @@ static int skip_other(tm_proto_reader *r, uint64_t tag, const uint8_t *h, const 
 	uint64_t v;
 	switch (tag & 7) {
 	case TM_PB_VARINT: {
-		const uint8_t *e = pb_varint(q, hend, &v);
+		const uint8_t *e = tm_pb_varint_at(q, hend, &v);
 		if (!e) {
 			if (hn < HEADER_MAX)
 				return end_inside_field(r);
@@ -602,7 +577,7 @@ static int skip_other(tm_proto_reader *r, uint64_t tag, const uint8_t *h, const 
 		return 1;
 	}
 	case TM_PB_LEN: {
-		const uint8_t *e = pb_varint(q, hend, &v);
+		const uint8_t *e = tm_pb_varint_at(q, hend, &v);
 		if (!e) {
 			if (hn < HEADER_MAX)
 				return end_inside_field(r);
@@ -640,7 +615,7 @@ static int next_outer(tm_proto_reader *r, tm_packet *pkt, tm_error *err)
 	size_t hn = (size_t)avail < HEADER_MAX ? (size_t)avail : HEADER_MAX;
 	const uint8_t *h = r->buf + r->pos, *hend = h + hn;
 	uint64_t tag;
-	const uint8_t *q = pb_varint(h, hend, &tag);
+	const uint8_t *q = tm_pb_varint_at(h, hend, &tag);
 	if (!q) {
 		if (hn < HEADER_MAX)
 			return end_inside_field(r);
@@ -651,7 +626,7 @@ static int next_outer(tm_proto_reader *r, tm_packet *pkt, tm_error *err)
 		return s == 1 ? 2 : s;
 	}
 	uint64_t size;
-	const uint8_t *body = pb_varint(q, hend, &size);
+	const uint8_t *body = tm_pb_varint_at(q, hend, &size);
 	if (!body) {
 		if (hn < HEADER_MAX)
 			return end_inside_field(r);

@@ -81,6 +81,33 @@ void tm_pb_iter_init(tm_pb_iter *it, tm_span msg);
  * above TM_PB_MAX_FIELD_ID or longer than TM_PB_MAX_LEN are skipped. */
 int tm_pb_next(tm_pb_iter *it, tm_pb_field *f);
 
+/* One varint at p: at most 10 bytes, the 10th contributing its low bit only
+ * (as protozero). Returns the byte after it, or NULL if it is truncated or
+ * longer than 10 bytes. Inline: this is the innermost loop of every scan
+ * (proto.c's field iterator and scan_proto.c's TrackEvent/FtraceEvent
+ * readers). */
+static inline const uint8_t *tm_pb_varint_at(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+	if (p < end && *p < 0x80) {
+		*out = *p;
+		return p + 1;
+	}
+	if (end - p >= 2 && p[1] < 0x80) { /* two bytes: most timestamps and ids */
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+		uint8_t b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return p;
+		}
+	}
+	return NULL;
+}
+
 /* One varint of at most 10 bytes at *p (< end): 1 and *p advanced, or 0
  * (truncated / over-long; *p unchanged). */
 int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);

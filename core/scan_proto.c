@@ -505,28 +505,6 @@ static int set_aside(pscan *ps, size_t ri, const tm_packet *p)
  * first malformed field, a field with an id above TM_PB_MAX_FIELD_ID or a
  * length above TM_PB_MAX_LEN is skipped, a scalar given twice is the last
  * one unless noted. */
-static inline const uint8_t *wire_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
-{
-	if (p < end && *p < 0x80) {
-		*out = *p;
-		return p + 1;
-	}
-	if (end - p >= 2 && p[1] < 0x80) { /* two bytes: most timestamps and ids */
-		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-		return p + 2;
-	}
-	uint64_t v = 0;
-	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-		uint8_t b = *p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return p;
-		}
-	}
-	return NULL;
-}
-
 typedef struct wire_f {
 	uint32_t id, wire;
 	uint64_t val;
@@ -543,7 +521,7 @@ static inline __attribute__((always_inline)) int wire_field(const uint8_t **pp, 
 	uint64_t tag, val = 0, len = 0;
 	if (*p < 0x80)
 		tag = *p++;
-	else if (!(p = wire_varint(p, end, &tag)))
+	else if (!(p = tm_pb_varint_at(p, end, &tag)))
 		return WIRE_END;
 	uint32_t id = (uint32_t)(tag >> 3);
 	if (id < TM_PB_MIN_FIELD_ID || p >= end)
@@ -553,13 +531,13 @@ static inline __attribute__((always_inline)) int wire_field(const uint8_t **pp, 
 	case TM_PB_VARINT:
 		if (*p < 0x80)
 			val = *p++;
-		else if (!(p = wire_varint(p, end, &val)))
+		else if (!(p = tm_pb_varint_at(p, end, &val)))
 			return WIRE_END;
 		break;
 	case TM_PB_LEN:
 		if (*p < 0x80)
 			len = *p++;
-		else if (!(p = wire_varint(p, end, &len)))
+		else if (!(p = tm_pb_varint_at(p, end, &len)))
 			return WIRE_END;
 		if (len > (uint64_t)(end - p))
 			return WIRE_END;
@@ -826,7 +804,7 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 			} else {
 				const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
 				uint64_t v;
-				while (q < qe && (q = wire_varint(q, qe, &v)) != NULL)
+				while (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)
 					if (seq_interned(ss, IK_CATEGORY, v, &s, &n))
 						put_len_field(out, F_TrackEvent_categories, s, n);
 			}
@@ -881,7 +859,7 @@ static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
 			} else if (g.wire == TM_PB_LEN) {
 				const uint8_t *v = g.data.p, *ve = g.data.p + g.data.n;
 				uint64_t x;
-				while (v < ve && (v = wire_varint(v, ve, &x)) != NULL) {
+				while (v < ve && (v = tm_pb_varint_at(v, ve, &x)) != NULL) {
 					put_varint_buf(b, key);
 					put_varint_buf(b, x);
 				}
