@@ -131,6 +131,15 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, P
 
 /* ---- tracks ----------------------------------------------------------------------- */
 
+/* A track descriptor packet (untimed, on the file's descriptor sequence). */
+static void write_descriptor(exp_text *t, uint32_t file, uint32_t row, TrackDescriptor *d)
+{
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+	p.track_descriptor = d;
+	write_packet(t, file, row, -1, &p);
+}
+
 static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t pid)
 {
 	uint64_t uuid = exp_scoped(file, row, SALT_MPROC, (uint64_t)pid + 1);
@@ -145,10 +154,7 @@ static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t p
 	d.has_uuid = 1;
 	d.uuid = uuid;
 	d.process = &pd;
-	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-	p.track_descriptor = &d;
-	write_packet(t, file, row, -1, &p);
+	write_descriptor(t, file, row, &d);
 	return uuid;
 }
 
@@ -174,10 +180,7 @@ static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, i
 	d.has_uuid = 1;
 	d.uuid = uuid;
 	d.thread = &td;
-	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-	p.track_descriptor = &d;
-	write_packet(t, 0, row, -1, &p);
+	write_descriptor(t, 0, row, &d);
 	return uuid;
 }
 
@@ -230,10 +233,7 @@ static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
 		if (tr->kind == TM_MT_PROCESS_COUNTER || tr->kind == TM_MT_GLOBAL_COUNTER)
 			d.counter = &cd;
 	}
-	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-	p.track_descriptor = &d;
-	write_packet(t, file, row, -1, &p);
+	write_descriptor(t, file, row, &d);
 	return uuid;
 }
 
