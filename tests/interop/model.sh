@@ -23,6 +23,7 @@ export TRACEMOUNT=${TRACEMOUNT:-$BUILD/tracemount}
 export BUILD
 . "$root/tests/lib.sh"
 . "$root/tests/scenario.sh"
+. "$here/lib.sh"
 
 tp=${TRACE_PROCESSOR_SHELL:-}
 if [ -z "$tp" ] || [ ! -x "$tp" ]; then
@@ -41,17 +42,8 @@ differences=$here/model_differences
 
 # The reference's rows, one file per table: TABLE.rows, sorted.
 import() { # trace outdir
-	local t=$1 d=$2
-	mkdir -p "$d"
-	if ! "$tp" query -f "$here/tables.sql" "$t" >"$d/out.csv" 2>"$d/err"; then
-		return 1
-	fi
-	grep -v '^"row"$' "$d/out.csv" | grep -v '^$' |
-		sed -e 's/^"//' -e 's/"$//' -e 's/""/"/g' >"$d/all"
-	local tb
-	for tb in $tables; do
-		awk -F'\t' -v t="$tb" '$1 == t' "$d/all" | cut -f2- | sort >"$d/$tb.rows"
-	done
+	# shellcheck disable=SC2086
+	reference_rows "$tp" "$1" "$2" $tables
 }
 
 # The model's rows, the same way.
@@ -59,22 +51,9 @@ model() { # archive outdir
 	local a=$1 d=$2
 	mkdir -p "$d"
 	"$tm_model" "$a" >"$d/all" 2>"$d/err" || return 1
-	local tb
-	for tb in $tables; do
-		awk -F'\t' -v t="$tb" '$1 == t' "$d/all" | cut -f2- | sort >"$d/$tb.rows"
-	done
+	# shellcheck disable=SC2086
+	split_rows "$d/all" "$d" $tables
 }
-
-documented() { # fixture table -> the reason, or nothing
-	[ -f "$differences" ] || return 0
-	awk -v f="$1" -v t="$2" '!/^#/ && NF >= 3 {
-		split($0, p, " "); if (f ~ ("^" p[1] "$") && p[2] == t) {
-			r = $0; sub(/^[^ ]+ [^ ]+ /, "", r); print r; exit } }' "$differences"
-}
-
-declare -A tot_a tot_m tot_c
-for tb in $tables; do tot_a[$tb]=0; tot_m[$tb]=0; tot_c[$tb]=0; done
-n_fix=0
 
 compare_fixture() { # name archive
 	local name=$1 a=$2 w=$T_TMP/m.$1
@@ -88,28 +67,8 @@ compare_fixture() { # name archive
 		fail "interop model $name: tm_model" "$(tail -n 2 "$w/m/err")"
 		return
 	fi
-	n_fix=$((n_fix + 1))
-	printf '\n%s\n' "$name"
-	printf '  %-13s %9s %9s %9s\n' table reference model common
-	local tb na nm nc why lines=()
-	for tb in $tables; do
-		na=$(wc -l <"$w/a/$tb.rows"); nm=$(wc -l <"$w/m/$tb.rows")
-		nc=$(comm -12 "$w/a/$tb.rows" "$w/m/$tb.rows" | wc -l)
-		tot_a[$tb]=$((tot_a[$tb] + na)); tot_m[$tb]=$((tot_m[$tb] + nm)); tot_c[$tb]=$((tot_c[$tb] + nc))
-		printf '  %-13s %9d %9d %9d\n' "$tb" "$na" "$nm" "$nc"
-		if [ "$na" -eq "$nm" ] && [ "$nc" -eq "$na" ]; then
-			lines+=("PASS interop model $name: $tb ($na rows)")
-		else
-			why=$(documented "$name" "$tb")
-			if [ -n "$why" ]; then
-				lines+=("PASS interop model $name: $tb differs as documented ($na/$nm/$nc): $why")
-			else
-				lines+=("FAIL interop model $name: $tb: reference $na, model $nm, common $nc; first differences: $(diff "$w/a/$tb.rows" "$w/m/$tb.rows" | grep '^[<>]' | head -n 3 | tr '\n' ' ')")
-				T_FAILED=1
-			fi
-		fi
-	done
-	printf '%s\n' "${lines[@]}"
+	# shellcheck disable=SC2086
+	compare_tables "interop model" "$name" "$w" reference model "$differences" "" $tables
 }
 
 for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
@@ -125,11 +84,6 @@ for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
 	compare_fixture "$name" "$a"
 done
 
-printf '\nall %d fixtures\n' "$n_fix"
-printf '  %-13s %9s %9s %9s %7s\n' table reference model common common%
-for tb in $tables; do
-	pct=$(awk -v c="${tot_c[$tb]}" -v a="${tot_a[$tb]}" -v m="${tot_m[$tb]}" \
-		'BEGIN { d = a > m ? a : m; printf "%.1f", d ? 100 * c / d : 100 }')
-	printf '  %-13s %9d %9d %9d %7s\n' "$tb" "${tot_a[$tb]}" "${tot_m[$tb]}" "${tot_c[$tb]}" "$pct"
-done
+# shellcheck disable=SC2086
+print_totals reference model $tables
 exit $T_FAILED

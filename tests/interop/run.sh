@@ -35,6 +35,7 @@ export TRACEMOUNT=${TRACEMOUNT:-$BUILD/tracemount}
 export BUILD
 . "$root/tests/lib.sh"
 . "$root/tests/scenario.sh"
+. "$here/lib.sh"
 
 tp=${TRACE_PROCESSOR_SHELL:-}
 if [ -z "$tp" ] || [ ! -x "$tp" ]; then
@@ -51,43 +52,9 @@ row_differences=$here/row-differences
 
 # The rows of one import, one file per table: TABLE.rows, sorted.
 import() { # trace outdir
-	local t=$1 d=$2
-	mkdir -p "$d"
-	if ! "$tp" query -f "$here/tables.sql" "$t" >"$d/out.csv" 2>"$d/err"; then
-		return 1
-	fi
-	# one column "row" per result set; CSV-quoted: strip the quotes
-	grep -v '^"row"$' "$d/out.csv" | grep -v '^$' |
-		sed -e 's/^"//' -e 's/"$//' -e 's/""/"/g' >"$d/all"
-	local tb
-	for tb in $tables $tsv_tables; do
-		awk -F'\t' -v t="$tb" '$1 == t' "$d/all" | cut -f2- | sort >"$d/$tb.rows"
-	done
+	# shellcheck disable=SC2086
+	reference_rows "$tp" "$1" "$2" $tables $tsv_tables
 }
-
-documented() { # fixture table -> the reason, or nothing
-	[ -f "$differences" ] || return 0
-	awk -v f="$1" -v t="$2" '!/^#/ && NF >= 3 {
-		split($0, p, " "); if (f ~ ("^" p[1] "$") && p[2] == t) {
-			r = $0; sub(/^[^ ]+ [^ ]+ /, "", r); print r; exit } }' "$differences"
-}
-
-# Set aside the rows of TABLE in FILE that row-differences names; print
-# "N REASON; ..." for what was set aside (nothing when none was).
-set_aside() { # table file
-	[ -f "$row_differences" ] || return 0
-	awk -F'\t' -v t="$1" -v out="$2.kept" '
-		FNR == NR { if (!/^#/ && NF) { split($0, p, " "); if (p[1] == t) {
-			n++; re[n] = p[2]; r = $0; sub(/^[^ ]+ [^ ]+ /, "", r); why[n] = r } } next }
-		{ for (i = 1; i <= n; i++) if ($0 ~ re[i]) { c[i]++; next }; print > out }
-		END { close(out); for (i = 1; i <= n; i++) if (c[i]) printf "%s%d %s", (o++ ? "; " : ""), c[i], why[i] }' \
-		"$row_differences" "$2"
-	touch "$2.kept"
-}
-
-declare -A tot_a tot_m tot_c
-for tb in $tables $tsv_tables; do tot_a[$tb]=0; tot_m[$tb]=0; tot_c[$tb]=0; done
-n_fix=0
 
 compare_fixture() { # name archive
 	local name=$1 a=$2 w=$T_TMP/i.$1
@@ -108,7 +75,7 @@ compare_fixture() { # name archive
 		return
 	fi
 	# the text views, in the reference's terms: machine folders by name
-	local d mname
+	local d mname tb
 	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_thread.rows.u"; : >"$w/m/tsv_process.rows.u"
 	for d in $("$TRACEMOUNT" ls "$a" machines); do
 		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
@@ -120,32 +87,8 @@ compare_fixture() { # name archive
 			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_process.rows.u"
 	done
 	for tb in $tsv_tables; do sort "$w/m/$tb.rows.u" >"$w/m/$tb.rows"; done
-	n_fix=$((n_fix + 1))
-	printf '\n%s\n' "$name"
-	printf '  %-13s %9s %9s %9s\n' table archive merged common
-	local tb na nm nc why lines=()
-	for tb in $tables $tsv_tables; do
-		na=$(wc -l <"$w/a/$tb.rows"); nm=$(wc -l <"$w/m/$tb.rows")
-		nc=$(comm -12 "$w/a/$tb.rows" "$w/m/$tb.rows" | wc -l)
-		tot_a[$tb]=$((tot_a[$tb] + na)); tot_m[$tb]=$((tot_m[$tb] + nm)); tot_c[$tb]=$((tot_c[$tb] + nc))
-		printf '  %-13s %9d %9d %9d\n' "$tb" "$na" "$nm" "$nc"
-		if [ "$na" -eq "$nm" ] && [ "$nc" -eq "$na" ]; then
-			lines+=("PASS interop $name: $tb ($na rows)")
-		else
-			why=$(documented "$name" "$tb")
-			aside_a=$(set_aside "$tb" "$w/a/$tb.rows"); aside_m=$(set_aside "$tb" "$w/m/$tb.rows")
-			if [ -z "$why" ] && { [ -n "$aside_a" ] || [ -n "$aside_m" ]; } &&
-				cmp -s "$w/a/$tb.rows.kept" "$w/m/$tb.rows.kept"; then
-				lines+=("PASS interop $name: $tb differs as documented ($na/$nm/$nc): set aside from the archive's: ${aside_a:-none}; from merged: ${aside_m:-none}")
-			elif [ -n "$why" ]; then
-				lines+=("PASS interop $name: $tb differs as documented ($na/$nm/$nc): $why")
-			else
-				lines+=("FAIL interop $name: $tb: archive $na, merged $nm, common $nc; first differences: $(diff "$w/a/$tb.rows" "$w/m/$tb.rows" | grep '^[<>]' | head -n 3 | tr '\n' ' ')")
-				T_FAILED=1
-			fi
-		fi
-	done
-	printf '%s\n' "${lines[@]}"
+	# shellcheck disable=SC2086
+	compare_tables interop "$name" "$w" archive merged "$differences" "$row_differences" $tables $tsv_tables
 }
 
 for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
@@ -161,11 +104,6 @@ for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
 	compare_fixture "$name" "$a"
 done
 
-printf '\nall %d fixtures\n' "$n_fix"
-printf '  %-13s %9s %9s %9s %7s\n' table archive merged common common%
-for tb in $tables $tsv_tables; do
-	pct=$(awk -v c="${tot_c[$tb]}" -v a="${tot_a[$tb]}" -v m="${tot_m[$tb]}" \
-		'BEGIN { d = a > m ? a : m; printf "%.1f", d ? 100 * c / d : 100 }')
-	printf '  %-13s %9d %9d %9d %7s\n' "$tb" "${tot_a[$tb]}" "${tot_m[$tb]}" "${tot_c[$tb]}" "$pct"
-done
+# shellcheck disable=SC2086
+print_totals archive merged $tables $tsv_tables
 exit $T_FAILED
