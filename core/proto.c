@@ -17,65 +17,6 @@
 
 /* ---- wire level -------------------------------------------------------- */
 
-static inline uint64_t load_le(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-enum { PB_OK, PB_SKIP, PB_ABORT };
-
-/* One field at *pp (protozero's ParseOneField): PB_OK with *f filled,
- * PB_SKIP for a well-formed field the reference ignores (id or size too
- * big), PB_ABORT at the end or at malformed bytes (*pp unchanged). */
-static inline __attribute__((always_inline)) int pb_field(const uint8_t **pp, const uint8_t *end, tm_pb_field *f)
-{
-	const uint8_t *p = *pp;
-	uint64_t tag;
-	if (p >= end || !(p = tm_pb_varint_at(p, end, &tag)))
-		return PB_ABORT;
-	uint32_t id = (uint32_t)(tag >> 3);
-	if (id < TM_PB_MIN_FIELD_ID || p >= end)
-		return PB_ABORT;
-	uint32_t wire = (uint32_t)(tag & 7);
-	uint64_t val = 0, len = 0;
-	switch (wire) {
-	case TM_PB_VARINT:
-		if (!(p = tm_pb_varint_at(p, end, &val)))
-			return PB_ABORT;
-		break;
-	case TM_PB_LEN:
-		if (!(p = tm_pb_varint_at(p, end, &len)) || len > (uint64_t)(end - p))
-			return PB_ABORT;
-		f->data.p = p;
-		f->data.n = (size_t)len;
-		p += len;
-		break;
-	case TM_PB_I64:
-		if (end - p < 8)
-			return PB_ABORT;
-		val = load_le(p, 8);
-		p += 8;
-		break;
-	case TM_PB_I32:
-		if (end - p < 4)
-			return PB_ABORT;
-		val = load_le(p, 4);
-		p += 4;
-		break;
-	default: /* groups (3, 4) and 6, 7 */
-		return PB_ABORT;
-	}
-	*pp = p;
-	if (id > TM_PB_MAX_FIELD_ID || len > TM_PB_MAX_LEN)
-		return PB_SKIP;
-	f->id = id;
-	f->wire = wire;
-	f->val = val;
-	return PB_OK;
-}
 
 void tm_pb_iter_init(tm_pb_iter *it, tm_span msg)
 {
@@ -91,10 +32,10 @@ int tm_pb_next(tm_pb_iter *it, tm_pb_field *f)
 	for (;;) {
 		if (it->p >= it->end)
 			return 0;
-		int r = pb_field(&it->p, it->end, f);
-		if (r == PB_OK)
+		int r = tm_pb_field_at(&it->p, it->end, f);
+		if (r == TM_PB_FIELD_OK)
 			return 1;
-		if (r == PB_ABORT) {
+		if (r == TM_PB_FIELD_END) {
 			it->malformed = true;
 			return -1;
 		}

@@ -108,6 +108,68 @@ static inline const uint8_t *tm_pb_varint_at(const uint8_t *p, const uint8_t *en
 	return NULL;
 }
 
+static inline uint64_t tm_pb_load_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+enum { TM_PB_FIELD_OK, TM_PB_FIELD_SKIP, TM_PB_FIELD_END };
+
+/* One field at *pp (protozero's ParseOneField): TM_PB_FIELD_OK with *f
+ * filled, TM_PB_FIELD_SKIP for a well-formed field the reference ignores
+ * (id or size too big), TM_PB_FIELD_END at the end or at malformed bytes
+ * (*pp unchanged). Inline, as the varint: tm_pb_next and the scan's own
+ * TrackEvent/FtraceEvent readers (scan_proto.c) step through it. */
+static inline __attribute__((always_inline)) int tm_pb_field_at(const uint8_t **pp, const uint8_t *end, tm_pb_field *f)
+{
+	const uint8_t *p = *pp;
+	uint64_t tag;
+	if (p >= end || !(p = tm_pb_varint_at(p, end, &tag)))
+		return TM_PB_FIELD_END;
+	uint32_t id = (uint32_t)(tag >> 3);
+	if (id < TM_PB_MIN_FIELD_ID || p >= end)
+		return TM_PB_FIELD_END;
+	uint32_t wire = (uint32_t)(tag & 7);
+	uint64_t val = 0, len = 0;
+	switch (wire) {
+	case TM_PB_VARINT:
+		if (!(p = tm_pb_varint_at(p, end, &val)))
+			return TM_PB_FIELD_END;
+		break;
+	case TM_PB_LEN:
+		if (!(p = tm_pb_varint_at(p, end, &len)) || len > (uint64_t)(end - p))
+			return TM_PB_FIELD_END;
+		f->data.p = p;
+		f->data.n = (size_t)len;
+		p += len;
+		break;
+	case TM_PB_I64:
+		if (end - p < 8)
+			return TM_PB_FIELD_END;
+		val = tm_pb_load_le(p, 8);
+		p += 8;
+		break;
+	case TM_PB_I32:
+		if (end - p < 4)
+			return TM_PB_FIELD_END;
+		val = tm_pb_load_le(p, 4);
+		p += 4;
+		break;
+	default: /* groups (3, 4) and 6, 7 */
+		return TM_PB_FIELD_END;
+	}
+	*pp = p;
+	if (id > TM_PB_MAX_FIELD_ID || len > TM_PB_MAX_LEN)
+		return TM_PB_FIELD_SKIP;
+	f->id = id;
+	f->wire = wire;
+	f->val = val;
+	return TM_PB_FIELD_OK;
+}
+
 /* One varint of at most 10 bytes at *p (< end): 1 and *p advanced, or 0
  * (truncated / over-long; *p unchanged). */
 int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);

@@ -500,79 +500,11 @@ static int set_aside(pscan *ps, size_t ri, const tm_packet *p)
 
 /* The scan reads only a few fields of each TrackEvent and FtraceEvent, so
  * it takes them in one pass of its own instead of the full decoders in
- * proto_msg.c / proto_ftrace.c. The acceptance rules are the field
- * iterator's (proto.c, protozero's ParseOneField): a message ends at its
+ * proto_msg.c / proto_ftrace.c, field by field with the iterator's own
+ * step (tm_pb_field_at, protozero's ParseOneField): a message ends at its
  * first malformed field, a field with an id above TM_PB_MAX_FIELD_ID or a
  * length above TM_PB_MAX_LEN is skipped, a scalar given twice is the last
  * one unless noted. */
-typedef struct wire_f {
-	uint32_t id, wire;
-	uint64_t val;
-	tm_span data;
-} wire_f;
-
-enum { WIRE_OK, WIRE_SKIP, WIRE_END };
-
-/* One field at *pp: WIRE_OK, WIRE_SKIP (well formed, ignored), or WIRE_END
- * (malformed bytes; *pp unchanged). *pp must be below end. */
-static inline __attribute__((always_inline)) int wire_field(const uint8_t **pp, const uint8_t *end, wire_f *f)
-{
-	const uint8_t *p = *pp;
-	uint64_t tag, val = 0, len = 0;
-	if (*p < 0x80)
-		tag = *p++;
-	else if (!(p = tm_pb_varint_at(p, end, &tag)))
-		return WIRE_END;
-	uint32_t id = (uint32_t)(tag >> 3);
-	if (id < TM_PB_MIN_FIELD_ID || p >= end)
-		return WIRE_END;
-	uint32_t wire = (uint32_t)(tag & 7);
-	switch (wire) {
-	case TM_PB_VARINT:
-		if (*p < 0x80)
-			val = *p++;
-		else if (!(p = tm_pb_varint_at(p, end, &val)))
-			return WIRE_END;
-		break;
-	case TM_PB_LEN:
-		if (*p < 0x80)
-			len = *p++;
-		else if (!(p = tm_pb_varint_at(p, end, &len)))
-			return WIRE_END;
-		if (len > (uint64_t)(end - p))
-			return WIRE_END;
-		f->data.p = p;
-		f->data.n = (size_t)len;
-		p += len;
-		break;
-	case TM_PB_I64:
-		if (end - p < 8)
-			return WIRE_END;
-		memcpy(&val, p, 8); /* little endian, as the wire */
-		p += 8;
-		break;
-	case TM_PB_I32: {
-		if (end - p < 4)
-			return WIRE_END;
-		uint32_t v32;
-		memcpy(&v32, p, 4);
-		val = v32;
-		p += 4;
-		break;
-	}
-	default:
-		return WIRE_END;
-	}
-	*pp = p;
-	if (id > TM_PB_MAX_FIELD_ID || len > TM_PB_MAX_LEN)
-		return WIRE_SKIP;
-	f->id = id;
-	f->wire = wire;
-	f->val = val;
-	return WIRE_OK;
-}
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fixed-width fields are read as little endian");
 
 /* What the scan takes from a TrackEvent (the same values as
  * tm_track_event_decode gives for these fields). */
@@ -593,12 +525,12 @@ typedef struct te_head {
 static void legacy_decode(tm_span msg, te_head *e)
 {
 	const uint8_t *p = msg.p, *end = msg.p + msg.n;
-	wire_f f;
+	tm_pb_field f;
 	while (p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
-		if (r == WIRE_SKIP || f.wire != TM_PB_VARINT)
+		if (r == TM_PB_FIELD_SKIP || f.wire != TM_PB_VARINT)
 			continue;
 		if (f.id == F_TrackEvent_LegacyEvent_phase)
 			e->legacy_phase = (int32_t)(uint32_t)f.val;
@@ -613,12 +545,12 @@ static void te_head_decode(tm_span msg, te_head *e)
 	if (!msg.p)
 		return;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n;
-	wire_f f;
+	tm_pb_field f;
 	while (p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
-		if (r == WIRE_SKIP)
+		if (r == TM_PB_FIELD_SKIP)
 			continue;
 		switch (f.wire) {
 		case TM_PB_VARINT:
@@ -672,12 +604,12 @@ static inline void ft_head_decode(tm_span msg, ft_head *ev)
 	ev->timestamp = 0;
 	ev->pid = ev->kind = 0;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n;
-	wire_f f;
+	tm_pb_field f;
 	while (p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
-		if (r == WIRE_SKIP)
+		if (r == TM_PB_FIELD_SKIP)
 			continue;
 		if (f.wire == TM_PB_LEN) {
 			if (!ev->kind) {
@@ -752,17 +684,17 @@ static void put_len_field(tm_buf *b, uint32_t id, const void *p, size_t n)
 static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, int depth)
 {
 	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
-	wire_f f = {0};
+	tm_pb_field f = {0};
 	while (p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
 		const char *s;
 		size_t n;
-		if (r == WIRE_OK && f.id == F_DebugAnnotation_name_iid && f.wire == TM_PB_VARINT) {
+		if (r == TM_PB_FIELD_OK && f.id == F_DebugAnnotation_name_iid && f.wire == TM_PB_VARINT) {
 			if (seq_interned(ss, IK_ANNOTATION, f.val, &s, &n))
 				put_len_field(out, F_DebugAnnotation_name, s, n);
-		} else if (r == WIRE_OK &&
+		} else if (r == TM_PB_FIELD_OK &&
 			   (f.id == F_DebugAnnotation_dict_entries || f.id == F_DebugAnnotation_array_values) &&
 			   f.wire == TM_PB_LEN && depth < 64) {
 			tm_buf sub = {0};
@@ -782,20 +714,20 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 {
 	out->len = 0;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
-	wire_f f = {0};
+	tm_pb_field f = {0};
 	int has[64] = {0}; /* the TrackEvent fields seen, by number */
 	while (p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
 		const char *s;
 		size_t n;
-		if (r == WIRE_OK && f.id < 64) /* fieldnum-ok: bound of has[] */
+		if (r == TM_PB_FIELD_OK && f.id < 64) /* fieldnum-ok: bound of has[] */
 			has[f.id] = 1;
-		if (r == WIRE_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
+		if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
 			if (seq_name(ss, f.val, &s, &n))
 				put_len_field(out, F_TrackEvent_name, s, n);
-		} else if (r == WIRE_OK && f.id == F_TrackEvent_category_iids &&
+		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_category_iids &&
 			   (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
 			/* maybe packed -> categories */
 			if (f.wire == TM_PB_VARINT) {
@@ -808,7 +740,7 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 					if (seq_interned(ss, IK_CATEGORY, v, &s, &n))
 						put_len_field(out, F_TrackEvent_categories, s, n);
 			}
-		} else if (r == WIRE_OK && f.id == F_TrackEvent_debug_annotations && f.wire == TM_PB_LEN) {
+		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_debug_annotations && f.wire == TM_PB_LEN) {
 			tm_buf sub = {0};
 			resolve_annotation(ss, f.data, &sub, 0);
 			put_len_field(out, F_TrackEvent_debug_annotations, sub.data, sub.len);
@@ -832,20 +764,20 @@ static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
 {
 	ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 	const uint8_t *p = defaults.p, *end = defaults.p + defaults.n;
-	wire_f f = {0};
+	tm_pb_field f = {0};
 	while (p && p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
-		if (r != WIRE_OK || f.id != F_TracePacketDefaults_track_event_defaults || f.wire != TM_PB_LEN)
+		if (r != TM_PB_FIELD_OK || f.id != F_TracePacketDefaults_track_event_defaults || f.wire != TM_PB_LEN)
 			continue;
 		const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
-		wire_f g = {0};
+		tm_pb_field g = {0};
 		while (q && q < qe) {
-			int rr = wire_field(&q, qe, &g);
-			if (rr == WIRE_END)
+			int rr = tm_pb_field_at(&q, qe, &g);
+			if (rr == TM_PB_FIELD_END)
 				break;
-			if (rr != WIRE_OK || (g.id != F_TrackEventDefaults_extra_counter_track_uuids &&
+			if (rr != TM_PB_FIELD_OK || (g.id != F_TrackEventDefaults_extra_counter_track_uuids &&
 					    g.id != F_TrackEventDefaults_extra_double_counter_track_uuids))
 				continue;
 			int plain = g.id == F_TrackEventDefaults_extra_counter_track_uuids;
@@ -1075,12 +1007,12 @@ static int64_t place_print(pscan *ps, reader *rd, const ft_head *fe, int64_t out
 	const char *bp = "";
 	size_t bn = 0;
 	const uint8_t *p = fe->body.p, *end = fe->body.p + fe->body.n;
-	wire_f f = {0};
+	tm_pb_field f = {0};
 	while (p && p < end) {
-		int r = wire_field(&p, end, &f);
-		if (r == WIRE_END)
+		int r = tm_pb_field_at(&p, end, &f);
+		if (r == TM_PB_FIELD_END)
 			break;
-		if (r == WIRE_OK && f.id == F_PrintFtraceEvent_buf && f.wire == TM_PB_LEN) {
+		if (r == TM_PB_FIELD_OK && f.id == F_PrintFtraceEvent_buf && f.wire == TM_PB_LEN) {
 			bp = (const char *)f.data.p;
 			bn = f.data.n;
 		}
@@ -1212,12 +1144,12 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 	ft_head ev;
 	uint32_t cpu = b->cpu;
 	const uint8_t *fp = b->raw.p, *fend = b->raw.p + b->raw.n;
-	wire_f ff;
+	tm_pb_field ff;
 	while (fp && fp < fend) {
-		int fr = wire_field(&fp, fend, &ff);
-		if (fr == WIRE_END)
+		int fr = tm_pb_field_at(&fp, fend, &ff);
+		if (fr == TM_PB_FIELD_END)
 			break;
-		if (fr == WIRE_SKIP || ff.id != F_FtraceEventBundle_event || ff.wire != TM_PB_LEN)
+		if (fr == TM_PB_FIELD_SKIP || ff.id != F_FtraceEventBundle_event || ff.wire != TM_PB_LEN)
 			continue;
 		ft_head_decode(ff.data, &ev);
 		if (!ev.has_timestamp) {
@@ -1448,12 +1380,12 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	if (scan_wants_records(sf) &&
 	    !(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
 		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
-		wire_f f = {0};
+		tm_pb_field f = {0};
 		while (q && q < qe) {
-			int r = wire_field(&q, qe, &f);
-			if (r == WIRE_END)
+			int r = tm_pb_field_at(&q, qe, &f);
+			if (r == TM_PB_FIELD_END)
 				break;
-			if (r == WIRE_OK && f.id == F_TracePacket_ftrace_stats && f.wire == TM_PB_LEN)
+			if (r == TM_PB_FIELD_OK && f.id == F_TracePacket_ftrace_stats && f.wire == TM_PB_LEN)
 				pr_record(ps, rd, TM_PR_FTRACE_STATS, 0, 0, NULL, 0, f.data.p, f.data.n, 1);
 		}
 	}
