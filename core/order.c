@@ -1,10 +1,21 @@
 /* core/order.c - the reference sorter's order (see order.h).
  *
- * Every record goes into one external sort keyed (queue, ts, push order).
- * Its output, grouped by queue, is kept in memory when small or in a
- * temporary file otherwise, and read through one cursor per queue; the
- * cursors apply the slow-sorting tie rule, and the queues are drained
- * together with the reference's extraction rule over a heap. */
+ * A queue's records mostly arrive in timestamp order already: a CPU's
+ * ftrace events, a JSON file written in time order, or a few sequences of
+ * a proto file interleaved chunk by chunk, each in order by itself. So a
+ * queue keeps its records as a few "piles", each in order as it was
+ * pushed: a record goes on the pile whose newest timestamp is the latest
+ * not after its own (a new pile when there is none), and only when a queue
+ * would need more than MAX_PILES do the rest go to an external sort
+ * (core/xsort.h). Reading a queue merges its piles (and that sort) by
+ * (timestamp, push order), which is the queue's stable sort; nothing is
+ * sorted or copied twice for input that is in order.
+ *
+ * Pile bytes stay in memory while the whole order holds less than its
+ * budget; past it they go to one temporary file in blocks, each pile a
+ * list of extents of whole records. The cursors apply the slow-sorting tie
+ * rule on the merged stream, and the queues are drained together with the
+ * reference's extraction rule over a heap. */
 #include "order.h"
 
 #include <errno.h>
@@ -15,17 +26,42 @@
 #include "spool.h"
 #include "xsort.h"
 
-#define STORE_MEM_MAX (64u * 1024u * 1024u) /* grouped records kept in memory */
-#define CURSOR_BUF (64u * 1024u)
+#define MEM_MAX (32u * 1024u * 1024u) /* pile bytes kept in memory, in all */
+#define BLOCK (64u * 1024u)           /* a pile's tail is written out at this size */
+#define CURSOR_BUF (64u * 1024u)      /* a pile reader's buffer, at most */
+#define MAX_PILES 32                  /* per queue; more disorder goes to a sort */
+#define OVERFLOW_RUN (8u * 1024u * 1024u)
 
+/* In front of every record. */
 typedef struct ohdr {
-	uint32_t queue;
 	int64_t ts;
 	uint64_t seq;
 	int64_t key; /* the slow-sorting key of a JSON event; INT64_MAX otherwise */
 } ohdr;
 
-/* The reference's Queue bookkeeping while events are appended. */
+typedef struct extent {
+	uint64_t off, len;
+} extent;
+
+/* Records in push order, each stored as a 4-byte length and its bytes:
+ * first the extents in the file, then the tail in memory. */
+typedef struct pile {
+	int64_t last_ts;
+	extent *ext;
+	size_t n_ext, cap_ext;
+	tm_buf tail;
+	/* reading */
+	size_t i_ext;
+	uint64_t at;             /* file offset of buf[len] within ext[i_ext] */
+	char *buf;
+	size_t cap, pos, len;
+	size_t tail_pos;
+	const char *rec;         /* the current record, NULL at the end */
+	uint32_t rec_len;
+	int in_tail;
+} pile;
+
+/* A source of a queue's merge: a pile, or (index n_piles) the sort. */
 typedef struct oqueue {
 	int json;
 	uint64_t n;              /* events appended */
@@ -33,29 +69,38 @@ typedef struct oqueue {
 	uint64_t sort_start_idx; /* 0: no sorting needed (the reference's quirk: an
 				  * out-of-order first event leaves it 0) */
 	int64_t sort_min_ts;
-	/* reading */
-	uint64_t off, end;       /* the queue's records in the store */
-	char *buf;               /* spooled store: buf[pos..len) are the bytes from off on */
-	size_t cap, pos, len;
+	pile *piles;
+	size_t n_piles, cap_piles;
+	size_t last_pile;        /* where the previous record went */
+	tm_xsort *over;          /* records past MAX_PILES piles */
+	size_t over_mem;         /* what o->over_mem counts for it */
+	/* reading: the merge of the sources */
+	const char *over_rec;
+	uint32_t over_len;
+	uint32_t *src;           /* heap of sources by current record */
+	size_t n_src;
+	int src_pending;         /* the top's record was consumed: step it first */
+	/* the slow-sorting cursor on top */
 	char **group;            /* a reordered group of equal timestamps */
-	uint32_t *group_len;
 	size_t n_group, i_group, cap_group;
 	const char *head;        /* the current record, NULL when drained */
 	uint32_t head_len;
-	int head_from_store;     /* head is at the store position (else a copy) */
+	int head_from_src;       /* head is the merge's current record (else a copy) */
 	ohdr hh;
 } oqueue;
 
 struct tm_order {
-	tm_xsort *sort;
 	oqueue *q;
 	size_t n_q, cap_q;
 	uint64_t seq;
 	int slow;                /* a JSON X event was pushed */
-	/* the grouped store */
-	char *mem;               /* in memory, or */
-	tm_spool file;           /* in a temporary file */
-	uint64_t store_size;
+	size_t mem_max, block, over_run;
+	size_t mem;              /* pile tail bytes in memory */
+	size_t over_mem;         /* memory of the overflow sorts */
+	tm_spool file;           /* pile blocks once past mem_max */
+	int to_file;
+	int failed;
+	tm_error err;
 	/* draining */
 	uint32_t *heap;
 	size_t n_heap;
@@ -65,13 +110,16 @@ struct tm_order {
 	int pending;             /* cur's head was handed out: advance first */
 };
 
+static ohdr hdr_of(const void *rec)
+{
+	ohdr h;
+	memcpy(&h, rec, sizeof h);
+	return h;
+}
+
 static int hdr_cmp(const void *a, const void *b)
 {
-	ohdr x, y;
-	memcpy(&x, a, sizeof x);
-	memcpy(&y, b, sizeof y);
-	if (x.queue != y.queue)
-		return x.queue < y.queue ? -1 : 1;
+	ohdr x = hdr_of(a), y = hdr_of(b);
 	if (x.ts != y.ts)
 		return x.ts < y.ts ? -1 : 1;
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
@@ -80,9 +128,11 @@ static int hdr_cmp(const void *a, const void *b)
 tm_order *tm_order_new(size_t run_bytes)
 {
 	tm_order *o = tm_xcalloc(1, sizeof(*o));
-	o->sort = tm_xsort_new(hdr_cmp, run_bytes);
 	o->file.fd = -1;
 	o->cur = -1;
+	o->mem_max = run_bytes ? run_bytes : MEM_MAX;
+	o->block = o->mem_max / 8 < BLOCK ? o->mem_max / 8 : BLOCK;
+	o->over_run = o->mem_max / 4 < OVERFLOW_RUN ? o->mem_max / 4 : OVERFLOW_RUN;
 	return o;
 }
 
@@ -106,9 +156,133 @@ static int64_t json_key(char phase, int64_t dur)
 	return INT64_MAX;
 }
 
+/* ---- storing piles ----------------------------------------------------------- */
+
+static void flush_tail(tm_order *o, pile *p)
+{
+	if (!p->tail.len)
+		return;
+	TM_GROW(p->ext, p->cap_ext, p->n_ext + 1);
+	p->ext[p->n_ext++] = (extent){o->file.size, p->tail.len};
+	tm_spool_put(&o->file, p->tail.data, p->tail.len);
+	o->mem -= p->tail.len;
+	p->tail.len = 0;
+	if (p->tail.cap > o->block) { /* a big record grew it: give it back */
+		tm_buf_free(&p->tail);
+	}
+}
+
+/* Every tail to the file: memory is over its budget. */
+static int flush_all(tm_order *o)
+{
+	if (!o->to_file) {
+		if (tm_spool_open(&o->file, &o->err) != 0)
+			return -1;
+		o->to_file = 1;
+	}
+	for (size_t i = 0; i < o->n_q; i++)
+		for (size_t k = 0; k < o->q[i].n_piles; k++) {
+			flush_tail(o, &o->q[i].piles[k]);
+			if (!o->q[i].piles[k].tail.len)
+				tm_buf_free(&o->q[i].piles[k].tail);
+		}
+	o->mem = 0;
+	return 0;
+}
+
+/* The pile for a record at ts: the one whose newest record is the latest
+ * not after ts; SIZE_MAX when none is and no new pile may be made. */
+static size_t pick_pile(oqueue *q, int64_t ts)
+{
+	if (q->n_piles && q->piles[q->last_pile].last_ts <= ts) {
+		/* the usual case; still the best fit unless another pile is
+		 * later and fits too */
+		size_t best = q->last_pile;
+		if (q->n_piles > 1)
+			for (size_t k = 0; k < q->n_piles; k++)
+				if (q->piles[k].last_ts <= ts && q->piles[k].last_ts > q->piles[best].last_ts)
+					best = k;
+		return best;
+	}
+	size_t best = SIZE_MAX;
+	for (size_t k = 0; k < q->n_piles; k++)
+		if (q->piles[k].last_ts <= ts && (best == SIZE_MAX || q->piles[k].last_ts > q->piles[best].last_ts))
+			best = k;
+	if (best != SIZE_MAX)
+		return best;
+	if (q->n_piles >= MAX_PILES)
+		return SIZE_MAX;
+	TM_GROW(q->piles, q->cap_piles, q->n_piles + 1);
+	memset(&q->piles[q->n_piles], 0, sizeof(pile));
+	return q->n_piles++;
+}
+
+static int push_over(tm_order *o, oqueue *q, const void *rec, uint32_t n)
+{
+	if (!q->over)
+		q->over = tm_xsort_new(hdr_cmp, o->over_run);
+	if (tm_xsort_add(q->over, rec, n, &o->err) != 0)
+		return -1;
+	size_t now = tm_xsort_mem(q->over);
+	o->over_mem = o->over_mem - q->over_mem + now;
+	q->over_mem = now;
+	if (o->over_mem <= o->mem_max)
+		return 0;
+	/* over budget together: write out the largest memory run */
+	oqueue *big = q;
+	for (size_t i = 0; i < o->n_q; i++)
+		if (o->q[i].over_mem > big->over_mem)
+			big = &o->q[i];
+	if (tm_xsort_spill(big->over, &o->err) != 0)
+		return -1;
+	o->over_mem -= big->over_mem;
+	big->over_mem = 0;
+	return 0;
+}
+
+/* A record (header and payload) on its pile, or on the queue's sort. */
+static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32_t len)
+{
+	size_t n = sizeof *h + len;
+	size_t k = pick_pile(q, h->ts);
+	if (k == SIZE_MAX) {
+		char stack[512];
+		char *rec = n <= sizeof stack ? stack : tm_xmalloc(n);
+		memcpy(rec, h, sizeof *h);
+		if (len)
+			memcpy(rec + sizeof *h, data, len);
+		int rc = push_over(o, q, rec, (uint32_t)n);
+		if (rec != stack)
+			free(rec);
+		return rc;
+	}
+	q->last_pile = k;
+	pile *p = &q->piles[k];
+	p->last_ts = h->ts;
+	uint32_t n32 = (uint32_t)n;
+	tm_buf_put(&p->tail, &n32, 4);
+	tm_buf_put(&p->tail, h, sizeof *h);
+	if (len)
+		tm_buf_put(&p->tail, data, len);
+	o->mem += 4 + n;
+	if (o->to_file && p->tail.len >= o->block)
+		flush_tail(o, p);
+	if (o->mem > o->mem_max && flush_all(o) != 0)
+		return -1;
+	if (o->file.failed)
+		return tm_err(&o->err, TM_EIO, "cannot write a temporary file: %s", strerror(o->file.failed));
+	return 0;
+}
+
 int tm_order_push(tm_order *o, uint32_t qi, int64_t ts, char phase, int64_t dur, const void *data,
 		  uint32_t len, tm_error *err)
 {
+	if (o->failed) {
+		*err = o->err;
+		return -1;
+	}
+	if ((size_t)len + sizeof(ohdr) > UINT32_MAX - 4)
+		return tm_err(err, TM_EINPUT, "an event of %u bytes is too large to sort", len);
 	oqueue *q = &o->q[qi];
 	if (q->json && phase == 'X')
 		o->slow = 1;
@@ -122,19 +296,13 @@ int tm_order_push(tm_order *o, uint32_t qi, int64_t ts, char phase, int64_t dur,
 		q->sort_min_ts = ts;
 	}
 	q->n++;
-	ohdr h = {qi, ts, o->seq++, q->json ? json_key(phase, dur) : INT64_MAX};
-	size_t n = sizeof h + len;
-	if (n > UINT32_MAX)
-		return tm_err(err, TM_EINPUT, "an event of %u bytes is too large to sort", len);
-	char stack[512];
-	char *rec = n <= sizeof stack ? stack : tm_xmalloc(n);
-	memcpy(rec, &h, sizeof h);
-	if (len)
-		memcpy(rec + sizeof h, data, len);
-	int rc = tm_xsort_add(o->sort, rec, (uint32_t)n, err);
-	if (rec != stack)
-		free(rec);
-	return rc;
+	ohdr h = {ts, o->seq++, q->json ? json_key(phase, dur) : INT64_MAX};
+	if (store(o, q, &h, data, len) != 0) {
+		o->failed = 1;
+		*err = o->err;
+		return -1;
+	}
+	return 0;
 }
 
 uint64_t tm_order_count(const tm_order *o)
@@ -142,92 +310,176 @@ uint64_t tm_order_count(const tm_order *o)
 	return o->seq;
 }
 
-/* ---- the grouped store and its cursors ----------------------------------- */
+/* ---- reading a pile ------------------------------------------------------------ */
 
-static int store_put(tm_order *o, tm_buf *mem, const void *rec, uint32_t len)
+/* Load the record at the pile's position into p->rec (NULL at its end). */
+static int pile_load(tm_order *o, pile *p, tm_error *err)
 {
-	if (o->file.fd < 0 && mem->len + 4 + len > STORE_MEM_MAX) {
-		tm_error e;
-		if (tm_spool_open(&o->file, &e) != 0)
-			return -1;
-		tm_spool_put(&o->file, mem->data, mem->len);
-		mem->len = 0;
-	}
-	if (o->file.fd >= 0) {
-		tm_spool_put(&o->file, &len, 4);
-		tm_spool_put(&o->file, rec, len);
-	} else {
-		tm_buf_put(mem, &len, 4);
-		tm_buf_put(mem, rec, len);
-	}
-	o->store_size += 4 + (uint64_t)len;
-	return 0;
-}
-
-/* The record at queue q's position in the store, without moving past it:
- * 1 with *rec / *len (valid until the cursor moves), 0 at the queue's end,
- * -1 with err set. */
-static int raw_peek(tm_order *o, oqueue *q, const char **rec, uint32_t *len, tm_error *err)
-{
-	if (q->off >= q->end)
-		return 0;
-	if (o->mem) {
-		memcpy(len, o->mem + q->off, 4);
-		*rec = o->mem + q->off + 4;
+	while (!p->in_tail) {
+		if (p->i_ext >= p->n_ext) {
+			p->in_tail = 1;
+			break;
+		}
+		const extent *e = &p->ext[p->i_ext];
+		uint64_t end = e->off + e->len;
+		size_t have = p->len - p->pos;
+		if (!have && p->at >= end) {
+			p->i_ext++;
+			p->at = p->i_ext < p->n_ext ? p->ext[p->i_ext].off : 0;
+			p->pos = p->len = 0;
+			continue;
+		}
+		size_t want = 4;
+		uint32_t n = 0;
+		if (have >= 4) {
+			memcpy(&n, p->buf + p->pos, 4);
+			want = 4 + (size_t)n;
+		}
+		while (have < want) {
+			if (p->pos) {
+				memmove(p->buf, p->buf + p->pos, have);
+				p->len = have;
+				p->pos = 0;
+			}
+			if (want > p->cap) {
+				p->buf = tm_xrealloc(p->buf, want);
+				p->cap = want;
+			}
+			if (p->at >= end)
+				return tm_err(err, TM_EIO, "a temporary file is cut short");
+			size_t room = p->cap - p->len;
+			if (room > end - p->at)
+				room = (size_t)(end - p->at);
+			ssize_t k = pread(o->file.fd, p->buf + p->len, room, (off_t)p->at);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return tm_err(err, TM_EIO, "cannot read a temporary file");
+			p->len += (size_t)k;
+			p->at += (uint64_t)k;
+			have = p->len - p->pos;
+			if (want == 4 && have >= 4) {
+				memcpy(&n, p->buf + p->pos, 4);
+				want = 4 + (size_t)n;
+			}
+		}
+		p->rec = p->buf + p->pos + 4;
+		p->rec_len = n;
 		return 1;
 	}
-	/* the file: q->buf[pos..len) holds the bytes from q->off on */
-	size_t have = q->len - q->pos;
-	size_t want = 4;
-	if (have >= 4) {
-		memcpy(len, q->buf + q->pos, 4);
-		want = 4 + (size_t)*len;
+	if (p->tail_pos >= p->tail.len) {
+		p->rec = NULL;
+		return 0;
 	}
-	while (have < want) {
-		if (q->pos) {
-			memmove(q->buf, q->buf + q->pos, have);
-			q->len = have;
-			q->pos = 0;
-		}
-		if (want > q->cap) {
-			q->buf = tm_xrealloc(q->buf, want);
-			q->cap = want;
-		}
-		uint64_t at = q->off + have;
-		if (at >= q->end)
-			return tm_err(err, TM_EIO, "a temporary file is cut short");
-		size_t room = q->cap - q->len;
-		if (room > q->end - at)
-			room = (size_t)(q->end - at);
-		ssize_t k = pread(o->file.fd, q->buf + q->len, room, (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return tm_err(err, TM_EIO, "cannot read a temporary file");
-		q->len += (size_t)k;
-		have = q->len - q->pos;
-		if (want == 4 && have >= 4) {
-			memcpy(len, q->buf + q->pos, 4);
-			want = 4 + (size_t)*len;
-		}
-	}
-	*rec = q->buf + q->pos + 4;
+	memcpy(&p->rec_len, p->tail.data + p->tail_pos, 4);
+	p->rec = p->tail.data + p->tail_pos + 4;
 	return 1;
 }
 
-/* Move past the record raw_peek gave. */
-static void raw_advance(tm_order *o, oqueue *q, uint32_t len)
+static void pile_step(pile *p)
 {
-	q->off += 4 + (uint64_t)len;
-	if (!o->mem)
-		q->pos += 4 + (size_t)len;
+	if (p->in_tail)
+		p->tail_pos += 4 + (size_t)p->rec_len;
+	else
+		p->pos += 4 + (size_t)p->rec_len;
 }
+
+/* ---- merging a queue's sources ------------------------------------------------- */
+
+static const char *src_rec(const oqueue *q, uint32_t s, uint32_t *len)
+{
+	if (s < q->n_piles) {
+		*len = q->piles[s].rec_len;
+		return q->piles[s].rec;
+	}
+	*len = q->over_len;
+	return q->over_rec;
+}
+
+/* Move source s to its next record: 1, 0 at its end, -1 with err set. */
+static int src_next(tm_order *o, oqueue *q, uint32_t s, int step, tm_error *err)
+{
+	if (s < q->n_piles) {
+		if (step)
+			pile_step(&q->piles[s]);
+		return pile_load(o, &q->piles[s], err);
+	}
+	const void *rec;
+	int rc = tm_xsort_next(q->over, &rec, &q->over_len, err);
+	q->over_rec = rc == 1 ? rec : NULL;
+	return rc;
+}
+
+static int src_less(const oqueue *q, uint32_t a, uint32_t b)
+{
+	uint32_t la, lb;
+	return hdr_cmp(src_rec(q, a, &la), src_rec(q, b, &lb)) < 0;
+}
+
+static void src_sift_down(oqueue *q, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < q->n_src && src_less(q, q->src[l], q->src[m]))
+			m = l;
+		if (r < q->n_src && src_less(q, q->src[r], q->src[m]))
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = q->src[i];
+		q->src[i] = q->src[m];
+		q->src[m] = t;
+		i = m;
+	}
+}
+
+static int merge_start(tm_order *o, oqueue *q, tm_error *err)
+{
+	size_t n = q->n_piles + (q->over ? 1 : 0);
+	q->src = tm_xcalloc(n ? n : 1, sizeof(*q->src));
+	for (uint32_t s = 0; s < n; s++) {
+		int rc = src_next(o, q, s, 0, err);
+		if (rc < 0)
+			return -1;
+		if (rc)
+			q->src[q->n_src++] = s;
+	}
+	for (size_t i = q->n_src; i-- > 0;)
+		src_sift_down(q, i);
+	return 0;
+}
+
+/* The queue's next record in (ts, push order) without consuming it: 1
+ * with *rec / *len (valid until it is consumed and the next peek), 0 at
+ * the queue's end, -1 with err set. */
+static int merge_peek(tm_order *o, oqueue *q, const char **rec, uint32_t *len, tm_error *err)
+{
+	if (q->src_pending) {
+		q->src_pending = 0;
+		int rc = src_next(o, q, q->src[0], 1, err);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			q->src[0] = q->src[--q->n_src];
+		if (q->n_src)
+			src_sift_down(q, 0);
+	}
+	if (!q->n_src)
+		return 0;
+	*rec = src_rec(q, q->src[0], len);
+	return 1;
+}
+
+static void merge_consume(oqueue *q)
+{
+	q->src_pending = 1;
+}
+
+/* ---- the slow-sorting cursor ---------------------------------------------------- */
 
 static int group_cmp(const void *a, const void *b)
 {
-	ohdr x, y;
-	memcpy(&x, *(char *const *)a + 4, sizeof x);
-	memcpy(&y, *(char *const *)b + 4, sizeof y);
+	ohdr x = hdr_of(*(char *const *)a + 4), y = hdr_of(*(char *const *)b + 4);
 	if (x.key != y.key)
 		return x.key < y.key ? -1 : 1;
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
@@ -247,32 +499,31 @@ static int reorders(const tm_order *o, const oqueue *q, int64_t ts)
 }
 
 /* Set q->head to the queue's next record in its final order (NULL at its
- * end). The previous head must have been consumed (q->head_consumed). */
+ * end). The previous head must have been consumed. */
 static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 {
 	if (q->i_group < q->n_group) {
 		char *c = q->group[q->i_group++];
 		memcpy(&q->head_len, c, 4);
 		q->head = c + 4;
-		memcpy(&q->hh, q->head, sizeof q->hh);
-		q->head_from_store = 0;
+		q->hh = hdr_of(q->head);
+		q->head_from_src = 0;
 		return 1;
 	}
 	group_clear(q);
 	const char *rec;
 	uint32_t len;
-	int rc = raw_peek(o, q, &rec, &len, err);
+	int rc = merge_peek(o, q, &rec, &len, err);
 	if (rc <= 0) {
 		q->head = NULL;
 		return rc;
 	}
-	ohdr h;
-	memcpy(&h, rec, sizeof h);
+	ohdr h = hdr_of(rec);
 	if (!reorders(o, q, h.ts)) {
 		q->head = rec;
 		q->head_len = len;
 		q->hh = h;
-		q->head_from_store = 1;
+		q->head_from_src = 1;
 		return 1;
 	}
 	/* Copy out the run of this timestamp (each copy keeps its length in
@@ -284,12 +535,12 @@ static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 		memcpy(c, &len, 4);
 		memcpy(c + 4, rec, len);
 		q->group[q->n_group++] = c;
-		raw_advance(o, q, len);
-		rc = raw_peek(o, q, &rec, &len, err);
+		merge_consume(q);
+		rc = merge_peek(o, q, &rec, &len, err);
 		if (rc < 0)
 			return -1;
 		if (rc)
-			memcpy(&h, rec, sizeof h);
+			h = hdr_of(rec);
 	} while (rc && h.ts == ts);
 	qsort(q->group, q->n_group, sizeof(*q->group), group_cmp);
 	q->i_group = 0;
@@ -299,10 +550,12 @@ static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 /* Consume the current head. */
 static int cursor_advance(tm_order *o, oqueue *q, tm_error *err)
 {
-	if (q->head && q->head_from_store)
-		raw_advance(o, q, q->head_len);
+	if (q->head && q->head_from_src)
+		merge_consume(q);
 	return cursor_next(o, q, err);
 }
+
+/* ---- draining the queues together ------------------------------------------------ */
 
 static int heap_less(const tm_order *o, uint32_t a, uint32_t b)
 {
@@ -355,63 +608,48 @@ static uint32_t heap_pop(tm_order *o)
 
 int tm_order_finish(tm_order *o, tm_error *err)
 {
-	if (tm_xsort_finish(o->sort, err) != 0)
-		return -1;
-	/* Group the sorted records by queue in the store. */
-	tm_buf mem = {0};
-	uint64_t *start = tm_xcalloc(o->n_q + 1, sizeof(*start));
-	const void *rec;
-	uint32_t len;
-	int rc;
-	int64_t last_q = -1;
-	while ((rc = tm_xsort_next(o->sort, &rec, &len, err)) == 1) {
-		ohdr h;
-		memcpy(&h, rec, sizeof h);
-		while (last_q < (int64_t)h.queue)
-			start[++last_q] = o->store_size;
-		if (store_put(o, &mem, rec, len) != 0) {
-			rc = tm_err(err, TM_EIO, "cannot write a temporary file");
-			break;
-		}
-	}
-	while (last_q < (int64_t)o->n_q)
-		start[++last_q] = o->store_size;
-	tm_xsort_free(o->sort);
-	o->sort = NULL;
-	if (rc < 0) {
-		tm_buf_free(&mem);
-		free(start);
+	if (o->failed) {
+		*err = o->err;
 		return -1;
 	}
-	if (o->file.fd >= 0) {
-		tm_buf_free(&mem);
-		if (tm_spool_finish(&o->file, "sort", err) != 0) {
-			free(start);
+	if (o->to_file) {
+		/* the tails stay in memory; the file is read from here on */
+		if (tm_spool_finish(&o->file, "sort", err) != 0)
 			return -1;
-		}
-	} else {
-		o->mem = mem.data ? mem.data : tm_xstrdup("");
 	}
+	/* pile readers: a buffer each, the budget shared when there are many */
+	size_t n_piles = 0;
+	for (size_t i = 0; i < o->n_q; i++)
+		n_piles += o->q[i].n_piles;
+	size_t per = n_piles ? o->mem_max / n_piles : CURSOR_BUF;
+	if (per > CURSOR_BUF)
+		per = CURSOR_BUF;
+	if (per < 256)
+		per = 256;
 	o->heap = tm_xcalloc(o->n_q ? o->n_q : 1, sizeof(*o->heap));
 	for (size_t i = 0; i < o->n_q; i++) {
 		oqueue *q = &o->q[i];
-		q->off = start[i];
-		q->end = start[i + 1];
-		if (!o->mem && q->end > q->off) {
-			q->cap = q->end - q->off < CURSOR_BUF ? (size_t)(q->end - q->off) : CURSOR_BUF;
-			if (q->cap < 64)
-				q->cap = 64;
-			q->buf = tm_xmalloc(q->cap);
+		for (size_t k = 0; k < q->n_piles; k++) {
+			pile *p = &q->piles[k];
+			uint64_t in_file = 0;
+			for (size_t e = 0; e < p->n_ext; e++)
+				in_file += p->ext[e].len;
+			if (in_file) {
+				p->cap = in_file < per ? (size_t)in_file : per;
+				p->buf = tm_xmalloc(p->cap);
+				p->at = p->ext[0].off;
+			}
 		}
-		rc = cursor_next(o, q, err);
-		if (rc < 0) {
-			free(start);
+		if (q->over && tm_xsort_finish(q->over, err) != 0)
 			return -1;
-		}
+		if (merge_start(o, q, err) != 0)
+			return -1;
+		int rc = cursor_next(o, q, err);
+		if (rc < 0)
+			return -1;
 		if (rc)
 			heap_push(o, (uint32_t)i);
 	}
-	free(start);
 	o->finished = 1;
 	return 0;
 }
@@ -442,7 +680,7 @@ int tm_order_next(tm_order *o, tm_order_rec *out, tm_error *err)
 		o->limit = o->n_heap ? o->q[o->heap[0]].hh.ts : INT64_MAX;
 	}
 	oqueue *q = &o->q[o->cur];
-	out->queue = q->hh.queue;
+	out->queue = (uint32_t)o->cur;
 	out->ts = q->hh.ts;
 	out->seq = q->hh.seq;
 	out->data = q->head + sizeof(ohdr);
@@ -455,15 +693,20 @@ void tm_order_free(tm_order *o)
 {
 	if (!o)
 		return;
-	tm_xsort_free(o->sort);
 	for (size_t i = 0; i < o->n_q; i++) {
 		oqueue *q = &o->q[i];
+		for (size_t k = 0; k < q->n_piles; k++) {
+			free(q->piles[k].ext);
+			tm_buf_free(&q->piles[k].tail);
+			free(q->piles[k].buf);
+		}
+		free(q->piles);
+		tm_xsort_free(q->over);
+		free(q->src);
 		group_clear(q);
 		free(q->group);
-		free(q->buf);
 	}
 	free(o->q);
-	free(o->mem);
 	tm_spool_close(&o->file);
 	free(o->heap);
 	free(o);

@@ -19,8 +19,10 @@
  *     queue. So at equal timestamps a queue that started earlier can go
  *     first even when its index is higher.
  *
- * Records are opaque bytes to this module. They are spooled and sorted
- * externally (core/xsort.h), so memory does not grow with their number.
+ * Records are opaque bytes to this module. Each queue keeps them as the
+ * few runs in which they arrive in order, merged when read; only what is
+ * out of order beyond that is sorted (core/xsort.h). Past a memory budget
+ * they go to a temporary file, so memory does not grow with their number.
  */
 #ifndef TM_ORDER_H
 #define TM_ORDER_H
@@ -42,7 +44,8 @@ typedef struct tm_order_rec {
 	uint32_t len;
 } tm_order_rec;
 
-/* `run_bytes`: the external sort's run budget (0: its default). */
+/* `run_bytes`: the memory budget (0: the default; small values are for
+ * tests). */
 tm_order *tm_order_new(size_t run_bytes);
 
 /* A new queue; ids count from 0 in creation order. A JSON queue (its

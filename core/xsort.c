@@ -106,6 +106,29 @@ int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err)
 	return 0;
 }
 
+size_t tm_xsort_mem(const tm_xsort *x)
+{
+	return x->cap + x->cap_index * sizeof(*x->index);
+}
+
+int tm_xsort_spill(tm_xsort *x, tm_error *err)
+{
+	if (x->failed || x->finished)
+		return tm_err(err, TM_EIO, "a temporary file could not be written");
+	if (spill(x, err) != 0) {
+		x->failed = 1;
+		return -1;
+	}
+	/* give the memory back: the budget is shared */
+	free(x->arena);
+	x->arena = NULL;
+	x->cap = 0;
+	free(x->index);
+	x->index = NULL;
+	x->cap_index = 0;
+	return 0;
+}
+
 uint64_t tm_xsort_count(const tm_xsort *x)
 {
 	return x->count;

@@ -37,6 +37,13 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err);
  * the next call), 0 at the end, -1 with err set on a read error. */
 int tm_xsort_next(tm_xsort *x, const void **rec, uint32_t *len, tm_error *err);
 
+/* Bytes the current memory run has allocated (records and their index). */
+size_t tm_xsort_mem(const tm_xsort *x);
+
+/* Write the current memory run out now (a caller keeping several sorts
+ * under one memory budget). Returns 0 or -1 with err set. */
+int tm_xsort_spill(tm_xsort *x, tm_error *err);
+
 /* Records added so far. */
 uint64_t tm_xsort_count(const tm_xsort *x);
 

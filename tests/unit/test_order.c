@@ -134,6 +134,11 @@ static unsigned rnd(void)
 	return (rnd_state >> 8) & 0xffffff;
 }
 
+/* 0: random timestamps; else each queue's events come from g_streams
+ * streams, each in time order by itself, interleaved (how a proto file's
+ * sequences reach one queue). */
+static unsigned g_streams;
+
 static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix, size_t run_bytes)
 {
 	tm_order *o = tm_order_new(run_bytes);
@@ -148,10 +153,16 @@ static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix
 	g_slow = 0;
 	tm_error err = {0};
 	int ok = 1;
+	int64_t clock[8][64] = {{0}};
 	for (size_t k = 0; k < n_events; k++) {
 		uint32_t qi = (uint32_t)(rnd() % n_queues);
 		static const char phases[] = "BEXiXbeM";
-		ev e = {(int64_t)(rnd() % (unsigned)ts_range), k, is_json[qi],
+		int64_t ts = (int64_t)(rnd() % (unsigned)ts_range);
+		if (g_streams) {
+			int64_t *c = &clock[qi % 8][rnd() % g_streams];
+			ts = *c += (int64_t)(rnd() % (unsigned)ts_range);
+		}
+		ev e = {ts, k, is_json[qi],
 			is_json[qi] ? phases[rnd() % 8] : 0, (int64_t)(rnd() % 7) - 1, qi};
 		if (e.json && e.phase == 'X')
 			g_slow = 1;
@@ -202,6 +213,19 @@ static void test_random_spilled(void)
 			TT_FAIL_("case %d differs from the reference's order", c);
 }
 
+static void test_interleaved_streams(void)
+{
+	/* in order or nearly: piles, in memory and in a file, past the pile
+	 * limit (more streams than piles) into the sort */
+	static const unsigned streams[] = {1, 2, 5, 40, 64};
+	for (int c = 0; c < 40; c++) {
+		g_streams = streams[c % 5];
+		if (!run_case(3000 + rnd() % 3000, 1 + rnd() % 5, 1 + (int)(rnd() % 4), c % 2, c % 4 < 2 ? 0 : 4096))
+			TT_FAIL_("case %d (%u streams) differs from the reference's order", c, g_streams);
+	}
+	g_streams = 0;
+}
+
 /* The worked example of order.h: a queue that starts earlier drains its
  * ties first even when its index is higher. */
 static void test_earlier_queue_drains_ties(void)
@@ -248,5 +272,6 @@ int main(void)
 	TT_RUN(test_slow_ties);
 	TT_RUN(test_random_in_memory);
 	TT_RUN(test_random_spilled);
+	TT_RUN(test_interleaved_streams);
 	TT_DONE();
 }
