@@ -27,15 +27,19 @@ static void on_observed(void *ctx, const tm_mobserved *o)
 static void on_slice(void *ctx, const tm_mslice *s)
 {
 	gen_ctx *g = ctx;
-	tm_timeline_slice(g->tl, s);
-	tm_tables_slice(g->tb, s);
+	if (g->tl)
+		tm_timeline_slice(g->tl, s);
+	if (g->tb)
+		tm_tables_slice(g->tb, s);
 }
 
 static void on_counter(void *ctx, const tm_mcounter *c)
 {
 	gen_ctx *g = ctx;
-	tm_export_counter(g->x, c);
-	tm_timeline_counter(g->tl, c);
+	if (g->x)
+		tm_export_counter(g->x, c);
+	if (g->tl)
+		tm_timeline_counter(g->tl, c);
 }
 
 static void on_sched(void *ctx, const tm_msched *s)
@@ -50,39 +54,48 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 	tm_timeline_kernel(g->tl, k);
 }
 
-tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, size_t run_bytes, tm_error *err)
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
 {
 	gen_ctx g = {0};
 	tm_gen *res = NULL;
 	tm_model *model = NULL;
-	g.x = tm_export_new(m, scan, err);
-	if (!g.x)
+	if ((wants & TM_GEN_PFTRACE) && !(g.x = tm_export_new(m, scan, err)))
 		return NULL;
-	g.tl = tm_timeline_new(m, scan, run_bytes);
-	g.tb = tm_tables_new(scan, run_bytes);
+	if (wants & TM_GEN_TIMELINE)
+		g.tl = tm_timeline_new(m, scan, run_bytes);
+	if (wants & TM_GEN_TABLES)
+		g.tb = tm_tables_new(scan, run_bytes);
+	/* only the sinks something wanted listens to: the model skips the
+	 * rows nobody reads */
 	tm_scan_sink pass = {.ctx = &g, .packet = on_packet};
 	tm_model_sink ms = {.ctx = &g,
-			    .slice = on_slice,
-			    .counter = on_counter,
-			    .sched = on_sched,
-			    .kernel = on_kernel,
-			    .observed = on_observed};
-	model = tm_model_run(m, &ms, &pass, err);
+			    .slice = g.tl || g.tb ? on_slice : NULL,
+			    .counter = g.x || g.tl ? on_counter : NULL,
+			    .sched = g.tl ? on_sched : NULL,
+			    .kernel = g.tl ? on_kernel : NULL,
+			    .observed = g.x ? on_observed : NULL};
+	model = tm_model_run(m, &ms, g.x ? &pass : NULL, err);
 	if (!model)
 		goto fail;
 	res = tm_xcalloc(1, sizeof(*res));
-	res->pftrace = tm_export_finish(g.x, model, err);
-	g.x = NULL;
-	if (!res->pftrace)
-		goto fail;
-	res->timeline = tm_timeline_finish(g.tl, model, err);
-	g.tl = NULL;
-	if (!res->timeline)
-		goto fail;
-	res->tables = tm_tables_finish(g.tb, model, err);
-	g.tb = NULL;
-	if (!res->tables)
-		goto fail;
+	if (g.x) {
+		res->pftrace = tm_export_finish(g.x, model, err);
+		g.x = NULL;
+		if (!res->pftrace)
+			goto fail;
+	}
+	if (g.tl) {
+		res->timeline = tm_timeline_finish(g.tl, model, err);
+		g.tl = NULL;
+		if (!res->timeline)
+			goto fail;
+	}
+	if (g.tb) {
+		res->tables = tm_tables_finish(g.tb, model, err);
+		g.tb = NULL;
+		if (!res->tables)
+			goto fail;
+	}
 	tm_model_free(model);
 	return res;
 fail:

@@ -21,17 +21,27 @@
 #include "timeline.h"
 #include "tm.h"
 
+/* The families of generated files, for `wants`. */
+enum {
+	TM_GEN_PFTRACE = 1,  /* merged.pftrace */
+	TM_GEN_TIMELINE = 2, /* timeline.tsv */
+	TM_GEN_TABLES = 4,   /* the machine tables */
+	TM_GEN_ALL = 7
+};
+
 typedef struct tm_gen {
 	tm_export *pftrace;     /* merged.pftrace */
 	tm_spooled *timeline;   /* timeline.tsv */
 	tm_tables *tables;      /* machines/<dir>/{processes,threads,slices}.tsv */
 } tm_gen;
 
-/* Build every generated file of the merge `m` whose first scan is `scan`
- * (it must not have failed). `run_bytes` is the external sorts' run size
- * (0: the default; small values are for tests). NULL with err set when a
- * temporary file cannot be written or the scan fails. */
-tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, size_t run_bytes, tm_error *err);
+/* Build the generated files in `wants` (TM_GEN_* bits; the others stay
+ * NULL, and the pass skips the work only they need) of the merge `m`
+ * whose first scan is `scan` (it must not have failed). `run_bytes` is the
+ * external sorts' run size (0: the default; small values are for tests).
+ * NULL with err set when a temporary file cannot be written or the scan
+ * fails. */
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err);
 void tm_gen_free(tm_gen *g);
 
 #endif

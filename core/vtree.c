@@ -97,6 +97,8 @@ struct tm_vtree {
 	void *progress_ctx;
 	pthread_mutex_t gen_mu;
 	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
+	unsigned gen_have;      /* the TM_GEN_* families in `gen` */
+	int gen_only_wanted;    /* vt_inputs.gen_only_wanted */
 	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
 	pthread_mutex_t machines_mu;
@@ -357,6 +359,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 		t->index_path = in->index_path ? tm_xstrdup(in->index_path)
 					       : tm_index_default_path(in->paths, in->n, in->manifest, in->as_members);
 	t->warn = in->warn;
+	t->gen_only_wanted = in->gen_only_wanted;
 	t->progress = in->progress;
 	t->progress_ctx = in->progress_ctx;
 	t->n_slots = 64;
@@ -665,17 +668,32 @@ static void fail_if_scan_failed(const tm_scan *s, vt_gen *g)
 		tm_err(&g->err, TM_EIO, "%s", s->err.msg);
 }
 
-/* The generation pass, run once for all the spooled files of the merge
- * and every machine under `gen_mu`; NULL with *err set when it failed. */
-static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, const char *what, tm_error *err)
+/* The generation pass for the family `want` (TM_GEN_*): run once under
+ * `gen_mu` for all the families not built yet (or only `want`, with
+ * gen_only_wanted); NULL with *err set when it failed. */
+static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char *what, tm_error *err)
 {
 	pthread_mutex_lock(&t->gen_mu);
-	if (!t->gen && t->gen_err.code == TM_OK) {
-		t->gen = tm_gen_build(t->merge, s, 0, &t->gen_err);
-		if (!t->gen && t->gen_err.code == TM_OK)
+	if (!(t->gen_have & want) && t->gen_err.code == TM_OK) {
+		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
+		tm_gen *g = tm_gen_build(t->merge, s, build, 0, &t->gen_err);
+		if (!g && t->gen_err.code == TM_OK)
 			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
+		if (g && !t->gen) {
+			t->gen = g;
+		} else if (g) { /* the files built before stay where readers have them */
+			if (g->pftrace)
+				t->gen->pftrace = g->pftrace;
+			if (g->timeline)
+				t->gen->timeline = g->timeline;
+			if (g->tables)
+				t->gen->tables = g->tables;
+			free(g);
+		}
+		if (g)
+			t->gen_have |= build;
 	}
-	tm_gen *gen = t->gen;
+	tm_gen *gen = t->gen_have & want ? t->gen : NULL;
 	if (!gen)
 		*err = t->gen_err;
 	pthread_mutex_unlock(&t->gen_mu);
@@ -690,7 +708,8 @@ static int spool_view(tm_vtree *t, vt_node *n)
 	tm_scan *s = scan_get(t);
 	if (s->failed)
 		return tm_err(&g->err, TM_EIO, "%s", s->err.msg);
-	const tm_gen *gen = gen_get(t, s, n->name, &g->err);
+	unsigned want = n->gen == GEN_PFTRACE ? TM_GEN_PFTRACE : n->gen == GEN_TIMELINE ? TM_GEN_TIMELINE : TM_GEN_TABLES;
+	const tm_gen *gen = gen_get(t, s, want, n->name, &g->err);
 	if (!gen)
 		return -1;
 	const tm_spooled *sp = n->gen == GEN_PFTRACE	? gen->pftrace

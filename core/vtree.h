@@ -61,6 +61,11 @@ typedef struct vt_inputs {
 	 * neither with `no_index`. */
 	int no_index;
 	const char *index_path;
+	/* Build only the generated files asked for (merged.pftrace, or
+	 * timeline.tsv, or the machine tables), each family by a pass of its
+	 * own, instead of all of them in one pass on the first request: for a
+	 * reader that wants one file (`tracemount cat`). */
+	int gen_only_wanted;
 	/* One-line warnings that are no error (an index file ignored or not
 	 * written), without a trailing newline; NULL: not said. */
 	void (*warn)(const char *msg);

@@ -44,6 +44,7 @@ struct tree_opts {
 	const char *manifest;   /* -o manifest=FILE */
 	const char *index_path; /* -o index=FILE */
 	int no_index;           /* -o noindex */
+	int gen_only_wanted;    /* cat: build only the file asked for */
 };
 
 /* getopt's complaint (c is '?' or ':') as a usage error of command argv[0]. */
@@ -127,6 +128,7 @@ static tm_vtree *open_or_report(char **inputs, size_t n, const struct tree_opts 
 	tm_error err = {0};
 	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = o->manifest,
 			.no_index = o->no_index, .index_path = o->index_path, .warn = warn,
+			.gen_only_wanted = o->gen_only_wanted,
 			.progress = progress ? front_progress : NULL, .progress_ctx = NULL};
 	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t)
@@ -328,6 +330,7 @@ int cli_cat(int argc, char **argv)
 	if (argc - optind < 2)
 		return usage_error("cat", "expected INPUT... PATH");
 	const char *path = argv[argc - 1];
+	o.gen_only_wanted = 1; /* one file: no pass for the others */
 	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), &o, 0);
 	if (!t)
 		return EXIT_MERGE;

@@ -95,6 +95,10 @@ for a in cap.zip cap.tar cap.tgz; do
 	for f in metadata.json perfetto_manifest.json "${members[@]/#/files/}"; do
 		ok "$a: tracemount cat ${f:0:40} equals cat of the mount" cmp <("$tm" cat "$a" "$f") "$m/$f"
 	done
+	# cat builds one family of generated files by itself, a mount all at once
+	for f in merged.pftrace timeline.tsv $(cd "$m" && ls -d machines/*/merged.pftrace machines/*/*.tsv); do
+		ok "$a: tracemount cat $f (built alone) equals the mount's" cmp <("$tm" cat "$a" "$f") "$m/$f"
+	done
 	eq "$a: /proc/mounts names the archive, read-only" \
 		"$(awk -v m="$m" '$2 == m { print $1, $3, substr($4, 1, 3) }' /proc/mounts)" "tracemount:$a fuse.tracemount ro,"
 	eq "$a: modes" "$(stat -c '%A' "$m/files" "$m/metadata.json" | tr '\n' ' ')" "dr-xr-xr-x -r--r--r-- "

@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m) {
 		tm_scan *s = tm_scan_run(m, NULL);
 		if (!s->failed) {
-			tm_gen *g = tm_gen_build(m, s, 64, &err);
+			tm_gen *g = tm_gen_build(m, s, TM_GEN_ALL, 64, &err);
 			if (g) {
 				const tm_spooled *all[] = {g->pftrace, g->timeline, g->tables->processes,
 							   g->tables->threads, g->tables->slices};

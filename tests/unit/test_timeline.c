@@ -55,7 +55,7 @@ static tm_gen *gen_of(const char *path, size_t run, tm_merge **mp, tm_scan **sp)
 	*sp = tm_scan_run(*mp, NULL);
 	if ((*sp)->failed)
 		return NULL;
-	return tm_gen_build(*mp, *sp, run, &err);
+	return tm_gen_build(*mp, *sp, TM_GEN_ALL, run, &err);
 }
 
 static void gen_done(tm_gen *g, tm_merge *m, tm_scan *s)
