@@ -64,25 +64,62 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 	return 0;
 }
 
+/* The letter after the backslash that stands for byte c in a field, or 0
+ * when c stands for itself. */
+static char field_escape(char c)
+{
+	switch (c) {
+	case '\\': return '\\';
+	case '\t': return 't';
+	case '\n': return 'n';
+	case '\r': return 'r';
+	case '\0': return '0';
+	default: return 0;
+	}
+}
+
 void tm_spool_put_field(tm_spool *s, const char *f, size_t n)
 {
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
-		char e;
-		switch (f[i]) {
-		case '\\': e = '\\'; break;
-		case '\t': e = 't'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\0': e = '0'; break;
-		default: continue;
-		}
+		char e = field_escape(f[i]);
+		if (!e)
+			continue;
 		tm_spool_put(s, f + start, i - start);
 		char esc[2] = {'\\', e};
 		tm_spool_put(s, esc, 2);
 		start = i + 1;
 	}
 	tm_spool_put(s, f + start, n - start);
+}
+
+void tm_buf_put_field(tm_buf *b, const char *f, size_t n)
+{
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		char e = field_escape(f[i]);
+		if (!e)
+			continue;
+		tm_buf_put(b, f + start, i - start);
+		char esc[2] = {'\\', e};
+		tm_buf_put(b, esc, 2);
+		start = i + 1;
+	}
+	tm_buf_put(b, f + start, n - start);
+}
+
+void tm_buf_put_i64(tm_buf *b, int64_t v)
+{
+	char t[24];
+	size_t i = sizeof t;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		t[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		t[--i] = '-';
+	tm_buf_put(b, t + i, sizeof t - i);
 }
 
 void tm_spool_close(tm_spool *s)

@@ -29,6 +29,10 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
  * n bytes of f with backslash, tab, newline, carriage return and NUL
  * written \\ \t \n \r \0, so a field never splits a line or a column. */
 void tm_spool_put_field(tm_spool *s, const char *f, size_t n);
+/* The same into a buffer. */
+void tm_buf_put_field(tm_buf *b, const char *f, size_t n);
+/* v in decimal. */
+void tm_buf_put_i64(tm_buf *b, int64_t v);
 void tm_spool_close(tm_spool *s);
 
 /* Finished spools of one view handed over together: the whole merge's

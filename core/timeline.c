@@ -242,10 +242,10 @@ void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_str(tm_spool *w, const char *s)
+static void put_str(tm_buf *b, const char *s)
 {
 	if (s)
-		tm_spool_put_field(w, s, strlen(s));
+		tm_buf_put_field(b, s, strlen(s));
 }
 
 typedef struct writer {
@@ -255,8 +255,11 @@ typedef struct writer {
 	const tm_merge *merge;
 	tm_spool *out;     /* [0] all, [1 + row] */
 	size_t n_out;
+	tm_buf line;
 } writer;
 
+/* The row's line, made once and put in the whole merge's file and its
+ * machine's. */
 static void write_row(writer *w, const rec *h, const char *strs)
 {
 	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
@@ -272,60 +275,56 @@ static void write_row(writer *w, const rec *h, const char *strs)
 					? tm_model_process(w->model, (size_t)upid)
 					: NULL;
 	int64_t tid = th ? th->tid : h->tid;
-	for (int pass = 0; pass < 2; pass++) {
-		tm_spool *o = pass == 0 ? &w->out[0]
-					: h->machine_row + 1 < w->n_out ? &w->out[h->machine_row + 1] : NULL;
-		if (!o)
-			break;
-		char num[64];
-		int k = snprintf(num, sizeof num, "%" PRId64 "\t", h->ts);
-		if (h->dur != INT64_MIN)
-			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, h->dur);
-		num[k++] = '\t';
-		tm_spool_put(o, num, (size_t)k);
-		if (h->machine_row < w->n_dirs)
-			put_str(o, w->dirs[h->machine_row]);
-		tm_spool_put(o, "\t", 1);
-		if (h->file_id < w->merge->n_files)
-			put_str(o, w->merge->files[h->file_id].name);
-		tm_spool_put(o, "\t", 1);
-		put_str(o, kind_names[h->kind]);
-		tm_spool_put(o, "\t", 1);
-		tm_spool_put_field(o, cat, h->cat_len);
-		tm_spool_put(o, "\t", 1);
-		switch (h->kind) {
-		case K_COUNTER: put_str(o, t ? t->name : NULL); break;
-		case K_SCHED: put_str(o, th ? th->name : NULL); break;
-		default: tm_spool_put_field(o, name, h->name_len);
-		}
-		k = 0;
-		num[k++] = '\t';
-		if (h->depth >= 0)
-			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId32, h->depth);
-		num[k++] = '\t';
-		if (pr)
-			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, pr->pid);
-		num[k++] = '\t';
-		if (tid >= 0)
-			k += snprintf(num + k, sizeof num - (size_t)k, "%" PRId64, tid);
-		num[k++] = '\t';
-		tm_spool_put(o, num, (size_t)k);
-		if (h->kind == K_SCHED || h->kind == K_FTRACE) {
-			k = snprintf(num, sizeof num, "cpu:%" PRIu32, h->cpu);
-			tm_spool_put(o, num, (size_t)k);
-		} else if (t) {
-			put_str(o, scope_names[t->scope]);
-			if (t->name) {
-				tm_spool_put(o, ":", 1);
-				put_str(o, t->name);
-			}
-		}
-		tm_spool_put(o, "\t", 1);
-		/* compact JSON holds no raw tab, newline or NUL: written as is,
-		 * so `cut -f12 | jq` reads it */
-		tm_spool_put(o, args, h->args_len);
-		tm_spool_put(o, "\n", 1);
+	tm_buf *o = &w->line;
+	o->len = 0;
+	tm_buf_put_i64(o, h->ts);
+	tm_buf_put(o, "\t", 1);
+	if (h->dur != INT64_MIN)
+		tm_buf_put_i64(o, h->dur);
+	tm_buf_put(o, "\t", 1);
+	if (h->machine_row < w->n_dirs)
+		put_str(o, w->dirs[h->machine_row]);
+	tm_buf_put(o, "\t", 1);
+	if (h->file_id < w->merge->n_files)
+		put_str(o, w->merge->files[h->file_id].name);
+	tm_buf_put(o, "\t", 1);
+	put_str(o, kind_names[h->kind]);
+	tm_buf_put(o, "\t", 1);
+	tm_buf_put_field(o, cat, h->cat_len);
+	tm_buf_put(o, "\t", 1);
+	switch (h->kind) {
+	case K_COUNTER: put_str(o, t ? t->name : NULL); break;
+	case K_SCHED: put_str(o, th ? th->name : NULL); break;
+	default: tm_buf_put_field(o, name, h->name_len);
 	}
+	tm_buf_put(o, "\t", 1);
+	if (h->depth >= 0)
+		tm_buf_put_i64(o, h->depth);
+	tm_buf_put(o, "\t", 1);
+	if (pr)
+		tm_buf_put_i64(o, pr->pid);
+	tm_buf_put(o, "\t", 1);
+	if (tid >= 0)
+		tm_buf_put_i64(o, tid);
+	tm_buf_put(o, "\t", 1);
+	if (h->kind == K_SCHED || h->kind == K_FTRACE) {
+		tm_buf_put(o, "cpu:", 4);
+		tm_buf_put_i64(o, h->cpu);
+	} else if (t) {
+		put_str(o, scope_names[t->scope]);
+		if (t->name) {
+			tm_buf_put(o, ":", 1);
+			put_str(o, t->name);
+		}
+	}
+	tm_buf_put(o, "\t", 1);
+	/* compact JSON holds no raw tab, newline or NUL: written as is, so
+	 * `cut -f12 | jq` reads it */
+	tm_buf_put(o, args, h->args_len);
+	tm_buf_put(o, "\n", 1);
+	tm_spool_put(&w->out[0], o->data, o->len);
+	if (h->machine_row + 1 < w->n_out)
+		tm_spool_put(&w->out[h->machine_row + 1], o->data, o->len);
 }
 
 tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
@@ -375,6 +374,7 @@ out:
 	for (size_t i = 0; i < nm; i++)
 		free(w.dirs[i]);
 	free(w.dirs);
+	tm_buf_free(&w.line);
 	tm_timeline_abort(b);
 	return res;
 }
