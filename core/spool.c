@@ -78,34 +78,40 @@ static char field_escape(char c)
 	}
 }
 
-void tm_spool_put_field(tm_spool *s, const char *f, size_t n)
+/* f with field_escape applied, in pieces through put. */
+static void put_escaped(void (*put)(void *to, const void *p, size_t n), void *to, const char *f, size_t n)
 {
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
 		char e = field_escape(f[i]);
 		if (!e)
 			continue;
-		tm_spool_put(s, f + start, i - start);
+		put(to, f + start, i - start);
 		char esc[2] = {'\\', e};
-		tm_spool_put(s, esc, 2);
+		put(to, esc, 2);
 		start = i + 1;
 	}
-	tm_spool_put(s, f + start, n - start);
+	put(to, f + start, n - start);
+}
+
+static void to_spool(void *to, const void *p, size_t n)
+{
+	tm_spool_put(to, p, n);
+}
+
+static void to_buf(void *to, const void *p, size_t n)
+{
+	tm_buf_put(to, p, n);
+}
+
+void tm_spool_put_field(tm_spool *s, const char *f, size_t n)
+{
+	put_escaped(to_spool, s, f, n);
 }
 
 void tm_buf_put_field(tm_buf *b, const char *f, size_t n)
 {
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		char e = field_escape(f[i]);
-		if (!e)
-			continue;
-		tm_buf_put(b, f + start, i - start);
-		char esc[2] = {'\\', e};
-		tm_buf_put(b, esc, 2);
-		start = i + 1;
-	}
-	tm_buf_put(b, f + start, n - start);
+	put_escaped(to_buf, b, f, n);
 }
 
 void tm_buf_put_i64(tm_buf *b, int64_t v)

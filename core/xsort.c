@@ -106,6 +106,17 @@ int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err)
 	return 0;
 }
 
+/* Give back the memory run's buffers (spilled). */
+static void release_run(tm_xsort *x)
+{
+	free(x->arena);
+	x->arena = NULL;
+	x->cap = 0;
+	free(x->index);
+	x->index = NULL;
+	x->cap_index = 0;
+}
+
 size_t tm_xsort_mem(const tm_xsort *x)
 {
 	return x->cap + x->cap_index * sizeof(*x->index);
@@ -119,13 +130,7 @@ int tm_xsort_spill(tm_xsort *x, tm_error *err)
 		x->failed = 1;
 		return -1;
 	}
-	/* give the memory back: the budget is shared */
-	free(x->arena);
-	x->arena = NULL;
-	x->cap = 0;
-	free(x->index);
-	x->index = NULL;
-	x->cap_index = 0;
+	release_run(x); /* the budget is shared */
 	return 0;
 }
 
@@ -148,12 +153,7 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err)
 		x->failed = 1;
 		return -1;
 	}
-	free(x->arena);
-	x->arena = NULL;
-	x->cap = 0;
-	free(x->index);
-	x->index = NULL;
-	x->cap_index = 0;
+	release_run(x);
 	return 0;
 }
 
