@@ -71,7 +71,6 @@ typedef struct oqueue {
 	int64_t sort_min_ts;
 	pile *piles;
 	size_t n_piles, cap_piles;
-	size_t last_pile;        /* where the previous record went */
 	tm_xsort *over;          /* records past MAX_PILES piles */
 	size_t over_mem;         /* what o->over_mem counts for it */
 	/* reading: the merge of the sources */
@@ -183,27 +182,16 @@ static int flush_all(tm_order *o)
 	for (size_t i = 0; i < o->n_q; i++)
 		for (size_t k = 0; k < o->q[i].n_piles; k++) {
 			flush_tail(o, &o->q[i].piles[k]);
-			if (!o->q[i].piles[k].tail.len)
-				tm_buf_free(&o->q[i].piles[k].tail);
+			tm_buf_free(&o->q[i].piles[k].tail);
 		}
-	o->mem = 0;
 	return 0;
 }
 
 /* The pile for a record at ts: the one whose newest record is the latest
- * not after ts; SIZE_MAX when none is and no new pile may be made. */
+ * not after ts (a new one when none is); SIZE_MAX when none is and no new
+ * pile may be made. */
 static size_t pick_pile(oqueue *q, int64_t ts)
 {
-	if (q->n_piles && q->piles[q->last_pile].last_ts <= ts) {
-		/* the usual case; still the best fit unless another pile is
-		 * later and fits too */
-		size_t best = q->last_pile;
-		if (q->n_piles > 1)
-			for (size_t k = 0; k < q->n_piles; k++)
-				if (q->piles[k].last_ts <= ts && q->piles[k].last_ts > q->piles[best].last_ts)
-					best = k;
-		return best;
-	}
 	size_t best = SIZE_MAX;
 	for (size_t k = 0; k < q->n_piles; k++)
 		if (q->piles[k].last_ts <= ts && (best == SIZE_MAX || q->piles[k].last_ts > q->piles[best].last_ts))
@@ -256,7 +244,6 @@ static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32
 			free(rec);
 		return rc;
 	}
-	q->last_pile = k;
 	pile *p = &q->piles[k];
 	p->last_ts = h->ts;
 	uint32_t n32 = (uint32_t)n;
