@@ -256,8 +256,9 @@ static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32
 		flush_tail(o, p);
 	if (o->mem > o->mem_max && flush_all(o) != 0)
 		return -1;
-	if (o->file.failed)
-		return tm_err(&o->err, TM_EIO, "cannot write a temporary file: %s", strerror(o->file.failed));
+	int e = o->to_file ? tm_spool_failed(&o->file) : 0;
+	if (e)
+		return tm_err(&o->err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	return 0;
 }
 

@@ -15,13 +15,19 @@ typedef struct tm_spool {
 	uint64_t size;   /* bytes put so far */
 	char *buf;
 	size_t len;
-	int failed;      /* a write failed (disk full...) */
+	int failed;      /* a write failed (disk full...), as far as known */
+	struct tm_spool_io *io; /* its writes queued to the writer thread */
 } tm_spool;
 
 /* Create the file. -1 with err set (TM_EIO naming the path) on failure. */
 int tm_spool_open(tm_spool *s, tm_error *err);
+/* Append n bytes. Full buffers are written by a writer thread (in order);
+ * a failure shows in tm_spool_failed or tm_spool_finish. */
 void tm_spool_put(tm_spool *s, const void *p, size_t n);
-/* Flush and free the buffer. Returns 0, or -1 with err set when a write
+/* The errno of the first write that failed so far, else 0. */
+int tm_spool_failed(const tm_spool *s);
+/* Flush and free the buffer, and wait until every byte is in the file
+ * (only then may it be read). Returns 0, or -1 with err set when a write
  * failed. The descriptor stays open (tm_spool_close closes it). */
 int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
 

@@ -82,8 +82,9 @@ static int spill(tm_xsort *x, tm_error *err)
 	x->run_start[x->n_runs] = x->runs.size;
 	x->n_index = 0;
 	x->len = 0;
-	if (x->runs.failed)
-		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(x->runs.failed));
+	int e = tm_spool_failed(&x->runs);
+	if (e)
+		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	return 0;
 }
 
