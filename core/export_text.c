@@ -723,6 +723,11 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 {
 	flush_bundle(t);
 	flush_ends(t, INT64_MAX);
+	/* Without JSON or systrace input, every name and association is in
+	 * the copied proto packets: the same with or without the model's
+	 * records (tm_gen_build does not make them then). */
+	if (!tm_merge_has_text(t->x->m))
+		return;
 	const tm_scan *scan = t->x->scan;
 	size_t nt = tm_model_n_threads(m), np = tm_model_n_processes(m);
 	exp_map latest = {0};

@@ -74,7 +74,11 @@ tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t ru
 			    .sched = g.tl ? on_sched : NULL,
 			    .kernel = g.tl ? on_kernel : NULL,
 			    .observed = g.x ? on_observed : NULL};
-	model = tm_model_run(m, &ms, g.x ? &pass : NULL, err);
+	/* merged.pftrace alone needs the model only to convert JSON and
+	 * systrace events (and, at the end, the names and associations those
+	 * gave threads): without such input its records are not made */
+	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
+	model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, err);
 	if (!model)
 		goto fail;
 	res = tm_xcalloc(1, sizeof(*res));

@@ -276,13 +276,15 @@ void tm_model_finish(tm_model *m);
 /* Run the model over a merge: one scan (core/scan.h) whose records go
  * through the reference's order (core/order.h) into a model with `sink`.
  * `also` (may be NULL) receives the scan's other callbacks in the same
- * pass, so an exporter reads each input once. Returns the finished model
- * (its tables stay readable until tm_model_free), or NULL with err set
- * when the scan fails or a temporary file cannot be written. */
+ * pass, so an exporter reads each input once. With `records` 0 the scan
+ * makes no records at all (for a caller that needs only `also`): the
+ * model stays empty. Returns the finished model (its tables stay readable
+ * until tm_model_free), or NULL with err set when the scan fails or a
+ * temporary file cannot be written. */
 struct tm_merge;
 struct tm_scan_sink;
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
-		       tm_error *err);
+		       int records, tm_error *err);
 
 /* Tables, valid until tm_model_free. */
 size_t tm_model_n_tracks(const tm_model *m);
