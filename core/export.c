@@ -141,13 +141,8 @@ void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
 		head[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		v >>= 7;
 	} while (v);
-	for (int k = 0; k < 2; k++) {
-		tm_spool *o = k == 0 ? &x->out[0] : row + 1 < x->n_out ? &x->out[row + 1] : NULL;
-		if (!o)
-			continue;
-		tm_spool_put(o, head, n);
-		tm_spool_put(o, pkt, len);
-	}
+	tm_views_put(&x->out, row, head, n);
+	tm_views_put(&x->out, row, pkt, len);
 }
 
 uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
@@ -525,7 +520,10 @@ static void put_header_packet(exp *x, uint32_t row, size_t out, Perfetto__Protos
 	perfetto__protos__trace_packet__pack(p, (uint8_t *)x->pkt.data);
 	tm_buf frame = {0};
 	put_bytes(&frame, F_Trace_packet, x->pkt.data, n);
-	tm_spool_put(&x->out[out], frame.data, frame.len);
+	if (out == 0 && x->out.shared) /* one machine: its header is this one */
+		tm_views_put_all(&x->out, frame.data, frame.len);
+	else
+		tm_views_put_one(&x->out, out, frame.data, frame.len);
 	tm_buf_free(&frame);
 }
 
@@ -680,10 +678,6 @@ tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 	x->m = m;
 	x->scan = scan;
 	size_t nm = scan->machines.n;
-	x->n_out = nm + 1;
-	x->out = tm_xcalloc(x->n_out, sizeof(*x->out));
-	for (size_t i = 0; i < x->n_out; i++)
-		x->out[i].fd = -1;
 	x->mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x->mach_id));
 	/* machine ids: the raw id where it is an embedded one, else the next
 	 * free id; the host (raw 0) has none */
@@ -706,13 +700,14 @@ tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 		}
 		x->mach_id[r] = next++;
 	}
-	for (size_t i = 0; i < x->n_out; i++)
-		if (tm_spool_open(&x->out[i], err)) {
-			tm_export_abort(x);
-			return NULL;
-		}
+	if (tm_views_open(&x->out, nm, err)) {
+		tm_export_abort(x);
+		return NULL;
+	}
 	header(x, 0, -1);
-	for (size_t r = 0; r < nm; r++)
+	/* With one machine the whole merge's header is that machine's (the
+	 * same packets of the same row): the file is shared (tm_views). */
+	for (size_t r = 0; r < nm && !x->out.shared; r++)
 		header(x, r + 1, (int64_t)r);
 	x->text = exp_text_new(x);
 	return x;
@@ -722,11 +717,7 @@ tm_export *tm_export_finish(tm_export_build *x, const tm_model *model, tm_error 
 {
 	tm_export *res = NULL;
 	exp_text_finish(x->text, model);
-	for (size_t i = 0; i < x->n_out; i++)
-		if (tm_spool_finish(&x->out[i], "merged.pftrace", err))
-			goto out;
-	res = tm_spooled_take(x->out, x->n_out - 1);
-out:
+	res = tm_views_take(&x->out, "merged.pftrace", err);
 	tm_export_abort(x);
 	return res;
 }
@@ -736,9 +727,7 @@ void tm_export_abort(tm_export_build *x)
 	if (!x)
 		return;
 	exp_text_free(x->text);
-	for (size_t i = 0; i < x->n_out; i++)
-		tm_spool_close(&x->out[i]);
-	free(x->out);
+	tm_views_close(&x->out);
 	free(x->mach_id);
 	free(x->seqs.s);
 	tm_buf_free(&x->pkt);

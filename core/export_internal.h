@@ -33,8 +33,7 @@ typedef struct exp_text exp_text;
 typedef struct exp {
 	tm_merge *m;
 	const tm_scan *scan;
-	tm_spool *out;         /* [0] all, [1 + row] per machine */
-	size_t n_out;
+	tm_views out;          /* the whole merge's file and each machine's */
 	uint32_t *mach_id;     /* row -> TracePacket.machine_id, 0 for the host */
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;

@@ -326,6 +326,102 @@ tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach)
 	return s;
 }
 
+/* ---- views ------------------------------------------------------------------- */
+
+int tm_views_open(tm_views *v, size_t n_mach, tm_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	v->n_mach = n_mach;
+	v->shared = n_mach == 1;
+	v->out = tm_xcalloc(n_mach + 1, sizeof(*v->out));
+	for (size_t i = 0; i <= n_mach; i++)
+		v->out[i].fd = -1;
+	for (size_t i = 0; i <= n_mach; i++)
+		if (!(v->shared && i == 1) && tm_spool_open(&v->out[i], err)) {
+			tm_views_close(v);
+			return -1;
+		}
+	return 0;
+}
+
+/* The machine's view becomes a file of its own: the whole one's bytes so
+ * far copied into it. */
+static void split_views(tm_views *v)
+{
+	v->shared = 0;
+	tm_spool *all = &v->out[0], *one = &v->out[1];
+	if (tm_spool_open(one, &v->err))
+		return;
+	if (all->buf)
+		flush(all, 1);
+	drain(all);
+	char *buf = tm_xmalloc(SPOOL_BUF);
+	for (uint64_t off = 0; off < all->size;) {
+		size_t want = all->size - off < SPOOL_BUF ? (size_t)(all->size - off) : SPOOL_BUF;
+		ssize_t k = pread(all->fd, buf, want, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			one->failed = k < 0 && errno ? errno : EIO;
+			break;
+		}
+		tm_spool_put(one, buf, (size_t)k);
+		off += (uint64_t)k;
+	}
+	free(buf);
+}
+
+void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
+{
+	if (v->shared && row != 0)
+		split_views(v);
+	tm_spool_put(&v->out[0], p, n);
+	if (row < v->n_mach && !v->shared)
+		tm_spool_put(&v->out[row + 1], p, n);
+}
+
+void tm_views_put_all(tm_views *v, const void *p, size_t n)
+{
+	for (size_t i = 0; i <= v->n_mach; i++)
+		if (!(v->shared && i == 1))
+			tm_spool_put(&v->out[i], p, n);
+}
+
+void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n)
+{
+	if (v->shared)
+		split_views(v);
+	tm_spool_put(&v->out[i], p, n);
+}
+
+tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
+{
+	if (v->err.code != TM_OK) {
+		*err = v->err;
+		return NULL;
+	}
+	for (size_t i = 0; i <= v->n_mach; i++)
+		if (!(v->shared && i == 1) && tm_spool_finish(&v->out[i], what, err))
+			return NULL;
+	if (v->shared) {
+		v->out[1].fd = dup(v->out[0].fd);
+		if (v->out[1].fd < 0)
+			return tm_err(err, TM_EIO, "%s: cannot share a temporary file: %s", what, strerror(errno)), NULL;
+		v->out[1].size = v->out[0].size;
+	}
+	return tm_spooled_take(v->out, v->n_mach);
+}
+
+void tm_views_close(tm_views *v)
+{
+	if (!v->out)
+		return;
+	for (size_t i = 0; i <= v->n_mach; i++)
+		tm_spool_close(&v->out[i]);
+	free(v->out);
+	v->out = NULL;
+}
+
 void tm_spooled_free(tm_spooled *s)
 {
 	if (!s)

@@ -57,4 +57,32 @@ tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach);
 /* Close and free (NULL is fine). */
 void tm_spooled_free(tm_spooled *s);
 
+/* The spools of one generated view: the whole merge's, out[0], and each
+ * machine's, out[1 + row]. With one machine its view is the whole one
+ * byte for byte as long as every put goes to both: the bytes are then
+ * written once and both files are the same temporary file. A put that
+ * goes to one alone first copies the whole one's bytes so far into the
+ * machine's, which from then on is written as any other. */
+typedef struct tm_views {
+	tm_spool *out;
+	size_t n_mach;
+	int shared;          /* out[0] stands for out[1] too */
+	tm_error err;        /* the first failure to copy */
+} tm_views;
+
+/* Open all spools. -1 with err set (all closed again) on failure. */
+int tm_views_open(tm_views *v, size_t n_mach, tm_error *err);
+/* n bytes to the whole view and to machine `row`'s (row >= n_mach: to
+ * the whole view only). */
+void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n);
+/* n bytes to every view (a header). */
+void tm_views_put_all(tm_views *v, const void *p, size_t n);
+/* n bytes to out[i] alone. */
+void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n);
+/* Finish every spool (tm_spool_finish; `what` names the file in errors)
+ * and hand them over; NULL with err set on a failure. */
+tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err);
+/* Close and free what is left (after take, or instead of it). */
+void tm_views_close(tm_views *v);
+
 #endif

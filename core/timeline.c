@@ -253,8 +253,7 @@ typedef struct writer {
 	char **dirs;       /* by machine row */
 	size_t n_dirs;
 	const tm_merge *merge;
-	tm_spool *out;     /* [0] all, [1 + row] */
-	size_t n_out;
+	tm_views out;
 	tm_buf line;
 } writer;
 
@@ -322,9 +321,7 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	 * `cut -f12 | jq` reads it */
 	tm_buf_put(o, args, h->args_len);
 	tm_buf_put(o, "\n", 1);
-	tm_spool_put(&w->out[0], o->data, o->len);
-	if (h->machine_row + 1 < w->n_out)
-		tm_spool_put(&w->out[h->machine_row + 1], o->data, o->len);
+	tm_views_put(&w->out, h->machine_row, o->data, o->len);
 }
 
 tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
@@ -333,10 +330,6 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	writer w = {0};
 	w.model = model;
 	w.merge = b->merge;
-	w.n_out = nm + 1;
-	w.out = tm_xcalloc(w.n_out, sizeof(*w.out));
-	for (size_t i = 0; i < w.n_out; i++)
-		w.out[i].fd = -1;
 	w.n_dirs = nm;
 	w.dirs = tm_xcalloc(nm ? nm : 1, sizeof(char *));
 	for (size_t i = 0; i < nm; i++)
@@ -348,11 +341,9 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	}
 	if (tm_xsort_finish(b->sort, err))
 		goto out;
-	for (size_t i = 0; i < w.n_out; i++) {
-		if (tm_spool_open(&w.out[i], err))
-			goto out;
-		tm_spool_put(&w.out[i], TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
-	}
+	if (tm_views_open(&w.out, nm, err))
+		goto out;
+	tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
 	const void *p;
 	uint32_t len;
 	int k;
@@ -363,14 +354,9 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	}
 	if (k < 0)
 		goto out;
-	for (size_t i = 0; i < w.n_out; i++)
-		if (tm_spool_finish(&w.out[i], "timeline.tsv", err))
-			goto out;
-	res = tm_spooled_take(w.out, nm);
+	res = tm_views_take(&w.out, "timeline.tsv", err);
 out:
-	for (size_t i = 0; i < w.n_out; i++)
-		tm_spool_close(&w.out[i]);
-	free(w.out);
+	tm_views_close(&w.out);
 	for (size_t i = 0; i < nm; i++)
 		free(w.dirs[i]);
 	free(w.dirs);

@@ -11,6 +11,7 @@
 #include "gen.h"
 #include "merge.h"
 #include "scan.h"
+#include "spool.h"
 
 static char tmpdir[512];
 
@@ -221,6 +222,63 @@ static void test_tables(void)
 	}
 }
 
+/* The bytes of a spooled fd. */
+static char *read_fd(int fd, uint64_t size)
+{
+	char *b = calloc(1, (size_t)size + 1);
+	if (b && size && pread(fd, b, (size_t)size, 0) != (ssize_t)size) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* tm_views: one machine shares the whole view's file until a put names no
+ * machine; from then each holds its own bytes, and big puts go through
+ * the writer thread in order. */
+static void test_views_shared_then_split(void)
+{
+	tm_error err = {0};
+	tm_views v;
+	CHECK_INT(tm_views_open(&v, 1, &err), 0);
+	CHECK(v.shared);
+	tm_views_put_all(&v, "h\n", 2);
+	static char big[200000];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (char)('a' + i % 26);
+	tm_views_put(&v, 0, big, sizeof big);
+	tm_views_put(&v, 0, "m\n", 2);
+	tm_views_put(&v, 1, "x\n", 2); /* no such machine: the whole view only */
+	CHECK(!v.shared);
+	tm_views_put(&v, 0, "n\n", 2);
+	tm_spooled *s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	CHECK_INT(s->size, 2 + sizeof big + 6);
+	CHECK_INT(s->mach_size[0], 2 + sizeof big + 4);
+	char *all = read_fd(s->fd, s->size), *one = read_fd(s->mach_fd[0], s->mach_size[0]);
+	CHECK(all && one);
+	CHECK(memcmp(all, "h\n", 2) == 0 && memcmp(one, "h\n", 2) == 0);
+	CHECK(memcmp(all + 2, big, sizeof big) == 0 && memcmp(one + 2, big, sizeof big) == 0);
+	CHECK_STR(all + 2 + sizeof big, "m\nx\nn\n");
+	CHECK_STR(one + 2 + sizeof big, "m\nn\n");
+	free(all);
+	free(one);
+	tm_spooled_free(s);
+	/* never split: both names stand for one file's bytes */
+	CHECK_INT(tm_views_open(&v, 1, &err), 0);
+	tm_views_put_all(&v, "h\n", 2);
+	tm_views_put(&v, 0, big, sizeof big);
+	s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	CHECK_INT(s->mach_size[0], s->size);
+	all = read_fd(s->mach_fd[0], s->mach_size[0]);
+	CHECK(all && memcmp(all + 2, big, sizeof big) == 0);
+	free(all);
+	tm_spooled_free(s);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/tm_timeline.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -230,6 +288,7 @@ int main(void)
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
 	TT_RUN(test_tables);
+	TT_RUN(test_views_shared_then_split);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
