@@ -145,6 +145,11 @@ struct tm_clock_graph {
 	uint64_t rejected;
 	record *recs;
 	size_t n_recs, cap_recs;
+	/* the first accepted record of each hash, for hash_origin: open
+	 * addressing over record index + 1, 0 = empty (a path names hashes;
+	 * an archive of many files has a record per file and a path each) */
+	uint32_t *origin_ix;
+	size_t origin_cap, origin_used;
 	creading *pool;
 	size_t n_pool, cap_pool;
 	tm_clock_reading *rpool;
@@ -308,6 +313,7 @@ void tm_clock_graph_free(tm_clock_graph *g)
 	free(g->index);
 	free(g->cache);
 	free(g->recs);
+	free(g->origin_ix);
 	free(g->pool);
 	free(g->rpool);
 	free(g);
@@ -551,6 +557,42 @@ static void record_rejected(tm_clock_graph *g, uint32_t snap, const tm_clock_rea
 	g->n_rpool += n;
 }
 
+/* Record `snap` (accepted) as its hash's first accepted one, unless one
+ * before it is. */
+static void origin_put(tm_clock_graph *g, uint32_t snap)
+{
+	if ((g->origin_used + 1) * 2 > g->origin_cap) {
+		size_t cap = g->origin_cap ? g->origin_cap * 2 : 64;
+		uint32_t *old = g->origin_ix;
+		size_t old_cap = g->origin_cap;
+		g->origin_ix = tm_xcalloc(cap, sizeof(*g->origin_ix));
+		g->origin_cap = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i]) {
+				size_t k = mix(g->recs[old[i] - 1].hash) & (cap - 1);
+				while (g->origin_ix[k])
+					k = (k + 1) & (cap - 1);
+				g->origin_ix[k] = old[i];
+			}
+		free(old);
+	}
+	uint32_t hash = g->recs[snap].hash;
+	size_t mask = g->origin_cap - 1;
+	for (size_t k = mix(hash) & mask;; k = (k + 1) & mask) {
+		uint32_t v = g->origin_ix[k];
+		if (!v) {
+			g->origin_ix[k] = snap + 1;
+			g->origin_used++;
+			return;
+		}
+		if (g->recs[v - 1].hash == hash) {
+			if (snap + 1 < v)
+				g->origin_ix[k] = snap + 1;
+			return;
+		}
+	}
+}
+
 /* The readings of an accepted snapshot, by node index. */
 static void record_accepted(tm_clock_graph *g, uint32_t snap, const tm_clock_reading *r, const uint32_t *idx,
 			    size_t n)
@@ -562,6 +604,7 @@ static void record_accepted(tm_clock_graph *g, uint32_t snap, const tm_clock_rea
 	g->recs[snap].n = (uint8_t)n;
 	g->recs[snap].accepted = 1;
 	g->n_pool += n;
+	origin_put(g, snap);
 }
 
 /* Stores one reading; returns 0, or -1 with the §3.3 message. Follows the
@@ -702,6 +745,12 @@ static void scratch_push(scratch *sc, size_t *n, uint32_t v)
 	sc->list[(*n)++] = v;
 }
 
+/* The scratch of the searches on a const graph: one per thread, kept, so
+ * that every file of an archive of 100,000 does not allocate and clear
+ * arrays the size of the graph (placement searches once per file; FUSE
+ * serves on several threads). */
+static _Thread_local scratch const_sc;
+
 /* The reference's search is a breadth-first walk over paths in FIFO order,
  * each path extended by its last node's edges in edge-set order, returning
  * at the first edge that reaches dst, never extending paths of 4 edges.
@@ -728,8 +777,12 @@ static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t d
 	scratch_push(sc, &n, src);
 	layer[0] = 0;
 	layer[1] = n;
+	/* Reaching dst ends the walk at once: the way back below only needs
+	 * the layers before dst's, and which of their nodes have an edge to
+	 * dst (a hub of many files' clocks must not be walked whole by every
+	 * search). */
 	for (int d = 0; d < MAX_HOPS && len < 0 && layer[d] < layer[d + 1]; d++) {
-		for (size_t i = layer[d]; i < layer[d + 1]; i++) {
+		for (size_t i = layer[d]; i < layer[d + 1] && len < 0; i++) {
 			const gnode *nd = &g->nodes[sc->list[i]];
 			for (uint32_t e = 0; e < nd->n_out; e++) {
 				uint32_t v = nd->out[e].to;
@@ -739,8 +792,10 @@ static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t d
 				sc->df[v] = (uint8_t)(d + 1);
 				sc->dt[v] = NO_DIST;
 				scratch_push(sc, &n, v);
-				if (v == dst)
+				if (v == dst) {
 					len = d + 1;
+					break;
+				}
 			}
 		}
 		layer[d + 2] = n;
@@ -843,10 +898,8 @@ int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_
 	int64_t s = find_node(g, src), d = find_node(g, dst);
 	if (s < 0 || d < 0)
 		return 0;
-	scratch sc = {0};
 	path p;
-	int found = search(g, &sc, (uint32_t)s, (uint32_t)d, &p);
-	scratch_free(&sc);
+	int found = search(g, &const_sc, (uint32_t)s, (uint32_t)d, &p);
 	return found;
 }
 
@@ -890,10 +943,8 @@ int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_nod
 	int64_t s = find_node(g, src), d = find_node(g, dst);
 	if (s < 0 || d < 0)
 		return -1;
-	scratch sc = {0};
 	path p;
-	int found = search(g, &sc, (uint32_t)s, (uint32_t)d, &p);
-	scratch_free(&sc);
+	int found = search(g, &const_sc, (uint32_t)s, (uint32_t)d, &p);
 	if (!found)
 		return -1;
 	for (uint32_t h = 0; h < p.len; h++) {
@@ -907,10 +958,16 @@ int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_nod
 
 tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t hash)
 {
-	for (size_t i = 0; i < g->n_recs; i++)
-		if (g->recs[i].accepted && g->recs[i].hash == hash)
-			return g->recs[i].prov.origin;
-	return TM_CLOCK_ORIGIN_SNAPSHOT;
+	if (!g->origin_cap)
+		return TM_CLOCK_ORIGIN_SNAPSHOT;
+	size_t mask = g->origin_cap - 1;
+	for (size_t k = mix(hash) & mask;; k = (k + 1) & mask) {
+		uint32_t v = g->origin_ix[k];
+		if (!v)
+			return TM_CLOCK_ORIGIN_SNAPSHOT;
+		if (g->recs[v - 1].hash == hash)
+			return g->recs[v - 1].prov.origin;
+	}
 }
 
 /* ---- conversion (§4) --------------------------------------------------- */
@@ -1229,6 +1286,9 @@ tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
 		    (uint32_t)rec->prov.origin >= TM_CLOCK_ORIGIN_COUNT)
 			tm_ser_fail(r, "a bad snapshot record");
 	}
+	for (size_t i = 0; i < g->n_recs && !r->bad; i++)
+		if (g->recs[i].accepted)
+			origin_put(g, (uint32_t)i);
 	size_t np = tm_ser_count(r, MIN_CREADING, UINT32_MAX);
 	if (!r->bad) {
 		g->pool = tm_xcalloc(np ? np : 1, sizeof(*g->pool));
