@@ -288,7 +288,13 @@ void tm_buf_put_i64(tm_buf *b, int64_t v)
 	} while (u);
 	if (v < 0)
 		t[--i] = '-';
-	tm_buf_put(b, t + i, sizeof t - i);
+	size_t n = sizeof t - i;
+	if (b->len + n + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
+	for (size_t k = 0; k < n; k++) /* a few bytes: no call to memcpy */
+		b->data[b->len + k] = t[i + k];
+	b->len += n;
+	b->data[b->len] = '\0';
 }
 
 void tm_spool_close(tm_spool *s)

@@ -277,50 +277,50 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	tm_buf *o = &w->line;
 	o->len = 0;
 	tm_buf_put_i64(o, h->ts);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (h->dur != INT64_MIN)
 		tm_buf_put_i64(o, h->dur);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (h->machine_row < w->n_dirs)
 		put_str(o, w->dirs[h->machine_row]);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (h->file_id < w->merge->n_files)
 		put_str(o, w->merge->files[h->file_id].name);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	put_str(o, kind_names[h->kind]);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	tm_buf_put_field(o, cat, h->cat_len);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	switch (h->kind) {
 	case K_COUNTER: put_str(o, t ? t->name : NULL); break;
 	case K_SCHED: put_str(o, th ? th->name : NULL); break;
 	default: tm_buf_put_field(o, name, h->name_len);
 	}
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (h->depth >= 0)
 		tm_buf_put_i64(o, h->depth);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (pr)
 		tm_buf_put_i64(o, pr->pid);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (tid >= 0)
 		tm_buf_put_i64(o, tid);
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	if (h->kind == K_SCHED || h->kind == K_FTRACE) {
 		tm_buf_put(o, "cpu:", 4);
 		tm_buf_put_i64(o, h->cpu);
 	} else if (t) {
 		put_str(o, scope_names[t->scope]);
 		if (t->name) {
-			tm_buf_put(o, ":", 1);
+			tm_buf_putc(o, ':');
 			put_str(o, t->name);
 		}
 	}
-	tm_buf_put(o, "\t", 1);
+	tm_buf_putc(o, '\t');
 	/* compact JSON holds no raw tab, newline or NUL: written as is, so
 	 * `cut -f12 | jq` reads it */
 	tm_buf_put(o, args, h->args_len);
-	tm_buf_put(o, "\n", 1);
+	tm_buf_putc(o, '\n');
 	tm_views_put(&w->out, h->machine_row, o->data, o->len);
 }
 

@@ -58,6 +58,14 @@ typedef struct tm_buf {
 	size_t len, cap;
 } tm_buf;
 void tm_buf_put(tm_buf *b, const void *p, size_t n);
+/* One byte (inline: the tsv writers put a separator per field). */
+static inline void tm_buf_putc(tm_buf *b, char c)
+{
+	if (b->len + 2 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + 2, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
 void tm_buf_puts(tm_buf *b, const char *s);
 void tm_buf_printf(tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_buf_free(tm_buf *b);
