@@ -226,7 +226,7 @@ static void emit_sched(tm_model *m, const tm_msched *s)
 }
 
 /* AddStartSlice. A closed predecessor is never looked at again, so its
- * slot is reused; one left open by a mismatch stays until the end. */
+ * slot is reused (one left open by a mismatch was handed out). */
 static void start_sched_slice(tm_model *m, m_ctx *c, m_pending_sched *ps, uint32_t cpu, int64_t ts, int64_t utid,
 			      int32_t prio, uint32_t file_id)
 {
@@ -260,8 +260,17 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 			emit_sched(m, &o->row);
 			o->live = 0;
 		} else {
-			/* the slice stays open in the table: handed out at the end */
+			/* The slice stays open in the reference's table: it is
+			 * never looked at again and ends the trace as it is now
+			 * (dur -1, no end state), so it is handed out now and its
+			 * slot reused. Keeping it to the end made memory grow
+			 * with every mismatch (a synthetic or broken capture has
+			 * one per switch); the timeline sorts its rows anyway. */
 			m_stat(m, "mismatched_sched_switch_tids", 1);
+			m_sched_open *o = &c->sched[ps->slice_idx];
+			if (o->live)
+				emit_sched(m, &o->row);
+			o->live = 0;
 		}
 	}
 	int64_t prev_utid = m_get_or_create_thread(m, mc, prev_pid);
