@@ -120,6 +120,10 @@ static int spill(tm_xsort *x, int wait, tm_error *err)
 		x->spilled = 1;
 	}
 	join_spill(x);
+	/* (the file is the spilling thread's while it runs: look first) */
+	int e = tm_spool_failed(&x->runs);
+	if (e)
+		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	run t = x->out;
 	x->out = x->cur;
 	x->cur = t;
@@ -128,8 +132,7 @@ static int spill(tm_xsort *x, int wait, tm_error *err)
 		write_run(x);
 	else
 		x->spilling = 1;
-	int e = tm_spool_failed(&x->runs);
-	if (e)
+	if (wait && (e = tm_spool_failed(&x->runs)) != 0)
 		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	return 0;
 }
