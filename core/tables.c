@@ -35,7 +35,6 @@ struct tm_tables_build {
 	struct { track_sum *v; size_t n, cap; } tracks; /* by track id */
 	group *groups;          /* open addressing */
 	size_t cap, n;
-	tm_buf r;
 };
 
 /* A sort record: the key, then the name bytes. */
@@ -144,10 +143,8 @@ void tm_tables_slice(tm_tables_build *b, const tm_mslice *s)
 	r.has_name = s->name != NULL;
 	r.name_len = (uint32_t)n;
 	r.dur = s->dur;
-	b->r.len = 0;
-	tm_buf_put(&b->r, &r, sizeof r);
-	tm_buf_put(&b->r, s->name, n);
-	tm_xsort_add(b->sort, b->r.data, (uint32_t)b->r.len, &b->err);
+	tm_xsort_part parts[2] = {{&r, sizeof r}, {s->name, (uint32_t)n}};
+	tm_xsort_addv(b->sort, parts, 2, &b->err);
 }
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -367,7 +364,6 @@ void tm_tables_abort(tm_tables_build *b)
 		free(b->groups[i].name);
 	free(b->groups);
 	free(b->tracks.v);
-	tm_buf_free(&b->r);
 	free(b);
 }
 

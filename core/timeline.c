@@ -43,7 +43,7 @@ struct tm_timeline_build {
 	tm_xsort *sort;
 	uint64_t arrivals;
 	tm_error err;      /* the first spooling failure */
-	tm_buf r, args;
+	tm_buf args;
 };
 
 /* The key fields of two records (unaligned: read by memcpy, one field at
@@ -90,12 +90,8 @@ static void add(tm_timeline_build *b, rec *h, const char *name, const char *cat,
 	h->name_len = name ? (uint32_t)strlen(name) : 0;
 	h->cat_len = cat ? (uint32_t)strlen(cat) : 0;
 	h->args_len = (uint32_t)args_len;
-	b->r.len = 0;
-	tm_buf_put(&b->r, h, sizeof *h);
-	tm_buf_put(&b->r, name, h->name_len);
-	tm_buf_put(&b->r, cat, h->cat_len);
-	tm_buf_put(&b->r, args, args_len);
-	tm_xsort_add(b->sort, b->r.data, (uint32_t)b->r.len, &b->err);
+	tm_xsort_part parts[4] = {{h, sizeof *h}, {name, h->name_len}, {cat, h->cat_len}, {args, h->args_len}};
+	tm_xsort_addv(b->sort, parts, 4, &b->err);
 }
 
 /* A record with no dur, depth, thread or track; its padding zeroed, as it
@@ -494,7 +490,6 @@ void tm_timeline_abort(tm_timeline_build *b)
 	if (!b)
 		return;
 	tm_xsort_free(b->sort);
-	tm_buf_free(&b->r);
 	tm_buf_free(&b->args);
 	free(b);
 }

@@ -137,10 +137,13 @@ static int spill(tm_xsort *x, int wait, tm_error *err)
 	return 0;
 }
 
-int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err)
+int tm_xsort_addv(tm_xsort *x, const tm_xsort_part *parts, size_t n, tm_error *err)
 {
 	if (x->failed)
 		return tm_err(err, TM_EIO, "a temporary file could not be written");
+	uint32_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += parts[i].len;
 	run *r = &x->cur;
 	if (r->n_index && r->len + 4 + (size_t)len > x->run_bytes && spill(x, 0, err) != 0) {
 		x->failed = 1;
@@ -148,13 +151,23 @@ int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err)
 	}
 	TM_GROW(r->arena, r->cap, r->len + 4 + (size_t)len);
 	memcpy(r->arena + r->len, &len, 4);
-	if (len)
-		memcpy(r->arena + r->len + 4, rec, len);
+	size_t at = r->len + 4;
+	for (size_t i = 0; i < n; i++)
+		if (parts[i].len) {
+			memcpy(r->arena + at, parts[i].p, parts[i].len);
+			at += parts[i].len;
+		}
 	TM_GROW(r->index, r->cap_index, r->n_index + 1);
 	r->index[r->n_index++] = r->len;
 	r->len += 4 + (size_t)len;
 	x->count++;
 	return 0;
+}
+
+int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err)
+{
+	tm_xsort_part one = {rec, len};
+	return tm_xsort_addv(x, &one, 1, err);
 }
 
 static void run_free(run *r)

@@ -30,6 +30,14 @@ tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes);
  * a run cannot be written (the sort is then failed and stays so). */
 int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err);
 
+/* Add one record made of n parts, one after another (copied straight into
+ * the run: a caller need not join them first). Same returns. */
+typedef struct tm_xsort_part {
+	const void *p;
+	uint32_t len;
+} tm_xsort_part;
+int tm_xsort_addv(tm_xsort *x, const tm_xsort_part *parts, size_t n, tm_error *err);
+
 /* No more records: sort the last run. Returns 0 or -1 with err set. */
 int tm_xsort_finish(tm_xsort *x, tm_error *err);
 
