@@ -13,26 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "gen.h"
 #include "merge.h"
 #include "scan.h"
-
-static int memfd_of(const void *data, size_t size)
-{
-	int fd = memfd_create("fuzz_export", 0);
-	if (fd < 0)
-		return -1;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, (const char *)data + off, size - off);
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	return fd;
-}
 
 static void check_size(int fd, uint64_t size)
 {
@@ -65,12 +49,12 @@ static int remerge(int src, uint64_t size)
 	char *b = malloc(size ? size : 1);
 	if (size && pread(src, b, size, 0) != (ssize_t)size)
 		abort();
-	int fd = memfd_of(b, size);
+	int fd = fuzz_memfd("fuzz_export", b, size);
 	free(b);
 	if (fd < 0)
 		return 0;
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_fd_path(fd, path);
 	tm_error err;
 	tm_err_clear(&err);
 	int failed = 0;
@@ -89,11 +73,11 @@ static int remerge(int src, uint64_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_of(data, size);
+	int fd = fuzz_memfd("fuzz_export", data, size);
 	if (fd < 0)
 		return 0;
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_fd_path(fd, path);
 	tm_error err;
 	tm_err_clear(&err);
 	tm_merge *m = tm_merge_open(path, &err);

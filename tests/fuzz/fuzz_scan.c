@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "merge.h"
 #include "scan.h"
 
@@ -154,20 +155,11 @@ static void scan_once(tm_merge *m, digest *d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz_scan", 0);
+	int fd = fuzz_memfd("fuzz_scan", data, size);
 	if (fd < 0)
 		return 0;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0) {
-			close(fd);
-			return 0;
-		}
-		off += (size_t)w;
-	}
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_fd_path(fd, path);
 	tm_error err;
 	tm_err_clear(&err);
 	tm_merge *m = tm_merge_open(path, &err);
