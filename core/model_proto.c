@@ -25,6 +25,7 @@
 #include "model_internal.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1462,13 +1463,99 @@ static void import_event(ev_state *s, double counter_value, const uint64_t *xu, 
 	}
 }
 
+/* ---- the per-event unpack's memory ------------------------------------------------- */
+
+/* protobuf-c allocates every string, repeated field and submessage of an
+ * unpacked message with malloc, and free_unpacked gives each back. For the
+ * two messages unpacked once per event (TrackEvent, FtraceEvent) a bump
+ * arena, reset before each, does that work once: the model copies what it
+ * keeps (names are interned, args copied), as it had to before the free.
+ * One per thread (FUSE may build two merges at once), given back when the
+ * thread ends. */
+typedef struct unpack_arena {
+	char *buf;
+	size_t cap, used;
+	void **big;          /* requests the buffer could not hold */
+	size_t n_big, cap_big;
+	size_t big_bytes;
+	ProtobufCAllocator alloc;
+} unpack_arena;
+
+static pthread_key_t arena_key;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+
+static void arena_destroy(void *p)
+{
+	unpack_arena *a = p;
+	for (size_t i = 0; i < a->n_big; i++)
+		free(a->big[i]);
+	free(a->big);
+	free(a->buf);
+	free(a);
+}
+
+static void arena_make_key(void)
+{
+	pthread_key_create(&arena_key, arena_destroy);
+}
+
+static void *arena_alloc(void *data, size_t size)
+{
+	unpack_arena *a = data;
+	size = (size + 15) & ~(size_t)15;
+	if (a->used + size <= a->cap) {
+		void *p = a->buf + a->used;
+		a->used += size;
+		return p;
+	}
+	TM_GROW(a->big, a->cap_big, a->n_big + 1);
+	a->big[a->n_big] = tm_xmalloc(size ? size : 1);
+	a->big_bytes += size;
+	return a->big[a->n_big++];
+}
+
+static void arena_free(void *data, void *p)
+{
+	(void)data; /* given back all at once, by the next reset */
+	(void)p;
+}
+
+/* An empty arena, grown to what the last message needed. */
+static ProtobufCAllocator *arena_reset(void)
+{
+	pthread_once(&arena_once, arena_make_key);
+	unpack_arena *a = pthread_getspecific(arena_key);
+	if (!a) {
+		a = tm_xcalloc(1, sizeof(*a));
+		pthread_setspecific(arena_key, a);
+	}
+	for (size_t i = 0; i < a->n_big; i++)
+		free(a->big[i]);
+	a->n_big = 0;
+	if (a->big_bytes || !a->buf) {
+		size_t want = a->used + a->big_bytes;
+		size_t cap = a->cap ? a->cap : 64 * 1024;
+		while (cap < want)
+			cap *= 2;
+		if (cap != a->cap || !a->buf) {
+			free(a->buf);
+			a->buf = tm_xmalloc(cap);
+			a->cap = cap;
+		}
+	}
+	a->used = a->big_bytes = 0;
+	a->alloc = (ProtobufCAllocator){arena_alloc, arena_free, a};
+	return &a->alloc;
+}
+
 static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
 {
 	tm_pr_event pe;
 	if (len < sizeof pe)
 		return;
 	memcpy(&pe, payload, sizeof pe);
-	TrackEvent *e = perfetto__protos__track_event__unpack(NULL, len - sizeof pe, (const uint8_t *)payload + sizeof pe);
+	TrackEvent *e = perfetto__protos__track_event__unpack(arena_reset(), len - sizeof pe,
+							      (const uint8_t *)payload + sizeof pe);
 	if (!e)
 		return;
 	m_ctx *c = m_context(m, h->file_id, h->machine_row);
@@ -1508,7 +1595,7 @@ static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, co
 		ok = extra_counters(m, s.p, &pe, e, xu, xv, &nx);
 	if (ok)
 		import_event(&s, value, xu, xv, nx);
-	perfetto__protos__track_event__free_unpacked(e, NULL);
+	/* its memory is the arena's, given back by the next reset */
 }
 
 /* ---- ftrace (FtraceParser) --------------------------------------------------------- */
@@ -1567,7 +1654,8 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		m_stat(m, "ftrace_packet_before_tracing_start", 1);
 		return;
 	}
-	FtraceEvent *ev = perfetto__protos__ftrace_event__unpack(NULL, len - sizeof pf, (const uint8_t *)payload + sizeof pf);
+	FtraceEvent *ev = perfetto__protos__ftrace_event__unpack(arena_reset(), len - sizeof pf,
+								 (const uint8_t *)payload + sizeof pf);
 	if (!ev)
 		return;
 	m_mach *mc = m_machine(m, h->machine_row);
@@ -1576,7 +1664,6 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		/* "Pid field not found in ftrace packet" */
 		if (ev->event_case != PERFETTO__PROTOS__FTRACE_EVENT__EVENT__NOT_SET)
 			m_stat(m, "ftrace_parse_errors", 1);
-		perfetto__protos__ftrace_event__free_unpacked(ev, NULL);
 		return;
 	}
 	int64_t pid = (uint32_t)ev->pid;
@@ -1649,7 +1736,6 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 	default:
 		break;
 	}
-	perfetto__protos__ftrace_event__free_unpacked(ev, NULL);
 }
 
 /* ---- records ----------------------------------------------------------------------- */
