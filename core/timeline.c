@@ -35,6 +35,8 @@ typedef struct rec {
 	int32_t depth;     /* -1: none */
 	uint32_t name_len, cat_len, args_len;
 	uint8_t has_name, has_cat;
+	uint8_t has_state; /* sched: the args part is the end state, else null */
+	int32_t prio;      /* sched */
 } rec;
 
 struct tm_timeline_build {
@@ -161,19 +163,13 @@ void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s)
 	h.dur = s->dur;
 	h.utid = s->utid;
 	h.cpu = s->cpu;
-	/* two thirds of the rows of a kernel capture: no printf */
-	b->args.len = 0;
-	tm_buf_puts(&b->args, "{\"cpu\":");
-	tm_buf_put_i64(&b->args, s->cpu);
-	tm_buf_puts(&b->args, ",\"end_state\":");
-	if (s->end_state)
-		tm_buf_json_string(&b->args, s->end_state, strlen(s->end_state));
-	else
-		tm_buf_puts(&b->args, "null");
-	tm_buf_puts(&b->args, ",\"prio\":");
-	tm_buf_put_i64(&b->args, s->prio);
-	tm_buf_putc(&b->args, '}');
-	add(b, &h, NULL, NULL, b->args.data, b->args.len);
+	/* two thirds of the rows of a kernel capture: the args are made
+	 * when the line is (sched_args), the record holds the end state
+	 * alone, a third of its size less to sort */
+	h.prio = s->prio;
+	h.has_state = s->end_state != NULL;
+	const char *state = s->end_state ? s->end_state : "";
+	add(b, &h, NULL, NULL, state, strlen(state));
 }
 
 /* A decimal integer that reads back as the same text (no sign but '-', no
@@ -274,6 +270,22 @@ typedef struct writer {
 
 /* The row's line, made once and put in the whole merge's file and its
  * machine's. */
+/* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
+ * record holds (or null). */
+static void sched_args(tm_buf *o, const rec *h, const char *state)
+{
+	tm_buf_puts(o, "{\"cpu\":");
+	tm_buf_put_i64(o, h->cpu);
+	tm_buf_puts(o, ",\"end_state\":");
+	if (h->has_state)
+		tm_buf_json_string(o, state, h->args_len);
+	else
+		tm_buf_puts(o, "null");
+	tm_buf_puts(o, ",\"prio\":");
+	tm_buf_put_i64(o, h->prio);
+	tm_buf_putc(o, '}');
+}
+
 static void write_row(writer *w, const rec *h, const char *strs)
 {
 	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
@@ -334,7 +346,10 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	tm_buf_putc(o, '\t');
 	/* compact JSON holds no raw tab, newline or NUL: written as is, so
 	 * `cut -f12 | jq` reads it */
-	tm_buf_put(o, args, h->args_len);
+	if (h->kind == K_SCHED)
+		sched_args(o, h, args);
+	else
+		tm_buf_put(o, args, h->args_len);
 	tm_buf_putc(o, '\n');
 	tm_views_put(&w->out, h->machine_row, o->data, o->len);
 }
