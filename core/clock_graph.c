@@ -3,11 +3,11 @@
 #include "clock.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "per_thread.h"
 #include "ser.h"
 
 #define MAX_HOPS 4    /* §4.1: paths of 4 edges are never expanded */
@@ -750,30 +750,13 @@ static void scratch_push(scratch *sc, size_t *n, uint32_t v)
  * given back when the thread ends), so that every file of an archive of
  * 100,000 does not allocate and clear arrays the size of the graph
  * (placement searches once per file; FUSE serves on several threads). */
-static pthread_key_t const_sc_key;
-static pthread_once_t const_sc_once = PTHREAD_ONCE_INIT;
-
 static void const_sc_destroy(void *p)
 {
 	scratch_free(p);
 	free(p);
 }
 
-static void const_sc_make_key(void)
-{
-	pthread_key_create(&const_sc_key, const_sc_destroy);
-}
-
-static scratch *const_sc(void)
-{
-	pthread_once(&const_sc_once, const_sc_make_key);
-	scratch *sc = pthread_getspecific(const_sc_key);
-	if (!sc) {
-		sc = tm_xcalloc(1, sizeof(*sc));
-		pthread_setspecific(const_sc_key, sc);
-	}
-	return sc;
-}
+static tm_per_thread const_sc = TM_PER_THREAD(scratch, const_sc_destroy);
 
 /* The reference's search is a breadth-first walk over paths in FIFO order,
  * each path extended by its last node's edges in edge-set order, returning
@@ -923,7 +906,7 @@ int tm_clock_graph_reaches(const tm_clock_graph *g, tm_clock_node src, tm_clock_
 	if (s < 0 || d < 0)
 		return 0;
 	path p;
-	int found = search(g, const_sc(), (uint32_t)s, (uint32_t)d, &p);
+	int found = search(g, tm_per_thread_get(&const_sc), (uint32_t)s, (uint32_t)d, &p);
 	return found;
 }
 
@@ -968,7 +951,7 @@ int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_nod
 	if (s < 0 || d < 0)
 		return -1;
 	path p;
-	int found = search(g, const_sc(), (uint32_t)s, (uint32_t)d, &p);
+	int found = search(g, tm_per_thread_get(&const_sc), (uint32_t)s, (uint32_t)d, &p);
 	if (!found)
 		return -1;
 	for (uint32_t h = 0; h < p.len; h++) {

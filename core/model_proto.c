@@ -25,11 +25,11 @@
 #include "model_internal.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "per_thread.h"
 #include "systrace.h"
 #include "trace.pb-c.h"
 
@@ -1481,9 +1481,6 @@ typedef struct unpack_arena {
 	ProtobufCAllocator alloc;
 } unpack_arena;
 
-static pthread_key_t arena_key;
-static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
-
 static void arena_destroy(void *p)
 {
 	unpack_arena *a = p;
@@ -1494,10 +1491,7 @@ static void arena_destroy(void *p)
 	free(a);
 }
 
-static void arena_make_key(void)
-{
-	pthread_key_create(&arena_key, arena_destroy);
-}
+static tm_per_thread arenas = TM_PER_THREAD(unpack_arena, arena_destroy);
 
 static void *arena_alloc(void *data, size_t size)
 {
@@ -1523,12 +1517,7 @@ static void arena_free(void *data, void *p)
 /* An empty arena, grown to what the last message needed. */
 static ProtobufCAllocator *arena_reset(void)
 {
-	pthread_once(&arena_once, arena_make_key);
-	unpack_arena *a = pthread_getspecific(arena_key);
-	if (!a) {
-		a = tm_xcalloc(1, sizeof(*a));
-		pthread_setspecific(arena_key, a);
-	}
+	unpack_arena *a = tm_per_thread_get(&arenas);
 	for (size_t i = 0; i < a->n_big; i++)
 		free(a->big[i]);
 	a->n_big = 0;

@@ -3,10 +3,11 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "per_thread.h"
 
 /* formats.md §4.1: the TRACE: marker is looked for in the first 128 bytes. */
 #define TRACE_MARKER_WINDOW 128
@@ -338,9 +339,6 @@ typedef struct print_buf {
 	size_t cap;
 } print_buf;
 
-static pthread_key_t print_key;
-static pthread_once_t print_once = PTHREAD_ONCE_INIT;
-
 /* A FUSE worker thread that exits frees its copy. */
 static void print_buf_free(void *p)
 {
@@ -349,19 +347,11 @@ static void print_buf_free(void *p)
 	free(b);
 }
 
-static void print_key_create(void)
-{
-	(void)pthread_key_create(&print_key, print_buf_free);
-}
+static tm_per_thread print_bufs = TM_PER_THREAD(print_buf, print_buf_free);
 
 static char *print_copy(const char *args)
 {
-	pthread_once(&print_once, print_key_create);
-	print_buf *b = pthread_getspecific(print_key);
-	if (!b) {
-		b = tm_xcalloc(1, sizeof(*b));
-		(void)pthread_setspecific(print_key, b);
-	}
+	print_buf *b = tm_per_thread_get(&print_bufs);
 	size_t n = strlen(args) + 1;
 	if (n > b->cap) {
 		free(b->data);

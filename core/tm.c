@@ -1,5 +1,6 @@
 /* core/tm.c - error carrier and allocation helpers. */
 #include "tm.h"
+#include "per_thread.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +67,31 @@ char *tm_xstrndup(const char *s, size_t n)
 	char *p = tm_xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';
+	return p;
+}
+
+/* pthread_once takes no argument: the keys are made under one lock. */
+static pthread_mutex_t per_thread_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void *tm_per_thread_get(tm_per_thread *t)
+{
+	if (!__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&per_thread_mu);
+		if (!t->ready) {
+			if (pthread_key_create(&t->key, t->destroy) != 0) {
+				fputs("tracemount: out of thread-specific keys\n", stderr);
+				abort();
+			}
+			__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&per_thread_mu);
+	}
+	void *p = pthread_getspecific(t->key);
+	if (!p) {
+		p = tm_xcalloc(1, t->size);
+		if (pthread_setspecific(t->key, p) != 0)
+			oom(t->size);
+	}
 	return p;
 }
 
