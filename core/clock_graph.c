@@ -558,40 +558,35 @@ static void record_rejected(tm_clock_graph *g, uint32_t snap, const tm_clock_rea
 	g->n_rpool += n;
 }
 
+/* The slot of `hash` in the origin index (which has one): the one that
+ * holds its record, else the empty one where it goes. */
+static size_t origin_slot(const tm_clock_graph *g, uint32_t hash)
+{
+	size_t mask = g->origin_cap - 1, k = mix(hash) & mask;
+	while (g->origin_ix[k] && g->recs[g->origin_ix[k] - 1].hash != hash)
+		k = (k + 1) & mask;
+	return k;
+}
+
 /* Record `snap` (accepted) as its hash's first accepted one, unless one
  * before it is. */
 static void origin_put(tm_clock_graph *g, uint32_t snap)
 {
 	if ((g->origin_used + 1) * 2 > g->origin_cap) {
-		size_t cap = g->origin_cap ? g->origin_cap * 2 : 64;
 		uint32_t *old = g->origin_ix;
 		size_t old_cap = g->origin_cap;
-		g->origin_ix = tm_xcalloc(cap, sizeof(*g->origin_ix));
-		g->origin_cap = cap;
+		g->origin_cap = old_cap ? old_cap * 2 : 64;
+		g->origin_ix = tm_xcalloc(g->origin_cap, sizeof(*g->origin_ix));
 		for (size_t i = 0; i < old_cap; i++)
-			if (old[i]) {
-				size_t k = mix(g->recs[old[i] - 1].hash) & (cap - 1);
-				while (g->origin_ix[k])
-					k = (k + 1) & (cap - 1);
-				g->origin_ix[k] = old[i];
-			}
+			if (old[i])
+				g->origin_ix[origin_slot(g, g->recs[old[i] - 1].hash)] = old[i];
 		free(old);
 	}
-	uint32_t hash = g->recs[snap].hash;
-	size_t mask = g->origin_cap - 1;
-	for (size_t k = mix(hash) & mask;; k = (k + 1) & mask) {
-		uint32_t v = g->origin_ix[k];
-		if (!v) {
-			g->origin_ix[k] = snap + 1;
-			g->origin_used++;
-			return;
-		}
-		if (g->recs[v - 1].hash == hash) {
-			if (snap + 1 < v)
-				g->origin_ix[k] = snap + 1;
-			return;
-		}
-	}
+	uint32_t *v = &g->origin_ix[origin_slot(g, g->recs[snap].hash)];
+	if (!*v)
+		g->origin_used++;
+	if (!*v || snap + 1 < *v)
+		*v = snap + 1;
 }
 
 /* The readings of an accepted snapshot, by node index. */
@@ -965,16 +960,8 @@ int tm_clock_graph_path(const tm_clock_graph *g, tm_clock_node src, tm_clock_nod
 
 tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t hash)
 {
-	if (!g->origin_cap)
-		return TM_CLOCK_ORIGIN_SNAPSHOT;
-	size_t mask = g->origin_cap - 1;
-	for (size_t k = mix(hash) & mask;; k = (k + 1) & mask) {
-		uint32_t v = g->origin_ix[k];
-		if (!v)
-			return TM_CLOCK_ORIGIN_SNAPSHOT;
-		if (g->recs[v - 1].hash == hash)
-			return g->recs[v - 1].prov.origin;
-	}
+	uint32_t v = g->origin_cap ? g->origin_ix[origin_slot(g, hash)] : 0;
+	return v ? g->recs[v - 1].prov.origin : TM_CLOCK_ORIGIN_SNAPSHOT;
 }
 
 /* ---- conversion (§4) --------------------------------------------------- */
