@@ -34,7 +34,6 @@ typedef struct run {
 	size_t len, cap;
 	size_t *index;
 	size_t n_index, cap_index;
-	tm_xsort_cmp cmp;     /* for the sort of index */
 } run;
 
 struct tm_xsort {
@@ -63,10 +62,23 @@ static const void *rec_at(const char *arena, size_t off)
 	return arena + off + 4;
 }
 
+typedef struct sort_ctx {
+	tm_xsort_cmp cmp;
+	const char *arena;
+} sort_ctx;
+
 static int index_cmp(const void *a, const void *b, void *ctx)
 {
-	const run *r = ctx;
-	return r->cmp(rec_at(r->arena, *(const size_t *)a), rec_at(r->arena, *(const size_t *)b));
+	const sort_ctx *c = ctx;
+	return c->cmp(rec_at(c->arena, *(const size_t *)a), rec_at(c->arena, *(const size_t *)b));
+}
+
+/* Put a run's index in record order. */
+static void sort_run(tm_xsort_cmp cmp, run *r)
+{
+	sort_ctx c = {cmp, r->arena};
+	if (r->n_index) /* (an empty run has no index at all) */
+		qsort_r(r->index, r->n_index, sizeof(*r->index), index_cmp, &c);
 }
 
 tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes)
@@ -76,7 +88,6 @@ tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes)
 	x->run_bytes = (run_bytes ? run_bytes : DEFAULT_RUN) / 2;
 	if (x->run_bytes < 1)
 		x->run_bytes = 1;
-	x->cur.cmp = x->out.cmp = cmp;
 	x->runs.fd = -1;
 	return x;
 }
@@ -86,7 +97,7 @@ static void *write_run(void *arg)
 {
 	tm_xsort *x = arg;
 	run *r = &x->out;
-	qsort_r(r->index, r->n_index, sizeof(*r->index), index_cmp, r);
+	sort_run(x->cmp, r);
 	TM_GROW(x->run_start, x->cap_runs, x->n_runs + 2);
 	x->run_start[x->n_runs++] = x->runs.size;
 	for (size_t i = 0; i < r->n_index; i++) {
@@ -216,8 +227,7 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err)
 		return tm_err(err, TM_EIO, "a temporary file could not be written");
 	x->finished = 1;
 	if (!x->spilled) {
-		if (x->cur.n_index)
-			qsort_r(x->cur.index, x->cur.n_index, sizeof(size_t), index_cmp, &x->cur);
+		sort_run(x->cmp, &x->cur);
 		return 0;
 	}
 	if (spill(x, 1, err) != 0 || tm_spool_finish(&x->runs, "sort", err) != 0) {
