@@ -372,15 +372,21 @@ typedef struct line_pipe {
 	writer *w;
 } line_pipe;
 
+/* The line of one record as the sort hands it out (body, then strings). */
+static void write_record(writer *w, const char *r)
+{
+	rec h;
+	memcpy(&h, r, sizeof h);
+	write_row(w, &h, r + sizeof h);
+}
+
 /* Records as the sort stores them: [u32 length][record]... */
 static void write_batch(writer *w, const tm_buf *batch)
 {
 	for (size_t at = 0; at + 4 <= batch->len;) {
 		uint32_t n;
 		memcpy(&n, batch->data + at, 4);
-		rec h;
-		memcpy(&h, batch->data + at + 4, sizeof h);
-		write_row(w, &h, batch->data + at + 4 + sizeof h);
+		write_record(w, batch->data + at + 4);
 		at += 4 + (size_t)n;
 	}
 }
@@ -441,9 +447,7 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	int k;
 	while ((k = tm_xsort_next(sort, &r, &len, err)) == 1) {
 		if (!threaded) {
-			rec h;
-			memcpy(&h, r, sizeof h);
-			write_row(w, &h, (const char *)r + sizeof h);
+			write_record(w, r);
 			continue;
 		}
 		tm_buf_put(&cur, &len, 4);
