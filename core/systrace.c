@@ -600,22 +600,24 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
 {
 	reader r = {.state = ST_SYSTRACE, .fn = fn, .ctx = ctx, .st = st};
 	tm_buf buf = {0};
-	char *tmp = tm_xmalloc(chunk ? chunk : 1);
 	int started = 0, eof = 0, rc = 0;
 	size_t pos = 0; /* start of the unparsed part of buf */
 	if (!chunk)
 		chunk = 1;
 
 	while (!eof && r.state != ST_END) {
-		ssize_t got = tm_cursor_read(c, tmp, chunk, err);
+		/* Read straight into the line buffer's spare room: no bounce
+		 * buffer to copy from and fault in for every file. */
+		tm_grow((void **)&buf.data, &buf.cap, buf.len + chunk + 1, 1);
+		ssize_t got = tm_cursor_read(c, buf.data + buf.len, chunk, err);
 		if (got < 0) {
 			rc = -1;
 			break;
 		}
 		if (got == 0)
 			eof = 1;
-		else
-			tm_buf_put(&buf, tmp, (size_t)got);
+		buf.len += (size_t)got;
+		buf.data[buf.len] = '\0';
 		if (!started) {
 			/* Pre-processing needs the first 128 bytes and the first
 			 * line, whatever the chunk size, but never more than one
@@ -661,7 +663,6 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
 		}
 	}
 	/* §4.1: a last line without '\n' is not parsed. */
-	free(tmp);
 	tm_buf_free(&buf);
 	return rc;
 }
