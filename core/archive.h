@@ -136,9 +136,9 @@ typedef struct tm_entry {
 	char *pax_path;    /* TAR only: the PAX `path` record if one was present, else NULL
 	                      (shown to users, never used for matching) */
 	tm_entry_kind kind;
+	uint32_t mode;     /* permission bits as stored (0 if none) */
 	uint64_t size;     /* exact size of the member's own bytes (uncompressed for ZIP deflate) */
 	char *link_target; /* symlink / hard link target, else NULL */
-	uint32_t mode;     /* permission bits as stored (0 if none) */
 	int64_t mtime;     /* seconds since the epoch as stored (0 if none) */
 	tm_blob *blob;     /* the member's bytes (one reference owned by the entry); NULL unless FILE */
 	uint64_t offset;   /* where the member's header starts in the container (for messages) */

@@ -101,6 +101,13 @@ tm_clocks *tm_clocks_new(void)
 	return c;
 }
 
+void tm_clocks_reserve(tm_clocks *c, size_t n_files)
+{
+	tm_clock_graph_reserve(c->g, n_files);
+	TM_RESERVE(c->ended, c->cap_ended, c->n_ended + n_files);
+	TM_RESERVE(c->ended_src, c->cap_ended_src, c->n_ended_src + n_files);
+}
+
 void tm_clocks_free(tm_clocks *c)
 {
 	if (!c)

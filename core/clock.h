@@ -83,6 +83,8 @@ typedef struct tm_clock_graph tm_clock_graph;
 
 /* An empty graph whose trace-time node is (11,0,0,0) (§5.1). Never NULL. */
 tm_clock_graph *tm_clock_graph_new(void);
+/* Room for about n more nodes and snapshots of two readings each. */
+void tm_clock_graph_reserve(tm_clock_graph *g, size_t n);
 /* Frees the graph and everything it recorded. NULL is fine. */
 void tm_clock_graph_free(tm_clock_graph *g);
 
@@ -248,6 +250,10 @@ typedef struct tm_clock_stats {
 tm_clocks *tm_clocks_new(void);
 /* Frees the context, its graph and its trackers. NULL is fine. */
 void tm_clocks_free(tm_clocks *c);
+/* A hint: about `n_files` files will each open a tracker and bring a
+ * clock of their own (an archive of 100,000 small files). Makes room for
+ * that many exactly, where doubling would leave a third unused. */
+void tm_clocks_reserve(tm_clocks *c, size_t n_files);
 
 /* The graph, read-only, for the views. */
 const tm_clock_graph *tm_clocks_view(const tm_clocks *c);

@@ -289,6 +289,13 @@ tm_clock_graph *tm_clock_graph_new(void)
 	return g;
 }
 
+void tm_clock_graph_reserve(tm_clock_graph *g, size_t n)
+{
+	TM_RESERVE(g->nodes, g->cap, g->n + n);
+	TM_RESERVE(g->recs, g->cap_recs, g->n_recs + n);
+	TM_RESERVE(g->pool, g->cap_pool, g->n_pool + 2 * n);
+}
+
 void tm_clock_graph_free(tm_clock_graph *g)
 {
 	if (!g)

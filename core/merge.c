@@ -163,9 +163,9 @@ static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, t
 		m->members_are_archive = 1;
 
 	/* Room for every member at once (an archive may hold 100,000). */
-	TM_GROW(m->files, m->cap_files, m->n_files + l.n);
+	TM_RESERVE(m->files, m->cap_files, m->n_files + l.n);
 	if (outermost)
-		TM_GROW(m->members, m->cap_members, m->n_members + l.n);
+		TM_RESERVE(m->members, m->cap_members, m->n_members + l.n);
 	uint32_t first = (uint32_t)m->n_files;
 	for (size_t i = 0; i < l.n; i++) {
 		tm_entry *e = &l.entries[i];

@@ -20,20 +20,21 @@ struct tm_manifest;
 
 /* One row of the trace-file table (formats.md §2.6). */
 typedef struct tm_file {
-	uint32_t id;          /* 0 = the top-level input (or the virtual archive of
-	                         several inputs); members 1, 2, ... in listing order */
+	/* Ordered widest first: an archive may hold 100,000 of these. */
 	int64_t parent;       /* id of the container, -1 for the top level */
 	char *name;           /* NULL for the top level, "" for a decompressed stream,
 	                         else the member name as matched by the manifest */
-	tm_type type;
 	int64_t size;         /* size of the file's bytes, -1 while unknown (a stream) */
 	tm_blob *blob;        /* the file's bytes (decompressed for a stream) */
+	uint64_t dir_hash;    /* a ZIP or TAR: its listing's dir_hash (archive.h), else 0 */
+	uint32_t id;          /* 0 = the top-level input (or the virtual archive of
+	                         several inputs); members 1, 2, ... in listing order */
+	tm_type type;
 	uint32_t order;       /* processing order (0 = top level) */
-	int processed;        /* reached by the walk (an error may stop it early) */
 	int32_t entry;        /* index of the first matching manifest files[] entry, or -1 */
 	int32_t view;         /* index into tm_merge.members when shown under files/, else -1 */
-	int name_shared;      /* `name` is the member view's (not freed with the row) */
-	uint64_t dir_hash;    /* a ZIP or TAR: its listing's dir_hash (archive.h), else 0 */
+	uint8_t processed;    /* reached by the walk (an error may stop it early) */
+	uint8_t name_shared;  /* `name` is the member view's (not freed with the row) */
 } tm_file;
 
 /* An entry of the outermost archive, as files/ shows it (every member,

@@ -747,6 +747,12 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 		if (read && size > 0) /* the formats scan_one reads */
 			sc.progress.total += (uint64_t)size;
 	}
+	size_t n_trace = 0;
+	for (size_t i = 0; i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		n_trace += is_trace_file(f->type) && f->blob;
+	}
+	tm_clocks_reserve(s->clocks, n_trace); /* 100,000 small files: one clock each */
 	if (sc.plan && apply_plan(&sc, &err) != 0) {
 		s->failed = 1;
 		s->err = err;

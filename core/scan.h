@@ -167,20 +167,21 @@ typedef struct tm_scan_sink {
  * unscanned). "own" times are in the file's own clock, "trace" ones in
  * trace time; both only over events that were placed. */
 typedef struct tm_scan_file {
-	int scanned;              /* a trace file the scan read */
+	/* Ordered widest first: an archive may hold 100,000 of these. */
 	uint32_t *machines;       /* rows this file put data on, in first-use order */
-	size_t n_machines;
-	uint32_t machine0;        /* `machines` points here while it holds one row
-	                             (the usual case, in an archive of 100,000 files) */
-	int clock_override;       /* 0 none, 1 RELATE, 2 PIN (manifest clocks block) */
+	uint64_t *drops;          /* the stats this file added to, by tm_stat; NULL
+				     while it added to none (an archive may hold
+				     100,000 files): read with tm_scan_file_drops */
 	uint64_t packets;         /* proto packets read (compressed ones expanded) */
 	uint64_t events;          /* events placed */
-	int has_range;
-	int64_t first_own, last_own, first_trace, last_trace;
 	uint64_t dropped;         /* events or packets dropped, all reasons */
-	uint64_t *drops;          /* the stats this file added to, by tm_stat; NULL
-	                             while it added to none (an archive may hold
-	                             100,000 files): read with tm_scan_file_drops */
+	int64_t first_own, last_own, first_trace, last_trace;
+	uint32_t n_machines;
+	uint32_t machine0;        /* `machines` points here while it holds one row
+				     (the usual case, in an archive of 100,000 files) */
+	int has_range;
+	uint8_t scanned;          /* a trace file the scan read */
+	uint8_t clock_override;   /* 0 none, 1 RELATE, 2 PIN (manifest clocks block) */
 } tm_scan_file;
 
 /* How much file `f` added to stat `st`. */

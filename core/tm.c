@@ -95,6 +95,14 @@ void *tm_per_thread_get(tm_per_thread *t)
 	return p;
 }
 
+void tm_reserve(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return;
+	*arr = tm_xrealloc(*arr, need * elem);
+	*cap = need;
+}
+
 void tm_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)

@@ -65,15 +65,18 @@ typedef struct vt_gen {
 
 /* A node of the tree: one per member of the archive (there may be
  * 100,000), so its fields are packed and its name is part of it. */
+/* One per member of an archive that may hold 100,000: kept small. */
 typedef struct vt_node {
 	vt_ino parent;
 	vt_ino *kids;
-	size_t n_kids, cap_kids;
-	tm_blob *blob;    /* SRC_BLOB */
+	uint32_t n_kids, cap_kids;
+	union {               /* by `src` */
+		tm_blob *blob; /* SRC_BLOB */
+		char *link;    /* SRC_LINK */
+		vt_gen *g;     /* SRC_GEN */
+	};
 	uint64_t size;    /* SRC_BLOB */
 	int64_t mtime;
-	char *link;       /* SRC_LINK */
-	vt_gen *g;        /* SRC_GEN */
 	uint32_t row;     /* GEN_MACHINE and spooled files: the machine row or ROW_ALL */
 	uint8_t kind;     /* vt_kind */
 	uint8_t src;      /* src_kind */
@@ -183,7 +186,10 @@ static vt_ino add_node(tm_vtree *t, vt_ino parent, const char *name, vt_kind kin
 	vt_ino ino = (vt_ino)t->n_nodes;
 	if (parent) {
 		vt_node *p = node_of(t, parent);
-		TM_GROW(p->kids, p->cap_kids, p->n_kids + 1);
+		if (p->n_kids == p->cap_kids) {
+			p->cap_kids = p->cap_kids ? p->cap_kids * 2 : 8;
+			p->kids = tm_xrealloc(p->kids, p->cap_kids * sizeof(*p->kids));
+		}
 		p->kids[p->n_kids++] = ino;
 		if (t->n_nodes * 2 > t->n_slots)
 			slots_rebuild(t);
@@ -404,9 +410,11 @@ void vtree_free(tm_vtree *t)
 	for (size_t i = 0; i < t->n_nodes; i++) {
 		vt_node *n = t->nodes[i];
 		free(n->kids);
-		tm_blob_unref(n->blob);
-		free(n->link);
-		if (n->g) {
+		if (n->src == SRC_BLOB)
+			tm_blob_unref(n->blob);
+		else if (n->src == SRC_LINK)
+			free(n->link);
+		else if (n->src == SRC_GEN) {
 			if (n->g->owns_fd)
 				close(n->g->spool_fd);
 			pthread_mutex_destroy(&n->g->mu);
