@@ -307,6 +307,7 @@ void tm_model_free(tm_model *m)
 		free(mc->pending_parent.v);
 	}
 	free(m->mach);
+	free(m->mach_of_row);
 	free(m->threads);
 	free(m->procs);
 	for (size_t i = 0; i < m->n_stats; i++)

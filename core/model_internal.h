@@ -164,6 +164,8 @@ struct tm_model {
 	m_strings str;
 	m_mach *mach;
 	size_t n_mach;
+	uint32_t *mach_of_row;  /* machine row -> index in mach + 1, 0: none yet */
+	size_t cap_mach_of_row;
 	m_thread *threads;           /* by utid, all machines */
 	size_t n_threads, cap_threads;
 	m_process *procs;            /* by upid, all machines */

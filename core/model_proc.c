@@ -35,10 +35,20 @@ static int64_t new_process_row(tm_model *m, uint32_t row, int64_t pid)
 
 m_mach *m_machine(tm_model *m, uint32_t row)
 {
-	for (size_t i = 0; i < m->n_mach; i++)
-		if (m->mach[i].row == row)
-			return &m->mach[i];
+	/* Every event asks: by row, not by a walk over the machines (an
+	 * archive of one machine per file may have thousands). */
+	if (row < m->cap_mach_of_row && m->mach_of_row[row])
+		return &m->mach[m->mach_of_row[row] - 1];
+	if (row >= m->cap_mach_of_row) {
+		size_t cap = m->cap_mach_of_row ? m->cap_mach_of_row : 16;
+		while (cap <= row)
+			cap *= 2;
+		m->mach_of_row = tm_xrealloc(m->mach_of_row, cap * sizeof(*m->mach_of_row));
+		memset(m->mach_of_row + m->cap_mach_of_row, 0, (cap - m->cap_mach_of_row) * sizeof(*m->mach_of_row));
+		m->cap_mach_of_row = cap;
+	}
 	m->mach = tm_xrealloc(m->mach, (m->n_mach + 1) * sizeof(*m->mach));
+	m->mach_of_row[row] = (uint32_t)m->n_mach + 1;
 	m_mach *mc = &m->mach[m->n_mach++];
 	memset(mc, 0, sizeof(*mc));
 	mc->row = row;
