@@ -26,7 +26,7 @@
 #include "spool.h"
 #include "xsort.h"
 
-#define MEM_MAX (32u * 1024u * 1024u) /* pile bytes kept in memory, in all */
+#define MEM_MAX (32u * 1024u * 1024u) /* memory the pile tails hold, in all */
 #define BLOCK (64u * 1024u)           /* a pile's tail is written out at this size */
 #define CURSOR_BUF (64u * 1024u)      /* a pile reader's buffer, at most */
 #define MAX_PILES 32                  /* per queue; more disorder goes to a sort */
@@ -157,6 +157,15 @@ static int64_t json_key(char phase, int64_t dur)
 
 /* ---- storing piles ----------------------------------------------------------- */
 
+/* The budget counts what the tails hold, not what they use: a tail grows
+ * by doubling, and counting its bytes let the tails of many queues hold
+ * twice the budget. */
+static void tail_release(tm_order *o, pile *p)
+{
+	o->mem -= p->tail.cap;
+	tm_buf_free(&p->tail);
+}
+
 static void flush_tail(tm_order *o, pile *p)
 {
 	if (!p->tail.len)
@@ -164,11 +173,9 @@ static void flush_tail(tm_order *o, pile *p)
 	TM_GROW(p->ext, p->cap_ext, p->n_ext + 1);
 	p->ext[p->n_ext++] = (extent){o->file.size, p->tail.len};
 	tm_spool_put(&o->file, p->tail.data, p->tail.len);
-	o->mem -= p->tail.len;
 	p->tail.len = 0;
-	if (p->tail.cap > o->block) { /* a big record grew it: give it back */
-		tm_buf_free(&p->tail);
-	}
+	if (p->tail.cap > o->block) /* a big record grew it: give it back */
+		tail_release(o, p);
 }
 
 /* Every tail to the file: memory is over its budget. */
@@ -182,7 +189,7 @@ static int flush_all(tm_order *o)
 	for (size_t i = 0; i < o->n_q; i++)
 		for (size_t k = 0; k < o->q[i].n_piles; k++) {
 			flush_tail(o, &o->q[i].piles[k]);
-			tm_buf_free(&o->q[i].piles[k].tail);
+			tail_release(o, &o->q[i].piles[k]);
 		}
 	return 0;
 }
@@ -247,11 +254,12 @@ static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32
 	pile *p = &q->piles[k];
 	p->last_ts = h->ts;
 	uint32_t n32 = (uint32_t)n;
+	size_t cap0 = p->tail.cap;
 	tm_buf_put(&p->tail, &n32, 4);
 	tm_buf_put(&p->tail, h, sizeof *h);
 	if (len)
 		tm_buf_put(&p->tail, data, len);
-	o->mem += 4 + n;
+	o->mem += p->tail.cap - cap0;
 	if (o->to_file && p->tail.len >= o->block)
 		flush_tail(o, p);
 	if (o->mem > o->mem_max && flush_all(o) != 0)
