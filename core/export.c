@@ -603,12 +603,7 @@ static void trace_clock(exp *x, uint32_t row, size_t out, int first)
  * merged.pftrace a proto's start would make it drop the older events. */
 static int has_kernel_text(const exp *x, uint32_t row)
 {
-	for (size_t i = 0; i < x->m->n_files; i++) {
-		tm_type ty = x->m->files[i].type;
-		if ((ty == TM_TYPE_SYSTRACE || ty == TM_TYPE_JSON) && tm_scan_file_on_row(x->scan, i, row))
-			return 1;
-	}
-	return 0;
+	return row < x->scan->machines.n && x->kernel_text[row];
 }
 
 static void preserve_ftrace(exp *x, uint32_t row, size_t out)
@@ -672,6 +667,12 @@ void tm_export_packet(tm_export_build *x, const tm_packet_out *po)
 	on_packet(x, po);
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 {
 	exp *x = tm_xcalloc(1, sizeof(*x));
@@ -680,25 +681,39 @@ tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 	size_t nm = scan->machines.n;
 	x->mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x->mach_id));
 	/* machine ids: the raw id where it is an embedded one, else the next
-	 * free id; the host (raw 0) has none */
-	uint32_t next = 1;
+	 * id no embedded one uses; the host (raw 0) has none. The embedded
+	 * ids, sorted, are passed by as `next` grows (thousands of machines). */
+	uint32_t *embedded = tm_xcalloc(nm ? nm : 1, sizeof(*embedded));
+	size_t n_emb = 0;
 	for (size_t r = 0; r < nm; r++) {
 		int64_t raw = scan->machines.rows[r].raw_id;
 		if (raw > 0 && raw <= UINT32_MAX)
-			x->mach_id[r] = (uint32_t)raw;
+			embedded[n_emb++] = x->mach_id[r] = (uint32_t)raw;
 	}
+	qsort(embedded, n_emb, sizeof(*embedded), u32_cmp);
+	uint32_t next = 1;
+	size_t e = 0;
 	for (size_t r = 0; r < nm; r++) {
 		int64_t raw = scan->machines.rows[r].raw_id;
 		if (raw == TM_RAW_HOST || x->mach_id[r])
 			continue;
 		for (;; next++) {
-			int used = 0;
-			for (size_t k = 0; k < nm && !used; k++)
-				used = x->mach_id[k] == next;
-			if (!used)
+			while (e < n_emb && embedded[e] < next)
+				e++;
+			if (e == n_emb || embedded[e] != next)
 				break;
 		}
 		x->mach_id[r] = next++;
+	}
+	free(embedded);
+	x->kernel_text = tm_xcalloc(nm ? nm : 1, 1);
+	for (size_t i = 0; i < m->n_files && i < scan->n_files; i++) {
+		tm_type ty = m->files[i].type;
+		if (ty != TM_TYPE_SYSTRACE && ty != TM_TYPE_JSON)
+			continue;
+		for (size_t k = 0; k < scan->files[i].n_machines; k++)
+			if (scan->files[i].machines[k] < nm)
+				x->kernel_text[scan->files[i].machines[k]] = 1;
 	}
 	if (tm_views_open(&x->out, nm, err)) {
 		tm_export_abort(x);
@@ -729,6 +744,7 @@ void tm_export_abort(tm_export_build *x)
 	exp_text_free(x->text);
 	tm_views_close(&x->out);
 	free(x->mach_id);
+	free(x->kernel_text);
 	free(x->seqs.s);
 	tm_buf_free(&x->pkt);
 	tm_buf_free(&x->s1);

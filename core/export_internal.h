@@ -35,6 +35,7 @@ typedef struct exp {
 	const tm_scan *scan;
 	tm_views out;          /* the whole merge's file and each machine's */
 	uint32_t *mach_id;     /* row -> TracePacket.machine_id, 0 for the host */
+	uint8_t *kernel_text;  /* row -> a systrace or JSON file put data on it */
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;
 	tm_buf pkt, s1, s2, s3, s4;

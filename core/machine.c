@@ -103,6 +103,61 @@ char *tm_machines_dir_name(const tm_machines *t, uint32_t row)
 	return mine;
 }
 
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h;
+}
+
+char **tm_machines_dir_names(const tm_machines *t)
+{
+	size_t n = t->n;
+	char **base = tm_xcalloc(n ? n : 1, sizeof(*base));
+	char **out = tm_xcalloc(n ? n : 1, sizeof(*out));
+	/* The base names seen so far (row + 1, open addressing): a row whose
+	 * base name an earlier row has gets "~<row>", as in
+	 * tm_machines_dir_name. Label indexes are counted as rows go by. */
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	uint32_t *seen = tm_xcalloc(cap, sizeof(*seen));
+	uint32_t label = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		const tm_machine *mc = &t->rows[r];
+		label += mc->raw_id != TM_RAW_HOST;
+		if (mc->name) {
+			base[r] = escape_name(mc->name);
+		} else {
+			tm_buf b = {0};
+			tm_buf_printf(&b, "machine%u", mc->raw_id == TM_RAW_HOST ? 0u : label);
+			base[r] = tm_buf_detach(&b, NULL);
+		}
+		size_t j = (size_t)hash_name(base[r]) & (cap - 1);
+		while (seen[j] && strcmp(base[seen[j] - 1], base[r]) != 0)
+			j = (j + 1) & (cap - 1);
+		if (seen[j]) {
+			tm_buf b = {0};
+			tm_buf_printf(&b, "%s~%u", base[r], r);
+			out[r] = tm_buf_detach(&b, NULL);
+		} else {
+			seen[j] = r + 1;
+			out[r] = tm_xstrdup(base[r]);
+		}
+	}
+	free(seen);
+	tm_machines_dir_names_free(base, n);
+	return out;
+}
+
+void tm_machines_dir_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 void tm_machines_free(tm_machines *t)
 {
 	for (size_t i = 0; i < t->n; i++) {

@@ -43,6 +43,12 @@ uint32_t tm_machines_label_index(const tm_machines *t, uint32_t row);
  * (tracemount(1), "Machine folders"), or "machine<label_index>" when
  * unnamed, made unique among the rows before it with "~<row>". Caller frees. */
 char *tm_machines_dir_name(const tm_machines *t, uint32_t row);
+/* Every row's directory name at once, as tm_machines_dir_name gives
+ * them, in time linear in the rows (one call per row takes their square:
+ * an archive may put each of thousands of files on a machine of its own).
+ * Free with tm_machines_dir_names_free. */
+char **tm_machines_dir_names(const tm_machines *t);
+void tm_machines_dir_names_free(char **names, size_t n);
 void tm_machines_free(tm_machines *t);
 
 #endif

@@ -143,7 +143,9 @@ static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 			add_uint(drops, tm_stat_names[i], tm_scan_file_drops(sf, (tm_stat)i));
 }
 
-static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
+/* `l`: the machines' labels, made once for all the files (NULL without a
+ * scan). */
+static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f, const labels *l)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_int(o, "id", f->id);
@@ -175,11 +177,8 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f)
 		cJSON_AddStringToObject(o, "note", "format not supported by tracemount: not merged");
 	if (s && f->id < s->n_files && s->files[f->id].scanned) {
 		add_scan_file(o, f, &s->files[f->id]);
-		labels l;
-		labels_init(&l, m, s);
-		tm_clock_labels cl = {&l, label_of, file_of};
+		tm_clock_labels cl = {(void *)l, label_of, file_of};
 		add_placement(o, s, (uint32_t)f->id, &cl);
-		labels_free(&l);
 	}
 	return o;
 }
@@ -215,24 +214,25 @@ static cJSON *render_trace_time(const tm_merge *m, const tm_scan *s)
 	return tt;
 }
 
-static cJSON *render_machine_row(const tm_scan *s, uint32_t row)
+/* One entry of metadata.json's machines; `label` is its label index and
+ * `dir` its folder name, made for all rows at once (the per-row calls
+ * cost the square of the rows). */
+static cJSON *render_machine_row(const tm_scan *s, uint32_t row, uint32_t label, const char *dir,
+				 const tm_row_files *rf)
 {
 	const tm_machine *mc = &s->machines.rows[row];
 	cJSON *o = cJSON_CreateObject();
 	add_int(o, "id", row);
 	add_int(o, "raw_id", mc->raw_id);
 	add_str_or_null(o, "name", mc->name);
-	add_int(o, "label_index", tm_machines_label_index(&s->machines, row));
-	char *dir = tm_machines_dir_name(&s->machines, row);
+	add_int(o, "label_index", label);
 	cJSON_AddStringToObject(o, "dir", dir);
-	free(dir);
 	/* One raw text, written as cJSON writes an array of numbers: a cJSON
 	 * item per file would take 100 bytes each in an archive of 100,000. */
 	tm_buf ids = {0};
 	tm_buf_puts(&ids, "[");
-	for (size_t i = 0, k = 0; i < s->n_files; i++)
-		if (tm_scan_file_on_row(s, i, row))
-			tm_buf_printf(&ids, "%s%zu", k++ ? ", " : "", i);
+	for (size_t j = rf->first[row]; j < rf->first[row + 1]; j++)
+		tm_buf_printf(&ids, "%s%u", j > rf->first[row] ? ", " : "", rf->files[j]);
 	tm_buf_puts(&ids, "]");
 	cJSON_AddItemToObject(o, "files", cJSON_CreateRaw(ids.data));
 	tm_buf_free(&ids);
@@ -331,8 +331,17 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const t
 		for (int i = 0; i < TM_STAT_COUNT; i++)
 			add_uint(stats, tm_stat_names[i], s->stats[i]);
 		cJSON *machines = cJSON_AddArrayToObject(root, "machines");
-		for (uint32_t r = 0; r < s->machines.n; r++)
-			cJSON_AddItemToArray(machines, render_machine_row(s, r));
+		char **dirs = tm_machines_dir_names(&s->machines);
+		tm_row_files rf;
+		tm_scan_row_files(s, &rf);
+		uint32_t label = 0;
+		for (uint32_t r = 0; r < s->machines.n; r++) {
+			label += s->machines.rows[r].raw_id != TM_RAW_HOST;
+			uint32_t li = s->machines.rows[r].raw_id != TM_RAW_HOST ? label : 0;
+			cJSON_AddItemToArray(machines, render_machine_row(s, r, li, dirs[r], &rf));
+		}
+		tm_row_files_free(&rf);
+		tm_machines_dir_names_free(dirs, s->machines.n);
 	}
 
 	/* `files` and `ignored` go out one element at a time: the cJSON tree
@@ -342,11 +351,17 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const t
 	out->len -= 3; /* the head's closing "\n}\n" */
 	out->data[out->len] = '\0';
 	tm_buf_puts(out, ",\n\t\"files\":\t[");
+	labels l = {0};
+	if (s)
+		labels_init(&l, m, s);
 	for (size_t i = 0; i < m->n_files; i++) {
-		if (put_element(out, i, render_file(m, s, &m->files[i]), "metadata.json", err) != 0)
+		if (put_element(out, i, render_file(m, s, &m->files[i], s ? &l : NULL), "metadata.json", err) != 0) {
+			labels_free(&l);
 			return -1;
+		}
 		maybe_spill(out, spill);
 	}
+	labels_free(&l);
 	tm_buf_puts(out, "],\n\t\"ignored\":\t[");
 	for (size_t i = 0, k = 0; i < m->n_members; i++) {
 		const tm_member_view *v = &m->members[i];
@@ -433,10 +448,13 @@ static void labels_init(labels *l, const tm_merge *m, const tm_scan *s)
 {
 	l->m = m;
 	l->n = s->machines.n;
-	l->v = tm_xcalloc(l->n ? l->n : 1, sizeof(*l->v));
+	l->v = tm_machines_dir_names(&s->machines);
 	for (uint32_t r = 0; r < l->n; r++) {
 		const char *name = s->machines.rows[r].name;
-		l->v[r] = name && name[0] ? tm_xstrdup(name) : tm_machines_dir_name(&s->machines, r);
+		if (name && name[0]) {
+			free(l->v[r]);
+			l->v[r] = tm_xstrdup(name);
+		}
 	}
 }
 

@@ -809,3 +809,48 @@ int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row)
 			return 1;
 	return 0;
 }
+
+void tm_scan_row_files(const tm_scan *s, tm_row_files *out)
+{
+	size_t nr = s->machines.n, total = 0;
+	out->first = tm_xcalloc(nr + 1, sizeof(*out->first));
+	for (size_t i = 0; i < s->n_files; i++)
+		for (size_t k = 0; k < s->files[i].n_machines; k++)
+			if (s->files[i].machines[k] < nr) {
+				out->first[s->files[i].machines[k] + 1]++;
+				total++;
+			}
+	for (size_t r = 0; r < nr; r++)
+		out->first[r + 1] += out->first[r];
+	out->files = tm_xcalloc(total ? total : 1, sizeof(*out->files));
+	size_t *at = tm_xcalloc(nr ? nr : 1, sizeof(*at));
+	for (size_t i = 0; i < s->n_files; i++)
+		for (size_t k = 0; k < s->files[i].n_machines; k++) {
+			uint32_t r = s->files[i].machines[k];
+			if (r >= nr)
+				continue;
+			size_t j = out->first[r] + at[r];
+			if (at[r] && out->files[j - 1] == (uint32_t)i)
+				continue; /* a row listed twice for the file */
+			out->files[j] = (uint32_t)i;
+			at[r]++;
+		}
+	/* Rows that skipped a repeat end early: close the gaps. */
+	size_t w = 0;
+	for (size_t r = 0; r < nr; r++) {
+		size_t start = out->first[r], n = at[r];
+		memmove(out->files + w, out->files + start, n * sizeof(*out->files));
+		out->first[r] = w;
+		w += n;
+	}
+	out->first[nr] = w;
+	free(at);
+}
+
+void tm_row_files_free(tm_row_files *rf)
+{
+	free(rf->first);
+	free(rf->files);
+	rf->first = NULL;
+	rf->files = NULL;
+}

@@ -228,6 +228,16 @@ void tm_scan_free(tm_scan *s);
 /* Did file `fid` put data on machine `row` (is the row in its machines)? */
 int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row);
 
+/* The files on each machine row at once (asking tm_scan_file_on_row of
+ * every file for every row takes files x rows): the ids of row r's files
+ * are files[first[r]] .. files[first[r + 1] - 1], ascending, each once. */
+typedef struct tm_row_files {
+	size_t *first;  /* n_rows + 1 */
+	uint32_t *files;
+} tm_row_files;
+void tm_scan_row_files(const tm_scan *s, tm_row_files *out);
+void tm_row_files_free(tm_row_files *rf);
+
 /* The events recorded (sum over files) of one stat: s->stats[i]. */
 
 /* ---- the index cache (core/index.h, core/scan_index.c) ------------------ */

@@ -478,9 +478,7 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	w.model = model;
 	w.merge = b->merge;
 	w.n_dirs = nm;
-	w.dirs = tm_xcalloc(nm ? nm : 1, sizeof(char *));
-	for (size_t i = 0; i < nm; i++)
-		w.dirs[i] = tm_machines_dir_name(&b->scan->machines, (uint32_t)i);
+	w.dirs = tm_machines_dir_names(&b->scan->machines);
 	tm_spooled *res = NULL;
 	if (b->err.code != TM_OK) {
 		*err = b->err;

@@ -600,13 +600,14 @@ static void ensure_machines(tm_vtree *t)
 	pthread_mutex_lock(&t->machines_mu);
 	if (!atomic_load_explicit(&t->machines_built, memory_order_relaxed)) {
 		tm_scan *s = scan_get(t);
+		char **dns = tm_machines_dir_names(&s->machines);
+		tm_row_files rf;
+		tm_scan_row_files(s, &rf);
 		pthread_rwlock_wrlock(&t->tree);
 		for (uint32_t r = 0; r < s->machines.n; r++) {
-			char *dn = tm_machines_dir_name(&s->machines, r);
-			char *nm = free_name(t, t->machines_dir, dn);
+			char *nm = free_name(t, t->machines_dir, dns[r]);
 			vt_ino dir = add_node(t, t->machines_dir, nm, VT_DIR);
 			free(nm);
-			free(dn);
 			vt_ino fdir = add_node(t, dir, "files", VT_DIR);
 			vt_ino mj = add_gen(t, dir, "machine.json", GEN_MACHINE);
 			node_of(t, mj)->row = r;
@@ -615,8 +616,9 @@ static void ensure_machines(tm_vtree *t)
 			node_of(t, add_gen(t, dir, "processes.tsv", GEN_PROCESSES))->row = r;
 			node_of(t, add_gen(t, dir, "threads.tsv", GEN_THREADS))->row = r;
 			node_of(t, add_gen(t, dir, "slices.tsv", GEN_SLICES))->row = r;
-			for (size_t i = 0; i < s->n_files && i < t->n_file_node; i++) {
-				if (!t->file_node[i] || !tm_scan_file_on_row(s, i, r))
+			for (size_t j = rf.first[r]; j < rf.first[r + 1]; j++) {
+				size_t i = rf.files[j];
+				if (i >= t->n_file_node || !t->file_node[i])
 					continue;
 				char *rel = path_below(t, t->file_node[i], t->files_dir, "/");
 				char *flat = path_below(t, t->file_node[i], t->files_dir, "%2F");
@@ -633,6 +635,8 @@ static void ensure_machines(tm_vtree *t)
 			}
 		}
 		pthread_rwlock_unlock(&t->tree);
+		tm_row_files_free(&rf);
+		tm_machines_dir_names_free(dns, s->machines.n);
 		atomic_store_explicit(&t->machines_built, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&t->machines_mu);
