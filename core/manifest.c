@@ -351,12 +351,62 @@ static int parse_attributes(tm_manifest *m, const tj_value *a, tm_error *err)
 	return rc;
 }
 
+static uint64_t str_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of `name` in the name index: where it is, or the empty one
+ * where it goes. */
+static size_t name_slot(const tm_manifest *m, tm_mf_str name)
+{
+	size_t mask = m->name_ix_cap - 1, j = (size_t)str_hash(name.s, name.len) & mask;
+	while (m->name_ix[j] && !str_eq(m->names[m->name_ix[j] - 1], name))
+		j = (j + 1) & mask;
+	return j;
+}
+
 static int64_t name_index(const tm_manifest *m, tm_mf_str name)
 {
+	if (!name.s || !m->name_ix_cap)
+		return -1;
+	size_t j = name_slot(m, name);
+	return m->name_ix[j] ? (int64_t)m->name_ix[j] - 1 : -1;
+}
+
+static void name_ix_grow(tm_manifest *m)
+{
+	size_t cap = m->name_ix_cap ? m->name_ix_cap * 2 : 64;
+	free(m->name_ix);
+	m->name_ix = tm_xcalloc(cap, sizeof(*m->name_ix));
+	m->name_ix_cap = cap;
 	for (size_t k = 0; k < m->n_names; k++)
-		if (str_eq(m->names[k], name))
-			return (int64_t)k;
-	return -1;
+		m->name_ix[name_slot(m, m->names[k])] = (uint32_t)k + 1;
+}
+
+/* The first entry of each path a member name can equal (one without a NUL
+ * inside), for tm_manifest_find_entry. */
+static void index_paths(tm_manifest *m)
+{
+	size_t cap = 64;
+	while (cap < 2 * m->n_files)
+		cap *= 2;
+	m->path_ix = tm_xcalloc(cap, sizeof(*m->path_ix));
+	m->path_ix_cap = cap;
+	m->path_ix_n = m->n_files;
+	for (size_t i = 0; i < m->n_files && i < INT32_MAX; i++) {
+		tm_mf_str p = m->files[i].path;
+		if (!p.s || strlen(p.s) != p.len)
+			continue;
+		size_t j = (size_t)str_hash(p.s, p.len) & (cap - 1);
+		while (m->path_ix[j] && !str_eq(m->files[m->path_ix[j] - 1].path, p))
+			j = (j + 1) & (cap - 1);
+		if (!m->path_ix[j])
+			m->path_ix[j] = (uint32_t)i + 1;
+	}
 }
 
 /* machines.md §3 step 1: one name table, in files order, `machine` before
@@ -373,6 +423,10 @@ static void allocate_names(tm_manifest *m)
 				continue;
 			TM_GROW(m->names, cap, m->n_names + 1);
 			m->names[m->n_names++] = str_dup(name.s, name.len);
+			if (m->n_names * 2 > m->name_ix_cap)
+				name_ix_grow(m);
+			else
+				m->name_ix[name_slot(m, m->names[m->n_names - 1])] = (uint32_t)m->n_names;
 		}
 	}
 }
@@ -408,6 +462,7 @@ static int parse_manifest(tm_manifest *m, const tj_value *doc, tm_error *err)
 	if (attrs && parse_attributes(m, attrs, err) != 0)
 		return -1;
 	allocate_names(m);
+	index_paths(m);
 	return 0;
 }
 
@@ -491,6 +546,8 @@ void tm_manifest_free(tm_manifest *m)
 	for (size_t i = 0; i < m->n_names; i++)
 		str_free(&m->names[i]);
 	free(m->names);
+	free(m->name_ix);
+	free(m->path_ix);
 	free(m);
 }
 
@@ -519,6 +576,13 @@ static int32_t find_entry(const tm_manifest *m, tm_mf_str path)
 
 int32_t tm_manifest_find_entry(const tm_manifest *m, const char *name)
 {
+	if (m && m->path_ix_cap && m->path_ix_n == m->n_files) {
+		size_t n = strlen(name), mask = m->path_ix_cap - 1, j = (size_t)str_hash(name, n) & mask;
+		for (; m->path_ix[j]; j = (j + 1) & mask)
+			if (str_eq_c(m->files[m->path_ix[j] - 1].path, name))
+				return (int32_t)m->path_ix[j] - 1;
+		return -1;
+	}
 	for (size_t i = 0; m && i < m->n_files && i <= INT32_MAX; i++)
 		if (str_eq_c(m->files[i].path, name))
 			return (int32_t)i;

@@ -92,6 +92,12 @@ typedef struct tm_manifest {
 	 * id TM_MF_RAW_NAMED_BASE + k. Derived, not printed. */
 	tm_mf_str *names;
 	size_t n_names;
+	/* Hash indexes (slot -> index + 1, open addressing) of names and of
+	 * the first entry of each path: a manifest may list 100,000 files,
+	 * and each member and each name is looked up. Built with the tables;
+	 * a path index covers path_ix_n entries. */
+	uint32_t *name_ix, *path_ix;
+	size_t name_ix_cap, path_ix_cap, path_ix_n;
 } tm_manifest;
 
 /* ---- reading ------------------------------------------------------------- */

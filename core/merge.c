@@ -64,12 +64,49 @@ static int cmp_processing(const void *a, const void *b, void *ctx)
 
 static int process_file(tm_merge *m, uint32_t id, int depth, tm_error *err);
 
+/* The members by name, while a manifest is checked and applied: it looks
+ * up each of its paths, and an archive may hold 100,000 of each. Slot ->
+ * the first file id (>= 1) with that name + 1, open addressing. */
+typedef struct member_index {
+	const tm_merge *m;
+	uint32_t *slot;
+	size_t cap;
+} member_index;
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h;
+}
+
+static void member_index_build(member_index *ix, const tm_merge *m)
+{
+	ix->m = m;
+	ix->cap = 64;
+	while (ix->cap < 2 * m->n_files)
+		ix->cap *= 2;
+	ix->slot = tm_xcalloc(ix->cap, sizeof(*ix->slot));
+	for (size_t i = 1; i < m->n_files && i < UINT32_MAX; i++) {
+		const char *name = m->files[i].name;
+		if (!name)
+			continue;
+		size_t j = (size_t)name_hash(name) & (ix->cap - 1);
+		while (ix->slot[j] && strcmp(m->files[ix->slot[j] - 1].name, name) != 0)
+			j = (j + 1) & (ix->cap - 1);
+		if (!ix->slot[j])
+			ix->slot[j] = (uint32_t)i + 1;
+	}
+}
+
 static int64_t member_file_id(void *ctx, const char *path)
 {
-	const tm_merge *m = ctx;
-	for (size_t i = 1; i < m->n_files; i++)
-		if (m->files[i].name && strcmp(m->files[i].name, path) == 0)
-			return (int64_t)i;
+	const member_index *ix = ctx;
+	size_t j = (size_t)name_hash(path) & (ix->cap - 1);
+	for (; ix->slot[j]; j = (j + 1) & (ix->cap - 1))
+		if (strcmp(ix->m->files[ix->slot[j] - 1].name, path) == 0)
+			return (int64_t)ix->slot[j] - 1;
 	return -1;
 }
 
@@ -111,8 +148,12 @@ static int process_manifest(tm_merge *m, tm_file *f, tm_error *err)
 	if (rc != 0)
 		return -1;
 	tm_mf_plan *plan = tm_xcalloc(1, sizeof(*plan));
-	if (tm_manifest_check_tables(man, has_member, m, err) != 0 ||
-	    tm_manifest_apply(man, member_file_id, m, plan, err) != 0) {
+	member_index ix;
+	member_index_build(&ix, m);
+	rc = tm_manifest_check_tables(man, has_member, &ix, err) != 0 ||
+	     tm_manifest_apply(man, member_file_id, &ix, plan, err) != 0;
+	free(ix.slot);
+	if (rc) {
 		tm_mf_plan_free(plan);
 		free(plan);
 		tm_manifest_free(man);
