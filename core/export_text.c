@@ -195,14 +195,7 @@ static int64_t thread_pid(const tm_model *m, int64_t utid)
 /* The uuid of a model track, its descriptor written on first use. */
 static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
 {
-	if (id >= t->cap_tracks) {
-		size_t n = t->cap_tracks ? t->cap_tracks : 64;
-		while (n <= id)
-			n *= 2;
-		t->track_uuid = tm_xrealloc(t->track_uuid, n * sizeof(*t->track_uuid));
-		memset(t->track_uuid + t->cap_tracks, 0, (n - t->cap_tracks) * sizeof(*t->track_uuid));
-		t->cap_tracks = n;
-	}
+	TM_GROW_ZERO(t->track_uuid, t->cap_tracks, (size_t)id + 1);
 	if (t->track_uuid[id])
 		return t->track_uuid[id];
 	const tm_mtrack *tr = tm_model_track(m, id);

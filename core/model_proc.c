@@ -39,14 +39,7 @@ m_mach *m_machine(tm_model *m, uint32_t row)
 	 * archive of one machine per file may have thousands). */
 	if (row < m->cap_mach_of_row && m->mach_of_row[row])
 		return &m->mach[m->mach_of_row[row] - 1];
-	if (row >= m->cap_mach_of_row) {
-		size_t cap = m->cap_mach_of_row ? m->cap_mach_of_row : 16;
-		while (cap <= row)
-			cap *= 2;
-		m->mach_of_row = tm_xrealloc(m->mach_of_row, cap * sizeof(*m->mach_of_row));
-		memset(m->mach_of_row + m->cap_mach_of_row, 0, (cap - m->cap_mach_of_row) * sizeof(*m->mach_of_row));
-		m->cap_mach_of_row = cap;
-	}
+	TM_GROW_ZERO(m->mach_of_row, m->cap_mach_of_row, (size_t)row + 1);
 	m->mach = tm_xrealloc(m->mach, (m->n_mach + 1) * sizeof(*m->mach));
 	m->mach_of_row[row] = (uint32_t)m->n_mach + 1;
 	m_mach *mc = &m->mach[m->n_mach++];

@@ -95,6 +95,14 @@ void *tm_per_thread_get(tm_per_thread *t)
 	return p;
 }
 
+void tm_grow_zero(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t old = *cap;
+	tm_grow(arr, cap, need, elem);
+	if (*cap > old)
+		memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
+}
+
 void tm_reserve(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)

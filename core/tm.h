@@ -51,6 +51,10 @@ char *tm_xstrndup(const char *s, size_t n);
  * size `elem`. */
 void tm_grow(void **arr, size_t *cap, size_t need, size_t elem);
 #define TM_GROW(arr, cap, need) tm_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* tm_grow, the new elements zeroed: a table indexed by id that grows to
+ * cover the ids it is asked for. */
+void tm_grow_zero(void **arr, size_t *cap, size_t need, size_t elem);
+#define TM_GROW_ZERO(arr, cap, need) tm_grow_zero((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 /* Room for exactly `need` elements when *cap is short: for a count known
  * in advance and large (doubling past 100,000 rows wastes megabytes). */
 void tm_reserve(void **arr, size_t *cap, size_t need, size_t elem);
