@@ -97,7 +97,7 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 	}
 	if ((m->n + 1) * 2 > m->cap) {
 		m_map old = *m;
-		m->cap = old.cap ? old.cap * 2 : 64;
+		m->cap = old.cap ? old.cap * 2 : 8; /* small: a machine has several, and there may be 20,000 machines */
 		m->keys = tm_xcalloc(m->cap, sizeof(*m->keys));
 		m->vals = tm_xcalloc(m->cap, sizeof(*m->vals));
 		m->used = tm_xcalloc(m->cap, 1);

@@ -315,21 +315,206 @@ void tm_spool_close(tm_spool *s)
 	s->fd = -1;
 }
 
-tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach)
+/* ---- many streams in one file ------------------------------------------------- */
+
+#define TM_PART_BUF (64u * 1024u)
+#define TM_PART_MIN 256u
+#define TM_PARTS_HELD (8u * 1024u * 1024u)
+
+int tm_parts_open(tm_parts *ps, size_t n, tm_error *err)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->file.fd = -1;
+	if (!n)
+		return 0;
+	if (tm_spool_open(&ps->file, err))
+		return -1;
+	ps->p = tm_xcalloc(n, sizeof(*ps->p));
+	ps->n = n;
+	return 0;
+}
+
+/* Stream i's buffer to the file, as an extent (joined to the last one
+ * when it follows it there). */
+static void part_flush(tm_parts *ps, tm_part *pt)
+{
+	if (!pt->len)
+		return;
+	uint64_t at = ps->file.size;
+	tm_spool_put(&ps->file, pt->buf, pt->len);
+	tm_ext *last = pt->n_ext ? &pt->ext[pt->n_ext - 1] : NULL;
+	if (last && last->at + last->len == at) {
+		last->len += pt->len;
+	} else {
+		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
+		pt->ext[pt->n_ext++] = (tm_ext){pt->size - pt->len, at, pt->len};
+	}
+	pt->len = 0;
+}
+
+/* Every buffer to the file and freed: the streams hold too much. */
+static void parts_release(tm_parts *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		tm_part *pt = &ps->p[i];
+		part_flush(ps, pt);
+		free(pt->buf);
+		pt->buf = NULL;
+		pt->cap = 0;
+	}
+	ps->held = 0;
+}
+
+void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n)
+{
+	tm_part *pt = &ps->p[i];
+	while (n) {
+		if (pt->len == pt->cap) {
+			if (pt->cap == TM_PART_BUF) {
+				part_flush(ps, pt);
+			} else {
+				size_t cap = pt->cap ? pt->cap * 2 : TM_PART_MIN;
+				while (cap < TM_PART_BUF && cap - pt->len < n)
+					cap *= 2;
+				if (cap > TM_PART_BUF)
+					cap = TM_PART_BUF;
+				if (ps->held + (cap - pt->cap) > TM_PARTS_HELD) {
+					parts_release(ps);
+					continue;
+				}
+				pt->buf = tm_xrealloc(pt->buf, cap);
+				ps->held += cap - pt->cap;
+				pt->cap = cap;
+			}
+		}
+		size_t k = pt->cap - pt->len < n ? pt->cap - pt->len : n;
+		memcpy(pt->buf + pt->len, p, k);
+		pt->len += k;
+		pt->size += k;
+		p = (const char *)p + k;
+		n -= k;
+	}
+}
+
+int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err)
+{
+	if (!ps->n)
+		return 0;
+	parts_release(ps);
+	return tm_spool_finish(&ps->file, what, err);
+}
+
+void tm_parts_close(tm_parts *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		free(ps->p[i].buf);
+		free(ps->p[i].ext);
+	}
+	free(ps->p);
+	ps->p = NULL;
+	ps->n = 0;
+	ps->held = 0;
+	tm_spool_close(&ps->file);
+}
+
+/* pread(2) until n bytes or the end of the file. */
+static ssize_t pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+ssize_t tm_ext_pread(int fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
+{
+	/* the last extent that starts at or before off */
+	size_t lo = 0, hi = n_ext;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ext[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	size_t got = 0;
+	for (size_t i = lo; i < n_ext && got < n; i++) {
+		const tm_ext *e = &ext[i];
+		if (off + got < e->off || off + got >= e->off + e->len)
+			continue;
+		uint64_t in = off + got - e->off;
+		size_t want = e->len - in < n - got ? (size_t)(e->len - in) : n - got;
+		ssize_t r = pread_full(fd, (char *)buf + got, want, e->at + in);
+		if (r < 0)
+			return -1;
+		got += (size_t)r;
+		if ((size_t)r < want)
+			break; /* the file is shorter than its extents say */
+	}
+	return (ssize_t)got;
+}
+
+tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach)
 {
 	tm_spooled *s = tm_xcalloc(1, sizeof(*s));
-	s->fd = out[0].fd;
-	s->size = out[0].size;
-	out[0].fd = -1;
-	s->n_mach = n_mach;
-	s->mach_fd = tm_xcalloc(n_mach ? n_mach : 1, sizeof(int));
-	s->mach_size = tm_xcalloc(n_mach ? n_mach : 1, sizeof(uint64_t));
-	for (size_t r = 0; r < n_mach; r++) {
-		s->mach_fd[r] = out[r + 1].fd;
-		s->mach_size[r] = out[r + 1].size;
-		out[r + 1].fd = -1;
+	s->fd = -1;
+	if (whole) {
+		s->fd = whole->fd;
+		s->size = whole->size;
+		whole->fd = -1;
 	}
+	s->mach_fd = mach->file.fd;
+	mach->file.fd = -1;
+	s->mach = mach->p;
+	s->n_mach = mach->n;
+	mach->p = NULL;
+	mach->n = 0;
 	return s;
+}
+
+ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off)
+{
+	if (row == TM_SPOOLED_ALL) {
+		uint64_t size = s->size;
+		if (s->fd < 0 || off >= size)
+			return 0;
+		return pread_full(s->fd, buf, size - off < n ? (size_t)(size - off) : n, off);
+	}
+	if (row >= s->n_mach)
+		return 0;
+	const tm_part *pt = &s->mach[row];
+	return tm_ext_pread(s->mach_fd, pt->ext, pt->n_ext, buf, n, off);
+}
+
+uint64_t tm_spooled_size(const tm_spooled *s, size_t row)
+{
+	if (row == TM_SPOOLED_ALL)
+		return s->size;
+	return row < s->n_mach ? s->mach[row].size : 0;
+}
+
+void tm_spooled_free(tm_spooled *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->mach_fd >= 0)
+		close(s->mach_fd);
+	for (size_t i = 0; i < s->n_mach; i++) {
+		free(s->mach[i].buf);
+		free(s->mach[i].ext);
+	}
+	free(s->mach);
+	free(s);
 }
 
 /* ---- views ------------------------------------------------------------------- */
@@ -337,26 +522,23 @@ tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach)
 int tm_views_open(tm_views *v, size_t n_mach, tm_error *err)
 {
 	memset(v, 0, sizeof(*v));
+	v->all.fd = v->mach.file.fd = -1;
 	v->n_mach = n_mach;
 	v->shared = n_mach == 1;
-	v->out = tm_xcalloc(n_mach + 1, sizeof(*v->out));
-	for (size_t i = 0; i <= n_mach; i++)
-		v->out[i].fd = -1;
-	for (size_t i = 0; i <= n_mach; i++)
-		if (!(v->shared && i == 1) && tm_spool_open(&v->out[i], err)) {
-			tm_views_close(v);
-			return -1;
-		}
+	if (tm_spool_open(&v->all, err) || (!v->shared && tm_parts_open(&v->mach, n_mach, err))) {
+		tm_views_close(v);
+		return -1;
+	}
 	return 0;
 }
 
-/* The machine's view becomes a file of its own: the whole one's bytes so
- * far copied into it. */
+/* The machine's view becomes a stream of its own: the whole one's bytes
+ * so far copied into it. */
 static void split_views(tm_views *v)
 {
 	v->shared = 0;
-	tm_spool *all = &v->out[0], *one = &v->out[1];
-	if (tm_spool_open(one, &v->err))
+	tm_spool *all = &v->all;
+	if (tm_parts_open(&v->mach, 1, &v->err))
 		return;
 	if (all->buf)
 		flush(all, 1);
@@ -364,14 +546,12 @@ static void split_views(tm_views *v)
 	char *buf = tm_xmalloc(SPOOL_BUF);
 	for (uint64_t off = 0; off < all->size;) {
 		size_t want = all->size - off < SPOOL_BUF ? (size_t)(all->size - off) : SPOOL_BUF;
-		ssize_t k = pread(all->fd, buf, want, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
+		ssize_t k = pread_full(all->fd, buf, want, off);
 		if (k <= 0) {
-			one->failed = k < 0 && errno ? errno : EIO;
+			v->mach.file.failed = k < 0 && errno ? errno : EIO;
 			break;
 		}
-		tm_spool_put(one, buf, (size_t)k);
+		tm_parts_put(&v->mach, 0, buf, (size_t)k);
 		off += (uint64_t)k;
 	}
 	free(buf);
@@ -381,23 +561,26 @@ void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
 {
 	if (v->shared && row != 0)
 		split_views(v);
-	tm_spool_put(&v->out[0], p, n);
-	if (row < v->n_mach && !v->shared)
-		tm_spool_put(&v->out[row + 1], p, n);
+	tm_spool_put(&v->all, p, n);
+	if (row < v->n_mach && !v->shared && v->mach.n)
+		tm_parts_put(&v->mach, row, p, n);
 }
 
 void tm_views_put_all(tm_views *v, const void *p, size_t n)
 {
-	for (size_t i = 0; i <= v->n_mach; i++)
-		if (!(v->shared && i == 1))
-			tm_spool_put(&v->out[i], p, n);
+	tm_spool_put(&v->all, p, n);
+	for (size_t i = 0; i < v->mach.n; i++)
+		tm_parts_put(&v->mach, i, p, n);
 }
 
 void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n)
 {
 	if (v->shared)
 		split_views(v);
-	tm_spool_put(&v->out[i], p, n);
+	if (i == 0)
+		tm_spool_put(&v->all, p, n);
+	else if (i - 1 < v->mach.n)
+		tm_parts_put(&v->mach, i - 1, p, n);
 }
 
 tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
@@ -406,38 +589,26 @@ tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 		*err = v->err;
 		return NULL;
 	}
-	for (size_t i = 0; i <= v->n_mach; i++)
-		if (!(v->shared && i == 1) && tm_spool_finish(&v->out[i], what, err))
-			return NULL;
+	if (tm_spool_finish(&v->all, what, err) || tm_parts_finish(&v->mach, what, err))
+		return NULL;
 	if (v->shared) {
-		v->out[1].fd = dup(v->out[0].fd);
-		if (v->out[1].fd < 0)
+		/* machine 0's view is the whole file: one extent of a copy of
+		 * its descriptor */
+		v->mach.file.fd = dup(v->all.fd);
+		if (v->mach.file.fd < 0)
 			return tm_err(err, TM_EIO, "%s: cannot share a temporary file: %s", what, strerror(errno)), NULL;
-		v->out[1].size = v->out[0].size;
+		v->mach.p = tm_xcalloc(1, sizeof(*v->mach.p));
+		v->mach.n = 1;
+		v->mach.p[0].size = v->all.size;
+		v->mach.p[0].ext = tm_xmalloc(sizeof(tm_ext));
+		v->mach.p[0].ext[0] = (tm_ext){0, 0, v->all.size};
+		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = 1;
 	}
-	return tm_spooled_take(v->out, v->n_mach);
+	return tm_spooled_take(&v->all, &v->mach);
 }
 
 void tm_views_close(tm_views *v)
 {
-	if (!v->out)
-		return;
-	for (size_t i = 0; i <= v->n_mach; i++)
-		tm_spool_close(&v->out[i]);
-	free(v->out);
-	v->out = NULL;
-}
-
-void tm_spooled_free(tm_spooled *s)
-{
-	if (!s)
-		return;
-	if (s->fd >= 0)
-		close(s->fd);
-	for (size_t i = 0; i < s->n_mach; i++)
-		if (s->mach_fd[i] >= 0)
-			close(s->mach_fd[i]);
-	free(s->mach_fd);
-	free(s->mach_size);
-	free(s);
+	tm_spool_close(&v->all);
+	tm_parts_close(&v->mach);
 }

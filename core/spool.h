@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tm.h"
 
@@ -41,32 +42,83 @@ void tm_buf_put_field(tm_buf *b, const char *f, size_t n);
 void tm_buf_put_i64(tm_buf *b, int64_t v);
 void tm_spool_close(tm_spool *s);
 
-/* Finished spools of one view handed over together: the whole merge's
- * file and one per machine row. */
+/* Many write-once streams in ONE temporary file: the machines' views of a
+ * generated file (a stream per machine row). A descriptor per machine ran
+ * out at the usual limit of 1024 open files with a few hundred machines
+ * (a harness that records one trace per device), and a daemon kept them
+ * all open for as long as it ran. Each stream's bytes gather in a buffer
+ * of its own (doubling up to TM_PART_BUF) and go to the file as an extent
+ * when it is full; past TM_PARTS_HELD bytes of buffers in all, every
+ * buffer goes. An extent that follows the stream's last one in the file
+ * joins it, so a stream written alone is one extent. */
+typedef struct tm_ext {
+	uint64_t off;    /* where it starts in the stream */
+	uint64_t at;     /* where it starts in the file */
+	uint64_t len;
+} tm_ext;
+
+typedef struct tm_part {
+	uint64_t size;   /* bytes put */
+	char *buf;       /* put and not yet in the file */
+	size_t len, cap;
+	tm_ext *ext;     /* the rest, in stream order */
+	size_t n_ext, cap_ext;
+} tm_part;
+
+typedef struct tm_parts {
+	tm_spool file;   /* fd -1 while there are no streams */
+	tm_part *p;
+	size_t n;
+	size_t held;     /* the buffers' capacity, all streams */
+} tm_parts;
+
+/* Open n streams (n may be 0: no file). -1 with err set on failure. */
+int tm_parts_open(tm_parts *ps, size_t n, tm_error *err);
+/* Append n bytes to stream i. */
+void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n);
+/* Put every buffer in the file and finish it (tm_spool_finish). */
+int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err);
+/* Close and free (after tm_spooled_take, only what it left). */
+void tm_parts_close(tm_parts *ps);
+
+/* Read up to n bytes at stream offset off of a stream stored as extents
+ * of fd. Returns the bytes read (short only at the stream's end), or -1
+ * with errno set. */
+ssize_t tm_ext_pread(int fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off);
+
+/* A finished view handed over: the whole merge's file and each machine
+ * row's stream (extents of one file). */
 typedef struct tm_spooled {
-	int fd;
+	int fd;              /* the whole merge, -1 when there is none */
 	uint64_t size;
-	int *mach_fd;        /* by machine row */
-	uint64_t *mach_size;
+	int mach_fd;         /* the machines' streams */
+	tm_part *mach;       /* by machine row: size and extents */
 	size_t n_mach;
 } tm_spooled;
 
-/* Take the descriptors of out[0] (the whole merge) and out[1 + row] (each
- * machine), all finished; their fds become -1. */
-tm_spooled *tm_spooled_take(tm_spool *out, size_t n_mach);
+/* Take the descriptors of `whole` (NULL: none) and of `mach`, finished;
+ * their fds become -1 and mach's streams move into the result. */
+tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach);
+/* Read up to n bytes at off of machine `row`'s view, or of the whole
+ * merge's when row is TM_SPOOLED_ALL: as pread(2). */
+#define TM_SPOOLED_ALL SIZE_MAX
+ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off);
+/* The size of that view (0 for a row past the last). */
+uint64_t tm_spooled_size(const tm_spooled *s, size_t row);
 /* Close and free (NULL is fine). */
 void tm_spooled_free(tm_spooled *s);
 
-/* The spools of one generated view: the whole merge's, out[0], and each
- * machine's, out[1 + row]. With one machine its view is the whole one
- * byte for byte as long as every put goes to both: the bytes are then
- * written once and both files are the same temporary file. A put that
- * goes to one alone first copies the whole one's bytes so far into the
- * machine's, which from then on is written as any other. */
+/* The spools of one generated view: the whole merge's and each machine's
+ * stream. With one machine its view is the whole one byte for byte as
+ * long as every put goes to both: the bytes are then written once and
+ * the machine's view is the whole file. A put that goes to one alone
+ * first copies the whole one's bytes so far into the machine's stream,
+ * which from then on is written as any other. */
 typedef struct tm_views {
-	tm_spool *out;
+	tm_spool all;
+	tm_parts mach;
 	size_t n_mach;
-	int shared;          /* out[0] stands for out[1] too */
+	int shared;          /* `all` stands for machine 0's view too */
 	tm_error err;        /* the first failure to copy */
 } tm_views;
 
@@ -77,7 +129,7 @@ int tm_views_open(tm_views *v, size_t n_mach, tm_error *err);
 void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n);
 /* n bytes to every view (a header). */
 void tm_views_put_all(tm_views *v, const void *p, size_t n);
-/* n bytes to out[i] alone. */
+/* n bytes to one view alone: 0 the whole merge's, 1 + row a machine's. */
 void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n);
 /* Finish every spool (tm_spool_finish; `what` names the file in errors)
  * and hand them over; NULL with err set on a failure. */

@@ -149,37 +149,46 @@ void tm_tables_slice(tm_tables_build *b, const tm_mslice *s)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_field(tm_spool *w, int64_t v, int known)
+static void put_field(tm_buf *w, int64_t v, int known)
 {
-	char t[32];
-	int k = known ? snprintf(t, sizeof t, "\t%" PRId64, v) : snprintf(t, sizeof t, "\t");
-	tm_spool_put(w, t, (size_t)k);
+	tm_buf_put(w, "\t", 1);
+	if (known)
+		tm_buf_put_i64(w, v);
 }
 
-static void write_processes(tm_spool *out, size_t n_out, const tm_model *model)
+/* Each machine's file begins with the header. */
+static void put_headers(tm_parts *out, const char *header)
 {
-	for (size_t i = 0; i < n_out; i++)
-		tm_spool_put(&out[i], TM_PROCESSES_HEADER, strlen(TM_PROCESSES_HEADER));
+	for (size_t i = 0; i < out->n; i++)
+		tm_parts_put(out, i, header, strlen(header));
+}
+
+static void write_processes(tm_parts *out, const tm_model *model)
+{
+	tm_buf o = {0};
+	put_headers(out, TM_PROCESSES_HEADER);
 	for (size_t u = 0; u < tm_model_n_processes(model); u++) {
 		const tm_mprocess *p = tm_model_process(model, u);
-		if (p->machine_row >= n_out)
+		if (p->machine_row >= out->n)
 			continue;
-		tm_spool *o = &out[p->machine_row];
-		char t[32];
-		tm_spool_put(o, t, (size_t)snprintf(t, sizeof t, "%" PRId64 "\t", p->pid));
+		o.len = 0;
+		tm_buf_put_i64(&o, p->pid);
+		tm_buf_put(&o, "\t", 1);
 		if (p->name)
-			tm_spool_put_field(o, p->name, strlen(p->name));
-		put_field(o, p->start_ts, p->start_ts >= 0);
-		put_field(o, p->end_ts, p->end_ts >= 0);
+			tm_buf_put_field(&o, p->name, strlen(p->name));
+		put_field(&o, p->start_ts, p->start_ts >= 0);
+		put_field(&o, p->end_ts, p->end_ts >= 0);
 		const tm_mprocess *parent = p->parent_upid >= 0 && (size_t)p->parent_upid < tm_model_n_processes(model)
 						    ? tm_model_process(model, (size_t)p->parent_upid)
 						    : NULL;
-		put_field(o, parent ? parent->pid : 0, parent != NULL);
-		tm_spool_put(o, "\n", 1);
+		put_field(&o, parent ? parent->pid : 0, parent != NULL);
+		tm_buf_put(&o, "\n", 1);
+		tm_parts_put(out, p->machine_row, o.data, o.len);
 	}
+	tm_buf_free(&o);
 }
 
-static void write_threads(tm_spool *out, size_t n_out, const tm_model *model, const tm_tables_build *b)
+static void write_threads(tm_parts *out, const tm_model *model, const tm_tables_build *b)
 {
 	size_t nt = tm_model_n_threads(model);
 	track_sum *per = tm_xcalloc(nt ? nt : 1, sizeof(*per));
@@ -190,27 +199,29 @@ static void write_threads(tm_spool *out, size_t n_out, const tm_model *model, co
 		per[t->utid].slices += b->tracks.v[id].slices;
 		per[t->utid].busy += b->tracks.v[id].busy;
 	}
-	for (size_t i = 0; i < n_out; i++)
-		tm_spool_put(&out[i], TM_THREADS_HEADER, strlen(TM_THREADS_HEADER));
+	tm_buf o = {0};
+	put_headers(out, TM_THREADS_HEADER);
 	for (size_t u = 0; u < nt; u++) {
 		const tm_mthread *th = tm_model_thread(model, u);
-		if (th->machine_row >= n_out)
+		if (th->machine_row >= out->n)
 			continue;
-		tm_spool *o = &out[th->machine_row];
-		char t[32];
-		tm_spool_put(o, t, (size_t)snprintf(t, sizeof t, "%" PRId64 "\t", th->tid));
+		o.len = 0;
+		tm_buf_put_i64(&o, th->tid);
+		tm_buf_put(&o, "\t", 1);
 		if (th->name)
-			tm_spool_put_field(o, th->name, strlen(th->name));
+			tm_buf_put_field(&o, th->name, strlen(th->name));
 		const tm_mprocess *p = th->upid >= 0 && (size_t)th->upid < tm_model_n_processes(model)
 					       ? tm_model_process(model, (size_t)th->upid)
 					       : NULL;
-		put_field(o, p ? p->pid : 0, p != NULL);
-		put_field(o, th->start_ts, th->start_ts >= 0);
-		put_field(o, th->end_ts, th->end_ts >= 0);
-		put_field(o, (int64_t)per[u].slices, 1);
-		put_field(o, per[u].busy, 1);
-		tm_spool_put(o, "\n", 1);
+		put_field(&o, p ? p->pid : 0, p != NULL);
+		put_field(&o, th->start_ts, th->start_ts >= 0);
+		put_field(&o, th->end_ts, th->end_ts >= 0);
+		put_field(&o, (int64_t)per[u].slices, 1);
+		put_field(&o, per[u].busy, 1);
+		tm_buf_put(&o, "\n", 1);
+		tm_parts_put(out, th->machine_row, o.data, o.len);
 	}
+	tm_buf_free(&o);
 	free(per);
 }
 
@@ -270,7 +281,7 @@ static int slice_stats(tm_tables_build *b, tm_error *err)
 	return k < 0 ? -1 : 0;
 }
 
-static void write_slices(tm_spool *out, size_t n_out, tm_tables_build *b)
+static void write_slices(tm_parts *out, tm_tables_build *b)
 {
 	group **order = tm_xcalloc(b->n ? b->n : 1, sizeof(*order));
 	size_t n = 0;
@@ -278,49 +289,37 @@ static void write_slices(tm_spool *out, size_t n_out, tm_tables_build *b)
 		if (b->groups[i].count)
 			order[n++] = &b->groups[i];
 	qsort(order, n, sizeof(*order), group_order);
-	for (size_t i = 0; i < n_out; i++)
-		tm_spool_put(&out[i], TM_SLICES_HEADER, strlen(TM_SLICES_HEADER));
+	tm_buf o = {0};
+	put_headers(out, TM_SLICES_HEADER);
 	for (size_t i = 0; i < n; i++) {
 		const group *g = order[i];
-		if (g->machine_row >= n_out)
+		if (g->machine_row >= out->n)
 			continue;
-		tm_spool *o = &out[g->machine_row];
+		o.len = 0;
 		if (g->name)
-			tm_spool_put_field(o, g->name, g->name_len);
+			tm_buf_put_field(&o, g->name, g->name_len);
 		int done = g->count > g->unfinished;
-		put_field(o, (int64_t)g->count, 1);
-		put_field(o, g->total, 1);
-		put_field(o, g->min, done);
-		put_field(o, g->median, done);
-		put_field(o, g->p90, done);
-		put_field(o, g->max, done);
-		put_field(o, (int64_t)g->unfinished, 1);
-		tm_spool_put(o, "\n", 1);
+		put_field(&o, (int64_t)g->count, 1);
+		put_field(&o, g->total, 1);
+		put_field(&o, g->min, done);
+		put_field(&o, g->median, done);
+		put_field(&o, g->p90, done);
+		put_field(&o, g->max, done);
+		put_field(&o, (int64_t)g->unfinished, 1);
+		tm_buf_put(&o, "\n", 1);
+		tm_parts_put(out, g->machine_row, o.data, o.len);
 	}
+	tm_buf_free(&o);
 	free(order);
-}
-
-/* One spool per machine row into a tm_spooled whose whole-merge fd is -1. */
-static tm_spooled *take(tm_spool *out, size_t nm)
-{
-	tm_spool *all = tm_xcalloc(nm + 1, sizeof(*all));
-	all[0].fd = -1;
-	memcpy(all + 1, out, nm * sizeof(*out));
-	tm_spooled *s = tm_spooled_take(all, nm);
-	for (size_t i = 0; i < nm; i++)
-		out[i].fd = -1;
-	free(all);
-	return s;
 }
 
 tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error *err)
 {
 	size_t nm = b->scan->machines.n;
-	tm_spool *out[3];
+	tm_parts out[3];
 	for (int f = 0; f < 3; f++) {
-		out[f] = tm_xcalloc(nm ? nm : 1, sizeof(tm_spool));
-		for (size_t i = 0; i < nm; i++)
-			out[f][i].fd = -1;
+		memset(&out[f], 0, sizeof out[f]);
+		out[f].file.fd = -1;
 	}
 	static const char *const what[3] = {"processes.tsv", "threads.tsv", "slices.tsv"};
 	tm_tables *res = NULL;
@@ -331,26 +330,21 @@ tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error 
 	if (slice_stats(b, err))
 		goto out;
 	for (int f = 0; f < 3; f++)
-		for (size_t i = 0; i < nm; i++)
-			if (tm_spool_open(&out[f][i], err))
-				goto out;
-	write_processes(out[0], nm, model);
-	write_threads(out[1], nm, model, b);
-	write_slices(out[2], nm, b);
+		if (tm_parts_open(&out[f], nm, err))
+			goto out;
+	write_processes(&out[0], model);
+	write_threads(&out[1], model, b);
+	write_slices(&out[2], b);
 	for (int f = 0; f < 3; f++)
-		for (size_t i = 0; i < nm; i++)
-			if (tm_spool_finish(&out[f][i], what[f], err))
-				goto out;
+		if (tm_parts_finish(&out[f], what[f], err))
+			goto out;
 	res = tm_xcalloc(1, sizeof(*res));
-	res->processes = take(out[0], nm);
-	res->threads = take(out[1], nm);
-	res->slices = take(out[2], nm);
+	res->processes = tm_spooled_take(NULL, &out[0]);
+	res->threads = tm_spooled_take(NULL, &out[1]);
+	res->slices = tm_spooled_take(NULL, &out[2]);
 out:
-	for (int f = 0; f < 3; f++) {
-		for (size_t i = 0; i < nm; i++)
-			tm_spool_close(&out[f][i]);
-		free(out[f]);
-	}
+	for (int f = 0; f < 3; f++)
+		tm_parts_close(&out[f]);
 	tm_tables_abort(b);
 	return res;
 }

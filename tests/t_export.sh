@@ -228,4 +228,56 @@ if [ $mode == fuse ]; then
 	if tm_umount "$m"; then pass "export: clean unmount"; else fail "export: clean unmount" "$(cat "$m.log")"; fi
 	grep -qs " $m fuse" /proc/mounts && fail "export: nothing left mounted" || pass "export: nothing left mounted"
 fi
+
+# A harness that records one trace per device: 300 machines, under a limit
+# of 128 open files. The machines' copies of each generated file share one
+# temporary file (the pass once opened one per machine and failed with
+# "Too many open files"); every machine's views hold its own events.
+mkdir -p many && (
+	cd many
+	files=""
+	printf '{"perfetto_manifest": {"version": 1, "files": [' >perfetto_manifest.json
+	for i in $(seq 0 299); do
+		printf '{"traceEvents": [{"ph": "X", "pid": 1, "tid": %d, "ts": %d, "dur": 5, "name": "dev%d"}]}\n' \
+			$((1000 + i)) $((10 + i)) $i >d$i.json
+		[ $i -gt 0 ] && printf ', ' >>perfetto_manifest.json
+		printf '{"path": "d%d.json", "machine": {"name": "m%d"}}' $i $i >>perfetto_manifest.json
+		files="$files d$i.json"
+	done
+	printf ']}}\n' >>perfetto_manifest.json
+	# shellcheck disable=SC2086
+	tar -cf ../many.tar perfetto_manifest.json $files
+)
+printf '#!/bin/sh\nulimit -n 128\nexec "%s" "$@"\n' "$tm" >low_fds
+chmod +x low_fds
+eq "300 machines, 128 open files: a machine's threads.tsv" \
+	"$(./low_fds cat many.tar machines/m299/threads.tsv | awk -F '\t' '$1 == 1299 { print $1, $6 }')" "1299 1"
+eq "300 machines, 128 open files: a machine's timeline.tsv" \
+	"$(./low_fds cat many.tar machines/m17/timeline.tsv | grep -c 'dev17')" 1
+eq "300 machines, 128 open files: merged.pftrace has every machine's slice" \
+	"$(./low_fds cat many.tar merged.pftrace >many.pftrace && "$ev" many.pftrace | jq -r 'select(.kind == "slice") | .name' | sort -u | wc -l)" 300
+if [ $mode == fuse ]; then
+	mm=$T_TMP/many_mnt
+	if TRACEMOUNT=$T_TMP/low_fds tm_mount many.tar "$mm"; then
+		eq "300 machines mounted: machines/" "$(ls "$mm/machines" | wc -l)" 300
+		whole=$(($(wc -l <"$mm/timeline.tsv") - 1))
+		parts=0 bad=0
+		for d in "$mm"/machines/*/; do
+			n=$(($(wc -l <"$d/timeline.tsv") - 1))
+			parts=$((parts + n))
+			[ "$(stat -c %s "$d/merged.pftrace")" == "$(wc -c <"$d/merged.pftrace")" ] || bad=$((bad + 1))
+			[ "$(awk 'END { print NR }' "$d/slices.tsv")" == 2 ] || bad=$((bad + 1))
+		done
+		eq "300 machines mounted: their timelines add up to the whole" "$parts" "$whole"
+		eq "300 machines mounted: each view reads its st_size, one slice name each" "$bad" 0
+		# the daemon is the last process tm_mount started (low_fds execs it)
+		nfd=$(ls "/proc/${T_PIDS[-1]}/fd" 2>/dev/null | wc -l)
+		ok "300 machines mounted: the daemon holds fewer than 64 descriptors (has $nfd)" \
+			test "$nfd" -gt 0 -a "$nfd" -lt 64
+		if tm_umount "$mm"; then pass "300 machines: clean unmount"; else fail "300 machines: clean unmount" "$(cat "$mm.log")"; fi
+		grep -qs " $mm fuse" /proc/mounts && fail "300 machines: nothing left mounted" || pass "300 machines: nothing left mounted"
+	else
+		fail "300 machines: mount" "$(cat "$mm.log")"
+	fi
+fi
 exit $T_FAILED

@@ -28,12 +28,38 @@ static void check_size(int fd, uint64_t size)
 	}
 }
 
-static uint64_t count_lines(int fd, uint64_t size)
+/* The machines' streams: extents end to end in stream order, their sum
+ * the stream's size, each inside the file. */
+static void check_parts(const tm_spooled *sp)
+{
+	struct stat st;
+	if (sp->n_mach && fstat(sp->mach_fd, &st) != 0)
+		abort();
+	for (size_t i = 0; i < sp->n_mach; i++) {
+		const tm_part *pt = &sp->mach[i];
+		uint64_t off = 0;
+		for (size_t k = 0; k < pt->n_ext; k++) {
+			if (pt->ext[k].off != off || pt->ext[k].at + pt->ext[k].len > (uint64_t)st.st_size) {
+				fprintf(stderr, "machine %zu: extent %zu out of place\n", i, k);
+				abort();
+			}
+			off += pt->ext[k].len;
+		}
+		if (off != pt->size) {
+			fprintf(stderr, "machine %zu: extents hold %llu of %llu bytes\n", i, (unsigned long long)off,
+				(unsigned long long)pt->size);
+			abort();
+		}
+	}
+}
+
+/* Lines of a view (row TM_SPOOLED_ALL: the whole merge's). */
+static uint64_t count_lines(const tm_spooled *sp, size_t row)
 {
 	char buf[1 << 14];
-	uint64_t n = 0, off = 0;
+	uint64_t n = 0, off = 0, size = tm_spooled_size(sp, row);
 	while (off < size) {
-		ssize_t r = pread(fd, buf, sizeof buf, (off_t)off);
+		ssize_t r = tm_spooled_pread(sp, row, buf, sizeof buf, off);
 		if (r <= 0)
 			abort();
 		for (ssize_t i = 0; i < r; i++)
@@ -91,16 +117,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
 					if (all[k]->fd >= 0)
 						check_size(all[k]->fd, all[k]->size);
-					for (size_t i = 0; i < all[k]->n_mach; i++)
-						check_size(all[k]->mach_fd[i], all[k]->mach_size[i]);
+					check_parts(all[k]);
 				}
 				if (g->pftrace->size && remerge(g->pftrace->fd, g->pftrace->size))
 					abort();
 				/* every per-machine line is in the whole timeline */
 				uint64_t lines = 0;
 				for (size_t i = 0; i < g->timeline->n_mach; i++)
-					lines += count_lines(g->timeline->mach_fd[i], g->timeline->mach_size[i]) - 1;
-				if (lines + 1 != count_lines(g->timeline->fd, g->timeline->size)) {
+					lines += count_lines(g->timeline, i) - 1;
+				if (lines + 1 != count_lines(g->timeline, TM_SPOOLED_ALL)) {
 					fprintf(stderr, "machine timelines do not add up to the whole\n");
 					abort();
 				}

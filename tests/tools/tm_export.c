@@ -20,7 +20,8 @@
 #include "merge.h"
 #include "scan.h"
 
-static int copy_fd(int fd, uint64_t size, const char *path)
+/* View `row` of sp (TM_SPOOLED_ALL: the whole merge's) into path. */
+static int copy_view(const tm_spooled *sp, size_t row, const char *path)
 {
 	FILE *o = fopen(path, "wb");
 	if (!o) {
@@ -28,9 +29,9 @@ static int copy_fd(int fd, uint64_t size, const char *path)
 		return 1;
 	}
 	char buf[1 << 16];
-	uint64_t off = 0;
+	uint64_t off = 0, size = tm_spooled_size(sp, row);
 	while (off < size) {
-		ssize_t n = pread(fd, buf, sizeof buf, (off_t)off);
+		ssize_t n = tm_spooled_pread(sp, row, buf, sizeof buf, off);
 		if (n <= 0)
 			break;
 		fwrite(buf, 1, (size_t)n, o);
@@ -84,8 +85,7 @@ int main(int argc, char **argv)
 		else if (row < 0 && sp->fd < 0)
 			fprintf(stderr, "%s: per machine only (give a ROW)\n", what);
 		else
-			rc = row >= 0 ? copy_fd(sp->mach_fd[row], sp->mach_size[row], argv[1])
-				      : copy_fd(sp->fd, sp->size, argv[1]);
+			rc = copy_view(sp, row >= 0 ? (size_t)row : TM_SPOOLED_ALL, argv[1]);
 	}
 	tm_gen_free(g);
 	tm_scan_free(s);

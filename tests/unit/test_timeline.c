@@ -1,6 +1,7 @@
 /* tests/unit/test_timeline.c - timeline.tsv and the per-machine tables
  * from the generation pass: slices joined from begin/end, ordering across
  * sorted runs, escaping, kernel args, and the statistics of slices.tsv. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,13 @@ static const char *write_tmp(const char *name, const char *text)
 	return p;
 }
 
-/* All of fd's bytes (size n), NUL-terminated. */
-static char *slurp(int fd, uint64_t n)
+/* All of a view's bytes (row TM_SPOOLED_ALL: the whole merge's),
+ * NUL-terminated. */
+static char *slurp(const tm_spooled *sp, size_t row)
 {
+	uint64_t n = tm_spooled_size(sp, row);
 	char *b = malloc(n + 1);
-	ssize_t got = pread(fd, b, n, 0);
+	ssize_t got = tm_spooled_pread(sp, row, b, n, 0);
 	b[got > 0 ? got : 0] = 0;
 	return b;
 }
@@ -100,11 +103,11 @@ static void test_sorted_across_runs(void)
 		tm_scan *s;
 		tm_gen *g = gen_of(path, runs[k], &m, &s);
 		CHECK(g != NULL);
-		char *all = slurp(g->timeline->fd, g->timeline->size);
+		char *all = slurp(g->timeline, TM_SPOOLED_ALL);
 		CHECK_INT(strlen(all), g->timeline->size);
 		CHECK_STR(all, want);
 		CHECK_INT(g->timeline->n_mach, 1);
-		char *m0 = slurp(g->timeline->mach_fd[0], g->timeline->mach_size[0]);
+		char *m0 = slurp(g->timeline, 0);
 		CHECK_STR(m0, all);
 		free(m0);
 		free(all);
@@ -133,11 +136,11 @@ static void test_per_machine(void)
 	tm_gen *g = gen_of(path, 0, &m, &s);
 	CHECK(g != NULL);
 	CHECK_INT(g->timeline->n_mach, 2);
-	char *all = slurp(g->timeline->fd, g->timeline->size);
+	char *all = slurp(g->timeline, TM_SPOOLED_ALL);
 	CHECK_INT(count_lines(all), 3);
 	int saw_a = 0, saw_b = 0;
 	for (size_t r = 0; r < 2; r++) {
-		char *t = slurp(g->timeline->mach_fd[r], g->timeline->mach_size[r]);
+		char *t = slurp(g->timeline, r);
 		CHECK_INT(count_lines(t), 2);
 		saw_a += strstr(t, "\ton_a\t") != NULL;
 		saw_b += strstr(t, "\ton_b\t") != NULL && strstr(t, "\tphone\t") != NULL;
@@ -204,17 +207,17 @@ static void test_tables(void)
 		CHECK(g != NULL);
 		CHECK_INT(g->tables->slices->fd, -1);
 		CHECK_INT(g->tables->slices->n_mach, 1);
-		char *sl = slurp(g->tables->slices->mach_fd[0], g->tables->slices->mach_size[0]);
+		char *sl = slurp(g->tables->slices, 0);
 		CHECK_STR(sl, TM_SLICES_HEADER
 			  TL("big\t1\t100000\t100000\t100000\t100000\t100000\t0")
 			  TL("a\t11\t55000\t1000\t5000\t9000\t10000\t1"));
 		free(sl);
-		char *th = slurp(g->tables->threads->mach_fd[0], g->tables->threads->mach_size[0]);
+		char *th = slurp(g->tables->threads, 0);
 		/* "big" (50..150 us) holds the a at 100 us, so depth-0 time is big's
 		 * 100 us plus the nine a's after it */
 		CHECK(strstr(th, TL("8\tmain\\tx\t7\t\t\t12\t154000")) != NULL);
 		free(th);
-		char *pr = slurp(g->tables->processes->mach_fd[0], g->tables->processes->mach_size[0]);
+		char *pr = slurp(g->tables->processes, 0);
 		CHECK(strstr(pr, TL("7\tapp\t\t\t")) != NULL);
 		CHECK(strncmp(pr, TM_PROCESSES_HEADER, strlen(TM_PROCESSES_HEADER)) == 0);
 		free(pr);
@@ -222,11 +225,12 @@ static void test_tables(void)
 	}
 }
 
-/* The bytes of a spooled fd. */
-static char *read_fd(int fd, uint64_t size)
+/* The bytes of a view, or NULL when they do not read back whole. */
+static char *read_view(const tm_spooled *sp, size_t row)
 {
+	uint64_t size = tm_spooled_size(sp, row);
 	char *b = calloc(1, (size_t)size + 1);
-	if (b && size && pread(fd, b, (size_t)size, 0) != (ssize_t)size) {
+	if (b && size && tm_spooled_pread(sp, row, b, (size_t)size, 0) != (ssize_t)size) {
 		free(b);
 		return NULL;
 	}
@@ -255,8 +259,8 @@ static void test_views_shared_then_split(void)
 	tm_views_close(&v);
 	CHECK(s != NULL);
 	CHECK_INT(s->size, 2 + sizeof big + 6);
-	CHECK_INT(s->mach_size[0], 2 + sizeof big + 4);
-	char *all = read_fd(s->fd, s->size), *one = read_fd(s->mach_fd[0], s->mach_size[0]);
+	CHECK_INT(tm_spooled_size(s, 0), 2 + sizeof big + 4);
+	char *all = read_view(s, TM_SPOOLED_ALL), *one = read_view(s, 0);
 	CHECK(all && one);
 	CHECK(memcmp(all, "h\n", 2) == 0 && memcmp(one, "h\n", 2) == 0);
 	CHECK(memcmp(all + 2, big, sizeof big) == 0 && memcmp(one + 2, big, sizeof big) == 0);
@@ -272,11 +276,81 @@ static void test_views_shared_then_split(void)
 	s = tm_views_take(&v, "test", &err);
 	tm_views_close(&v);
 	CHECK(s != NULL);
-	CHECK_INT(s->mach_size[0], s->size);
-	all = read_fd(s->mach_fd[0], s->mach_size[0]);
+	CHECK_INT(tm_spooled_size(s, 0), s->size);
+	all = read_view(s, 0);
 	CHECK(all && memcmp(all + 2, big, sizeof big) == 0);
 	free(all);
 	tm_spooled_free(s);
+}
+
+/* Open descriptors of this process. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 65536; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			n++;
+	return n;
+}
+
+/* tm_parts: 20,000 machines' views in one file (a descriptor each ran
+ * out at 1024), written interleaved and past the buffers' bound, each
+ * read back whole and in pieces that cross its extents. */
+static void test_parts_many_machines(void)
+{
+	enum { N = 20000, ROUNDS = 12 };
+	tm_error err = {0};
+	int before = open_fds();
+	tm_views v;
+	CHECK_INT(tm_views_open(&v, N, &err), 0);
+	CHECK(open_fds() <= before + 2);
+	tm_views_put_all(&v, "h\n", 2);
+	char line[128];
+	for (int r = 0; r < ROUNDS; r++)
+		for (uint32_t m = 0; m < N; m++) {
+			int k = snprintf(line, sizeof line, "%u:%d:%.*s\n", m, r, (int)(m * 7 + (uint32_t)r) % 90,
+					 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+			tm_views_put(&v, m, line, (size_t)k);
+		}
+	tm_spooled *s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK(open_fds() <= before + 2);
+	CHECK_INT(s->n_mach, N);
+	int bad = 0;
+	uint64_t total = 2;
+	for (uint32_t m = 0; m < N && !bad; m += 97) {
+		char want[ROUNDS * 128 + 4], *w = want;
+		w += sprintf(w, "h\n");
+		for (int r = 0; r < ROUNDS; r++)
+			w += sprintf(w, "%u:%d:%.*s\n", m, r, (int)(m * 7 + (uint32_t)r) % 90,
+				     "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+		size_t n = (size_t)(w - want);
+		bad |= tm_spooled_size(s, m) != n;
+		char *got = read_view(s, m);
+		bad |= !got || memcmp(got, want, n) != 0;
+		free(got);
+		/* pieces of 5 bytes at every offset: each crosses extents */
+		for (size_t off = 0; off < n && !bad; off += 3) {
+			char piece[5];
+			ssize_t k = tm_spooled_pread(s, m, piece, sizeof piece, off);
+			size_t exp = n - off < sizeof piece ? n - off : sizeof piece;
+			bad |= k != (ssize_t)exp || memcmp(piece, want + off, exp) != 0;
+		}
+	}
+	CHECK(!bad);
+	/* the streams were flushed early: some are in pieces */
+	size_t pieces = 0;
+	for (uint32_t m = 0; m < N; m++) {
+		pieces += s->mach[m].n_ext > 1;
+		total += s->mach[m].size - 2;
+	}
+	CHECK(pieces > 0);
+	CHECK_INT(total, s->size);
+	tm_spooled_free(s);
+	CHECK_INT(open_fds(), before);
 }
 
 int main(void)
@@ -289,6 +363,7 @@ int main(void)
 	TT_RUN(test_kernel_args);
 	TT_RUN(test_tables);
 	TT_RUN(test_views_shared_then_split);
+	TT_RUN(test_parts_many_machines);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
