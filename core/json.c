@@ -607,6 +607,193 @@ int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, t
 	return 0;
 }
 
+/* ---- an object read without its tree ------------------------------------- */
+
+/* Deeper nesting is left to tj_parse_prefix (which allows TJ_MAX_DEPTH). */
+#define SHALLOW_MAX_DEPTH 64
+
+/* The closing quote of the string whose body starts at p, found as
+ * parse_string finds it; NULL when the input ends first or when an escape
+ * is one unescape() rejects (a \u without four hex digits, or naming a
+ * surrogate). *escaped tells whether the body holds a backslash. */
+static const char *shallow_string(const char *p, const char *end, int *escaped)
+{
+	const char *q = p;
+	*escaped = 0;
+	for (;;) {
+		while (q < end && *q != '"' && *q != '\\')
+			q++;
+		if (q >= end)
+			return NULL;
+		if (*q == '"')
+			return q;
+		*escaped = 1;
+		if (++q >= end)
+			return NULL;
+		if (*q == 'u') {
+			uint32_t cp = 0;
+			for (int j = 0; j < 4; j++) {
+				if (++q >= end)
+					return NULL;
+				int h = hex_value(*q);
+				if (h < 0)
+					return NULL;
+				cp = cp << 4 | (uint32_t)h;
+			}
+			if (cp >= 0xd800 && cp <= 0xdfff)
+				return NULL;
+		}
+		q++;
+	}
+}
+
+static int shallow_container(parser *ps, int depth);
+
+/* One value at ps->p (a non-space byte); into m when m is not NULL. 0, or
+ * -1 where tj_parse_prefix may read it otherwise or not at all. */
+static int shallow_value(parser *ps, int depth, tj_member *m)
+{
+	char c = *ps->p;
+	if (c == '{' || c == '[') {
+		if (m)
+			m->v.type = c == '{' ? TJ_OBJECT : TJ_ARRAY;
+		return shallow_container(ps, depth + 1);
+	}
+	if (c == '"') {
+		int escaped;
+		const char *q = shallow_string(ps->p + 1, ps->end, &escaped);
+		if (!q)
+			return -1;
+		if (m) {
+			m->v.type = TJ_STRING;
+			m->v.s = (char *)ps->p + 1;
+			m->v.len = (size_t)(q - ps->p - 1);
+			m->escaped = escaped;
+		}
+		ps->p = q + 1;
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++) {
+		const struct literal *l = &literals[k];
+		size_t n = strlen(l->word);
+		if (c != l->word[0])
+			continue;
+		if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, l->word, n) != 0)
+			return -1;
+		ps->p += n;
+		if (m) {
+			m->v.type = l->type;
+			m->v.b = l->b;
+		}
+		return 0;
+	}
+	tj_value v;
+	if (parse_number(ps, &v) != STEP_OK)
+		return -1;
+	if (m) {
+		m->v.type = v.type;
+		m->v.i = v.i;
+		m->v.d = v.d;
+	}
+	return 0;
+}
+
+/* A nested container at ps->p, checked and passed by. Only the strict
+ * JSON subset of what tj_parse_prefix takes (no trailing comma, no `[}`):
+ * anything else is -1. */
+static int shallow_container(parser *ps, int depth)
+{
+	if (depth > SHALLOW_MAX_DEPTH)
+		return -1;
+	char close = *ps->p == '{' ? '}' : ']';
+	int object = close == '}';
+	ps->p++;
+	if (!skip_ws(ps))
+		return -1;
+	if (*ps->p == close) {
+		ps->p++;
+		return 0;
+	}
+	for (;;) {
+		if (object) {
+			int escaped;
+			const char *q = *ps->p == '"' ? shallow_string(ps->p + 1, ps->end, &escaped) : NULL;
+			if (!q)
+				return -1;
+			ps->p = q + 1;
+			if (!skip_ws(ps) || *ps->p != ':')
+				return -1;
+			ps->p++;
+			if (!skip_ws(ps))
+				return -1;
+		}
+		if (shallow_value(ps, depth, NULL) != 0 || !skip_ws(ps))
+			return -1;
+		if (*ps->p == close) {
+			ps->p++;
+			return 0;
+		}
+		if (*ps->p != ',')
+			return -1;
+		ps->p++;
+		if (!skip_ws(ps) || *ps->p == '}' || *ps->p == ']')
+			return -1;
+	}
+}
+
+int tj_read_shallow(const char *buf, size_t len, tj_member_fn fn, void *ctx, size_t *used)
+{
+	parser ps;
+	ps.p = buf;
+	ps.end = buf + len;
+	ps.depth = 0;
+	ps.last_key = NULL;
+	ps.last_key_len = 0;
+	ps.overflow = NULL;
+	ps.overflow_len = 0;
+	ps.t = NULL;
+	if (!len || *ps.p != '{')
+		return 0;
+	ps.p++;
+	if (!skip_ws(&ps))
+		return 0;
+	if (*ps.p == '}') {
+		*used = (size_t)(ps.p + 1 - buf);
+		return 1;
+	}
+	for (;;) {
+		int escaped;
+		const char *q = *ps.p == '"' ? shallow_string(ps.p + 1, ps.end, &escaped) : NULL;
+		if (!q || escaped)
+			return 0;
+		tj_member m;
+		memset(&m, 0, sizeof m);
+		m.key = ps.p + 1;
+		m.key_len = (size_t)(q - m.key);
+		ps.p = q + 1;
+		if (!skip_ws(&ps) || *ps.p != ':')
+			return 0;
+		ps.p++;
+		if (!skip_ws(&ps))
+			return 0;
+		m.raw = ps.p;
+		if (shallow_value(&ps, 0, &m) != 0)
+			return 0;
+		m.raw_len = (size_t)(ps.p - m.raw);
+		if (fn(ctx, &m) != 0 || !skip_ws(&ps))
+			return 0;
+		if (*ps.p == '}') {
+			*used = (size_t)(ps.p + 1 - buf);
+			return 1;
+		}
+		if (*ps.p != ',')
+			return 0;
+		ps.p++;
+		if (!skip_ws(&ps))
+			return 0;
+	}
+}
+
 const tj_value *tj_get(const tj_value *obj, const char *key)
 {
 	if (!obj || obj->type != TJ_OBJECT)

@@ -87,6 +87,32 @@ struct tj_value {
  * one of the texts above (TM_EINPUT) and -1 is returned. */
 int tj_parse(const char *buf, size_t len, tj_value **out, tm_error *err);
 
+/* One member of an object read by tj_read_shallow. */
+typedef struct tj_member {
+	const char *key;   /* not NUL-terminated; holds no escape */
+	size_t key_len;
+	tj_value v;        /* a scalar as tj_parse makes it, except a string: s
+			    * points into the input (not NUL-terminated, its
+			    * escapes not decoded when `escaped`); a container
+			    * has its type and no items */
+	int escaped;
+	const char *raw;   /* the value's bytes */
+	size_t raw_len;
+} tj_member;
+
+/* Return 0 to go on; non-zero makes tj_read_shallow return 0. */
+typedef int (*tj_member_fn)(void *ctx, const tj_member *m);
+
+/* Read the object at buf[0] ('{') without building a tree: each member in
+ * document order to fn, nested containers checked but not built (a Chrome
+ * JSON event needs a few of its top-level members, not its args). Takes
+ * only a subset of what tj_parse_prefix takes: strict JSON (no trailing
+ * comma), no escape in a top-level key, nesting up to 64 levels. Returns 1
+ * with *used set, and then tj_parse_prefix would take the same bytes and
+ * make the same values; or 0 (fn may have seen some members), and then
+ * tj_parse_prefix is the one to ask, also for the error. */
+int tj_read_shallow(const char *buf, size_t len, tj_member_fn fn, void *ctx, size_t *used);
+
 /* The value of the LAST member of `obj` whose key is exactly the C string
  * `key` (a key with a NUL inside never matches), or NULL (also when `obj`
  * is NULL or not an object). */

@@ -78,9 +78,11 @@ typedef struct reader {
 	json_trace_stats *st;
 	tm_error *err;
 	int object_form;
-	int summaries;  /* fill args_summary (json_trace_read_opt) */
+	int summaries;  /* fill args_summary (JSON_TRACE_SUMMARIES) */
+	int metadata;   /* deliver JSON_EV_METADATA (JSON_TRACE_METADATA) */
 	tm_buf ev;      /* the event object (or metadata value) being buffered */
 	tm_buf line;    /* the systemTraceEvents line being unescaped */
+	tm_buf strs;    /* the fast path's strings, NUL-terminated */
 	str_id *ids;    /* string pid/tid table (open addressing) */
 	size_t nids, capids;
 } reader;
@@ -438,17 +440,52 @@ static void summarise_args(const tj_value *args, char *out, size_t n)
 /* json.c: tj_parse, also giving the bytes the root value took. */
 int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, tm_error *err);
 
-/* Deliver one parsed event object (freed here); raw/raw_len are its
- * bytes in the file. */
-static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_len)
-{
-	int rc = STEP_OK;
-	if (obj->type != TJ_OBJECT)
-		goto out;
-	/* §3.1: `{}` is skipped silently. */
-	if (obj->len == 0)
-		goto out;
+/* The members of an event object that the record is made of (the last
+ * one of each key: a key given twice is its last value, as tj_get finds
+ * it). */
+enum { K_PH, K_TS, K_DUR, K_TTS, K_TDUR, K_PID, K_TID, K_NAME, K_CAT, K_ARGS, K_ID, K_COUNT };
 
+static int member_key(const char *k, size_t n)
+{
+	switch (n) {
+	case 2:
+		if (k[0] == 'p' && k[1] == 'h')
+			return K_PH;
+		if (k[0] == 't' && k[1] == 's')
+			return K_TS;
+		if (k[0] == 'i' && k[1] == 'd')
+			return K_ID;
+		break;
+	case 3:
+		if (memcmp(k, "dur", 3) == 0)
+			return K_DUR;
+		if (memcmp(k, "tts", 3) == 0)
+			return K_TTS;
+		if (memcmp(k, "pid", 3) == 0)
+			return K_PID;
+		if (memcmp(k, "tid", 3) == 0)
+			return K_TID;
+		if (memcmp(k, "cat", 3) == 0)
+			return K_CAT;
+		break;
+	case 4:
+		if (memcmp(k, "tdur", 4) == 0)
+			return K_TDUR;
+		if (memcmp(k, "name", 4) == 0)
+			return K_NAME;
+		if (memcmp(k, "args", 4) == 0)
+			return K_ARGS;
+		break;
+	}
+	return -1;
+}
+
+/* Deliver one event object from its members (`obj` is the whole tree, or
+ * NULL when the fast path read it without one); raw/raw_len are its bytes
+ * in the file. */
+static int deliver_members(reader *r, const tj_value *const *f, const tj_value *obj, const char *raw,
+			   size_t raw_len)
+{
 	json_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.kind = JSON_EV_TRACE;
@@ -457,74 +494,38 @@ static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_
 	ev.raw_len = raw_len;
 	ev.dur = ev.tts = ev.tdur = -1;
 	ev.pid = ev.tid = -1;
-
-	/* The members read below, in one pass; a key given twice is its last
-	 * value, as tj_get finds it. */
-	const tj_value *ph = NULL, *v_dur = NULL, *v_tts = NULL, *v_tdur = NULL, *v_ts = NULL, *v_pid = NULL,
-		       *v_tid = NULL, *v_name = NULL, *v_cat = NULL, *args = NULL;
-	for (size_t i = 0; i < obj->len; i++) {
-		const char *k = obj->keys[i];
-		const tj_value *v = &obj->items[i];
-		switch (obj->key_lens[i]) {
-		case 2:
-			if (k[0] == 'p' && k[1] == 'h')
-				ph = v;
-			else if (k[0] == 't' && k[1] == 's')
-				v_ts = v;
-			break;
-		case 3:
-			if (memcmp(k, "dur", 3) == 0)
-				v_dur = v;
-			else if (memcmp(k, "tts", 3) == 0)
-				v_tts = v;
-			else if (memcmp(k, "pid", 3) == 0)
-				v_pid = v;
-			else if (memcmp(k, "tid", 3) == 0)
-				v_tid = v;
-			else if (memcmp(k, "cat", 3) == 0)
-				v_cat = v;
-			break;
-		case 4:
-			if (memcmp(k, "tdur", 4) == 0)
-				v_tdur = v;
-			else if (memcmp(k, "name", 4) == 0)
-				v_name = v;
-			else if (memcmp(k, "args", 4) == 0)
-				args = v;
-			break;
-		}
-	}
+	const tj_value *ph = f[K_PH], *args = f[K_ARGS];
 	if (ph && ph->type == TJ_STRING && ph->len > 0)
 		ev.phase = ph->s[0];
 	/* §3.3: a bad dur/tts/tdur drops the event. */
-	const tj_value *durations[] = {v_dur, v_tts, v_tdur};
+	const tj_value *durations[] = {f[K_DUR], f[K_TTS], f[K_TDUR]};
 	int64_t *slots[] = {&ev.dur, &ev.tts, &ev.tdur};
 	for (size_t i = 0; i < 3; i++) {
 		const tj_value *v = durations[i];
 		if (v && !json_trace_time_ns(v, slots[i])) {
 			r->st->json_tokenizer_failure++;
-			goto out;
+			return STEP_OK;
 		}
 	}
 	if (!ev.phase) {
 		r->st->json_tokenizer_failure++;
-		goto out;
+		return STEP_OK;
 	}
-	ev.has_ts = json_trace_time_ns(v_ts, &ev.ts);
+	ev.has_ts = json_trace_time_ns(f[K_TS], &ev.ts);
 	if (!ev.has_ts) {
 		/* §3.2: ts is required except for M (then 0). */
 		if (ev.phase != 'M') {
 			r->st->json_tokenizer_failure++;
-			goto out;
+			return STEP_OK;
 		}
 		ev.ts = 0;
 	}
 	/* An X without dur is counted here and still delivered: the reference
 	 * sorts it and makes its thread before it rejects it. */
-	if (ev.phase == 'X' && ev.dur < 0 && !v_dur)
+	if (ev.phase == 'X' && ev.dur < 0 && !f[K_DUR])
 		r->st->json_parser_failure++;
-	ev.has_pid = read_id(r, v_pid, &ev.pid, &ev.pid_is_string, &ev.pid_name);
-	ev.has_tid = read_id(r, v_tid, &ev.tid, &ev.tid_is_string, &ev.tid_name);
+	ev.has_pid = read_id(r, f[K_PID], &ev.pid, &ev.pid_is_string, &ev.pid_name);
+	ev.has_tid = read_id(r, f[K_TID], &ev.tid, &ev.tid_is_string, &ev.tid_name);
 	/* §3.4: tid absent or 0 (and not a string) while pid != 0 -> pid. */
 	int64_t pid_val = ev.has_pid ? ev.pid : 0;
 	int64_t tid_val = ev.has_tid ? ev.tid : 0;
@@ -532,8 +533,9 @@ static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_
 		ev.tid = ev.pid;
 		ev.has_tid = 1;
 	}
-	ev.name = nonempty_string(v_name);
-	ev.category = nonempty_string(v_cat);
+	ev.name = nonempty_string(f[K_NAME]);
+	ev.category = nonempty_string(f[K_CAT]);
+	ev.id = f[K_ID];
 	if (args && args->type == TJ_OBJECT) {
 		ev.args = args;
 		if (r->summaries)
@@ -546,11 +548,110 @@ static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_
 			}
 		}
 	}
-	if (r->fn(r->ctx, &ev, r->err))
-		rc = STEP_ERR;
-out:
+	return r->fn(r->ctx, &ev, r->err) ? STEP_ERR : STEP_OK;
+}
+
+/* Deliver one parsed event object (freed here). */
+static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_len)
+{
+	int rc = STEP_OK;
+	/* §3.1: `{}` is skipped silently. */
+	if (obj->type == TJ_OBJECT && obj->len > 0) {
+		const tj_value *f[K_COUNT] = {0};
+		for (size_t i = 0; i < obj->len; i++) {
+			int k = member_key(obj->keys[i], obj->key_lens[i]);
+			if (k >= 0)
+				f[k] = &obj->items[i];
+		}
+		rc = deliver_members(r, f, obj, raw, raw_len);
+	}
 	tj_free(obj);
 	return rc;
+}
+
+/* The fast path's members: scalars as tj_read_shallow gives them. */
+typedef struct shallow_ev {
+	tj_value v[K_COUNT];
+	int set[K_COUNT];
+	size_t n;                /* members, all keys */
+} shallow_ev;
+
+static int on_member(void *ctx, const tj_member *m)
+{
+	shallow_ev *se = ctx;
+	se->n++;
+	int k = member_key(m->key, m->key_len);
+	if (k < 0)
+		return 0;
+	/* a string this record reads must be decoded: tj_parse does that */
+	if (m->v.type == TJ_STRING && m->escaped && k != K_ARGS)
+		return 1;
+	se->v[k] = m->v;
+	if (k == K_ARGS) { /* its bytes, parsed when wanted */
+		se->v[k].s = (char *)m->raw;
+		se->v[k].len = m->raw_len;
+	}
+	se->set[k] = 1;
+	return 0;
+}
+
+/* The event at buf (its '{') read without a tree of the whole object:
+ * decoding every member of every event was most of the scan's time, and
+ * the record needs ten of them and, for a few phases, the args. 1 when
+ * delivered (*used set; with err set when the callback stopped), 0 when
+ * the general path must read it. */
+static int deliver_fast(reader *r, const char *buf, size_t len, size_t *used, int *rc)
+{
+	shallow_ev se;
+	se.n = 0;
+	memset(se.set, 0, sizeof se.set);
+	if (!tj_read_shallow(buf, len, on_member, &se, used) || *used > JSON_TRACE_EVENT_MAX)
+		return 0; /* the general path reads it, or reports it */
+	*rc = STEP_OK;
+	if (se.n == 0) /* §3.1: `{}` is skipped silently */
+		return 1;
+	/* the strings NUL-terminated, in one buffer made at once */
+	size_t room = 0;
+	for (int k = 0; k < K_COUNT; k++)
+		if (se.set[k] && se.v[k].type == TJ_STRING && k != K_ARGS)
+			room += se.v[k].len + 1;
+	tm_buf *b = &r->strs;
+	b->len = 0;
+	if (room + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, room + 1, 1);
+	const tj_value *f[K_COUNT] = {0};
+	for (int k = 0; k < K_COUNT; k++) {
+		if (!se.set[k])
+			continue;
+		tj_value *v = &se.v[k];
+		if (v->type == TJ_STRING && k != K_ARGS) {
+			char *d = b->data + b->len;
+			memcpy(d, v->s, v->len);
+			d[v->len] = '\0';
+			b->len += v->len + 1;
+			v->s = d;
+		}
+		f[k] = v;
+	}
+	/* args as a tree only where the record reads it: summaries, counters
+	 * (C) and names (M) */
+	tj_value *args = NULL;
+	const tj_value *ph = f[K_PH];
+	char phase = ph && ph->type == TJ_STRING && ph->len ? ph->s[0] : 0;
+	if (f[K_ARGS]) {
+		if (se.v[K_ARGS].type == TJ_OBJECT && (r->summaries || phase == 'C' || phase == 'M')) {
+			tm_error perr;
+			if (tj_parse(se.v[K_ARGS].s, se.v[K_ARGS].len, &args, &perr) < 0)
+				return 0; /* cannot be: tj_read_shallow checked it */
+			f[K_ARGS] = args;
+		} else if (se.v[K_ARGS].type == TJ_OBJECT) {
+			static const tj_value empty = {.type = TJ_NULL};
+			f[K_ARGS] = &empty; /* an object nobody reads */
+		}
+	}
+	*rc = deliver_members(r, f, NULL, buf, *used);
+	tj_free(args);
+	return 1;
 }
 
 static int deliver_trace_event(reader *r, const char *text, size_t len)
@@ -593,8 +694,15 @@ static int read_events(reader *r)
 		{
 			tj_value *obj = NULL;
 			size_t used = 0;
+			int rc;
 			tm_error perr;
 			source *s = &r->src;
+			if (deliver_fast(r, s->buf + s->pos, s->len - s->pos, &used, &rc)) {
+				s->pos += used;
+				if (rc)
+					return STEP_ERR;
+				continue;
+			}
 			if (tj_parse_prefix(s->buf + s->pos, s->len - s->pos, &obj, &used, &perr) == 0) {
 				if (used > JSON_TRACE_EVENT_MAX) {
 					tj_free(obj);
@@ -800,6 +908,10 @@ static int read_system_events(reader *r)
  * reported; anything else is ignored. */
 static int read_metadata(reader *r)
 {
+	/* nobody reads it: passed by like any other key (and then, as the
+	 * reference, without our bound on a captured value's size) */
+	if (!r->metadata)
+		return scan_value(r, NULL);
 	r->ev.len = 0;
 	int rc = scan_value(r, &r->ev);
 	if (rc)
@@ -912,10 +1024,15 @@ static int read_outer_object(reader *r)
 	return rc;
 }
 
-static int read_impl(tm_cursor *c, size_t chunk, int summaries, json_event_fn fn, void *ctx,
+static int read_impl(tm_cursor *c, size_t chunk, unsigned flags, json_event_fn fn, void *ctx,
 		     json_trace_stats *st, tm_error *err)
 {
-	reader r = {.fn = fn, .ctx = ctx, .st = st, .err = err, .summaries = summaries};
+	reader r = {.fn = fn,
+		    .ctx = ctx,
+		    .st = st,
+		    .err = err,
+		    .summaries = (flags & JSON_TRACE_SUMMARIES) != 0,
+		    .metadata = (flags & JSON_TRACE_METADATA) != 0};
 	if (!chunk)
 		chunk = 1;
 	r.src = (source){.c = c, .buf = tm_xmalloc(chunk), .chunk = chunk, .err = err};
@@ -942,22 +1059,23 @@ static int read_impl(tm_cursor *c, size_t chunk, int summaries, json_event_fn fn
 	free(r.src.buf);
 	tm_buf_free(&r.ev);
 	tm_buf_free(&r.line);
+	tm_buf_free(&r.strs);
 	return rc ? -1 : 0;
 }
 
 int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
 			    json_trace_stats *st, tm_error *err)
 {
-	return read_impl(c, chunk, 1, fn, ctx, st, err);
+	return read_impl(c, chunk, JSON_TRACE_SUMMARIES | JSON_TRACE_METADATA, fn, ctx, st, err);
 }
 
 int json_trace_read(tm_cursor *c, json_event_fn fn, void *ctx, json_trace_stats *st, tm_error *err)
 {
-	return read_impl(c, JSON_TRACE_CHUNK, 1, fn, ctx, st, err);
+	return read_impl(c, JSON_TRACE_CHUNK, JSON_TRACE_SUMMARIES | JSON_TRACE_METADATA, fn, ctx, st, err);
 }
 
-int json_trace_read_opt(tm_cursor *c, int summaries, json_event_fn fn, void *ctx, json_trace_stats *st,
+int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ctx, json_trace_stats *st,
 			tm_error *err)
 {
-	return read_impl(c, JSON_TRACE_CHUNK, summaries, fn, ctx, st, err);
+	return read_impl(c, JSON_TRACE_CHUNK, flags, fn, ctx, st, err);
 }

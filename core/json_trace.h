@@ -41,7 +41,10 @@ typedef enum json_event_kind {
  * durations and ids are -1. */
 typedef struct json_event {
 	json_event_kind kind;
-	const tj_value *object;   /* TRACE: the whole event object */
+	const tj_value *object;   /* TRACE: the whole event object, or NULL when
+				   * the reader did not build it (most events:
+				   * read the fields below) */
+	const tj_value *id;       /* TRACE: the "id" member, or NULL */
 	const char *raw;          /* TRACE: the object's bytes as in the file */
 	size_t raw_len;
 	char phase;               /* first character of "ph"; SYSTRACE: the print phase or 0 */
@@ -55,7 +58,9 @@ typedef struct json_event {
 	const char *tid_name;     /* idem for the thread */
 	const char *name;         /* NULL when absent or empty */
 	const char *category;     /* "cat"; NULL when absent or empty */
-	const tj_value *args;     /* the "args" object, or NULL */
+	const tj_value *args;     /* the "args" object, or NULL; without
+				   * JSON_TRACE_SUMMARIES given only to C and M
+				   * events */
 	char args_summary[JSON_TRACE_ARGS_SUMMARY_MAX + 1]; /* "k=v k2=v2", cut */
 	double counter_value;     /* first numeric arg (C), or the print value */
 	const systrace_event *systrace; /* SYSTRACE: the parsed line, json_embedded set */
@@ -87,9 +92,16 @@ int json_trace_read(tm_cursor *c, json_event_fn fn, void *ctx, json_trace_stats 
 int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *ctx,
 			    json_trace_stats *st, tm_error *err);
 
-/* As json_trace_read; with `summaries` 0 the records' args_summary stays
- * empty (building it is a good part of the cost when nobody reads it). */
-int json_trace_read_opt(tm_cursor *c, int summaries, json_event_fn fn, void *ctx, json_trace_stats *st,
+/* What json_trace_read_opt makes beyond the events' fields. */
+enum {
+	JSON_TRACE_SUMMARIES = 1, /* args_summary, and args for every event */
+	JSON_TRACE_METADATA = 2,  /* JSON_EV_METADATA records */
+};
+
+/* As json_trace_read (which makes both), making only what `flags` ask:
+ * building args summaries, and the tree of a large "metadata" value, is a
+ * good part of the cost when nobody reads them. */
+int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ctx, json_trace_stats *st,
 			tm_error *err);
 
 /* formats.md §3.3: a JSON time value in µs to ns. Returns 1 and sets *ns,

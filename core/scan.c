@@ -429,7 +429,7 @@ static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_er
 static int place_counters(scan_file *sf, const json_event *je, tm_event *ev)
 {
 	const tj_value *a = je->args;
-	const tj_value *id = je->object ? tj_get(je->object, "id") : NULL;
+	const tj_value *id = je->id;
 	tm_buf name = {0};
 	for (size_t i = 0; a && a->type == TJ_OBJECT && i < a->len; i++) {
 		const tj_value *v = &a->items[i];
@@ -538,7 +538,9 @@ static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error 
 	tc.q_lines = scan_new_queue(sf);
 	scan_new_queue(sf); /* V8 samples */
 	json_trace_stats st = {0};
-	int rc = json_trace_read_opt(c, scan_wants_args(sf), on_json_event, &tc, &st, err);
+	/* the scan reads no metadata records */
+	int rc = json_trace_read_opt(c, scan_wants_args(sf) ? JSON_TRACE_SUMMARIES : 0, on_json_event, &tc, &st,
+				     err);
 	free(tc.tids);
 	free(tc.hashes);
 	tm_buf_free(&tc.rec);

@@ -65,7 +65,7 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 	memcpy(&bits, &ev->counter_value, sizeof bits);
 	mix(d, bits);
 	mix_str(d, ev->args_summary);
-	mix_value(d, ev->object, 0);
+	mix_value(d, ev->id, 0); /* object: the whole tree only where it was built */
 	mix_value(d, ev->args, 0);
 	if (ev->systrace) {
 		mix_str(d, ev->systrace->task);
