@@ -44,7 +44,8 @@ typedef struct json_event {
 	const tj_value *object;   /* TRACE: the whole event object, or NULL when
 				   * the reader did not build it (most events:
 				   * read the fields below) */
-	const tj_value *id;       /* TRACE: the "id" member, or NULL */
+	const tj_value *id;       /* TRACE: the "id" member, or NULL (a container
+				   * without its items unless `object` is set) */
 	const char *raw;          /* TRACE: the object's bytes as in the file */
 	size_t raw_len;
 	char phase;               /* first character of "ph"; SYSTRACE: the print phase or 0 */

@@ -65,7 +65,15 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 	memcpy(&bits, &ev->counter_value, sizeof bits);
 	mix(d, bits);
 	mix_str(d, ev->args_summary);
-	mix_value(d, ev->id, 0); /* object: the whole tree only where it was built */
+	/* object: the whole tree only where it was built; id: a container's
+	 * items only there too */
+	if (ev->id) {
+		mix(d, ev->id->type);
+		if (ev->id->type == TJ_STRING)
+			mix_str(d, ev->id->s);
+		else if (ev->id->type == TJ_INT)
+			mix(d, (uint64_t)ev->id->i);
+	}
 	mix_value(d, ev->args, 0);
 	if (ev->systrace) {
 		mix_str(d, ev->systrace->task);
