@@ -54,17 +54,27 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 	tm_timeline_kernel(g->tl, k);
 }
 
+/* The pass's memory for putting records in order and for sorting the
+ * timeline and the slice statistics: one budget (issue 10: 64 MB of peak
+ * RSS whatever the input) that the sorts wanted share with the order. */
+#define GEN_ORDER_ALONE (32u * 1024u * 1024u)
+#define GEN_ORDER_SHARED (12u * 1024u * 1024u)
+#define GEN_SORTS (16u * 1024u * 1024u)
+
 tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
 {
 	gen_ctx g = {0};
 	tm_gen *res = NULL;
 	tm_model *model = NULL;
+	unsigned sorts = !!(wants & TM_GEN_TIMELINE) + !!(wants & TM_GEN_TABLES);
+	size_t order_bytes = sorts ? GEN_ORDER_SHARED : GEN_ORDER_ALONE;
+	size_t sort_bytes = run_bytes ? run_bytes : sorts ? GEN_SORTS / sorts : 0;
 	if ((wants & TM_GEN_PFTRACE) && !(g.x = tm_export_new(m, scan, err)))
 		return NULL;
 	if (wants & TM_GEN_TIMELINE)
-		g.tl = tm_timeline_new(m, scan, run_bytes);
+		g.tl = tm_timeline_new(m, scan, sort_bytes);
 	if (wants & TM_GEN_TABLES)
-		g.tb = tm_tables_new(scan, run_bytes);
+		g.tb = tm_tables_new(scan, sort_bytes);
 	/* only the sinks something wanted listens to: the model skips the
 	 * rows nobody reads */
 	tm_scan_sink pass = {.ctx = &g, .packet = on_packet};
@@ -78,7 +88,7 @@ tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t ru
 	 * systrace events (and, at the end, the names and associations those
 	 * gave threads): without such input its records are not made */
 	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
-	model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, err);
+	model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, order_bytes, err);
 	if (!model)
 		goto fail;
 	res = tm_xcalloc(1, sizeof(*res));

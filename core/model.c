@@ -442,9 +442,9 @@ static void start_contexts(tm_model *m, const struct tm_merge *merge, const tm_s
 }
 
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
-		       int records, tm_error *err)
+		       int records, size_t order_bytes, tm_error *err)
 {
-	run_ctx rc = {tm_order_new(0), tm_model_new(sink), 0, also, 0, {0}, merge, {0}};
+	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink), 0, also, 0, {0}, merge, {0}};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL};
 	if (also) {
 		ss.event = also->event ? run_event : NULL;

@@ -280,11 +280,12 @@ void tm_model_finish(tm_model *m);
  * makes no records at all (for a caller that needs only `also`): the
  * model stays empty. Returns the finished model (its tables stay readable
  * until tm_model_free), or NULL with err set when the scan fails or a
- * temporary file cannot be written. */
+ * temporary file cannot be written. `order_bytes`: the memory the records
+ * are put in order with (tm_order_new; 0: its default). */
 struct tm_merge;
 struct tm_scan_sink;
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
-		       int records, tm_error *err);
+		       int records, size_t order_bytes, tm_error *err);
 
 /* Tables, valid until tm_model_free. */
 size_t tm_model_n_tracks(const tm_model *m);

@@ -613,11 +613,16 @@ int tm_order_finish(tm_order *o, tm_error *err)
 		if (tm_spool_finish(&o->file, "sort", err) != 0)
 			return -1;
 	}
-	/* pile readers: a buffer each, the budget shared when there are many */
+	/* pile readers: a buffer each, sharing what the tails (which stay)
+	 * leave of the budget, an eighth of it at least, so that the store
+	 * holds about mem_max while it is read as while it was filled */
 	size_t n_piles = 0;
 	for (size_t i = 0; i < o->n_q; i++)
 		n_piles += o->q[i].n_piles;
-	size_t per = n_piles ? o->mem_max / n_piles : CURSOR_BUF;
+	size_t left = o->mem < o->mem_max ? o->mem_max - o->mem : 0;
+	if (left < o->mem_max / 8)
+		left = o->mem_max / 8;
+	size_t per = n_piles ? left / n_piles : CURSOR_BUF;
 	if (per > CURSOR_BUF)
 		per = CURSOR_BUF;
 	if (per < 256)

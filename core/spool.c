@@ -317,9 +317,9 @@ void tm_spool_close(tm_spool *s)
 
 /* ---- many streams in one file ------------------------------------------------- */
 
-#define TM_PART_BUF (64u * 1024u)
+#define TM_PART_BUF (32u * 1024u)
 #define TM_PART_MIN 256u
-#define TM_PARTS_HELD (8u * 1024u * 1024u)
+#define TM_PARTS_HELD (2u * 1024u * 1024u)
 
 int tm_parts_open(tm_parts *ps, size_t n, tm_error *err)
 {

@@ -156,11 +156,22 @@ int tm_xsort_addv(tm_xsort *x, const tm_xsort_part *parts, size_t n, tm_error *e
 	for (size_t i = 0; i < n; i++)
 		len += parts[i].len;
 	run *r = &x->cur;
-	if (r->n_index && r->len + 4 + (size_t)len > x->run_bytes && spill(x, 0, err) != 0) {
+	/* a run holds run_bytes with its index; its arena grows by doubling
+	 * up to that and no further (doubling past it held up to twice) */
+	size_t need = r->len + 4 + (size_t)len;
+	if (r->n_index && need + (r->n_index + 1) * sizeof(*r->index) > x->run_bytes && spill(x, 0, err) != 0) {
 		x->failed = 1;
 		return -1;
 	}
-	TM_GROW(r->arena, r->cap, r->len + 4 + (size_t)len);
+	need = r->len + 4 + (size_t)len;
+	if (need > r->cap) {
+		size_t c = r->cap ? r->cap * 2 : 4096;
+		if (c > x->run_bytes)
+			c = x->run_bytes;
+		if (c < need)
+			c = need;
+		TM_RESERVE(r->arena, r->cap, c);
+	}
 	memcpy(r->arena + r->len, &len, 4);
 	size_t at = r->len + 4;
 	for (size_t i = 0; i < n; i++)

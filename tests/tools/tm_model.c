@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	}
 	tm_model_sink sink = {.ctx = &s, .slice = on_slice, .counter = on_counter, .flow = on_flow,
 			      .sched = on_sched};
-	tm_model *md = tm_model_run(m, &sink, NULL, 1, &err);
+	tm_model *md = tm_model_run(m, &sink, NULL, 1, 0, &err);
 	if (!md) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
