@@ -38,6 +38,20 @@ typedef struct parser {
 	char detail[TM_ERR_MAX];
 } parser;
 
+/* Field by field: the 4 KiB detail buffer needs no clearing, and a
+ * Chrome JSON trace parses one document per event. */
+static void parser_init(parser *ps, const char *buf, size_t len)
+{
+	ps->p = buf;
+	ps->end = buf + len;
+	ps->depth = 0;
+	ps->last_key = NULL;
+	ps->last_key_len = 0;
+	ps->overflow = NULL;
+	ps->overflow_len = 0;
+	ps->t = NULL;
+}
+
 /* ---- the tree's memory --------------------------------------------------- */
 
 /* A tree lives in one arena, freed whole by tj_free: a Chrome JSON trace
@@ -573,16 +587,8 @@ int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, t
 	*used = 0;
 	if (len == 0)
 		return tm_err(err, TM_EINPUT, "Empty JSON input");
-	/* Field by field: the 4 KiB detail buffer needs no clearing, and a
-	 * Chrome JSON trace parses one document per event. */
 	parser ps;
-	ps.p = buf;
-	ps.end = buf + len;
-	ps.depth = 0;
-	ps.last_key = NULL;
-	ps.last_key_len = 0;
-	ps.overflow = NULL;
-	ps.overflow_len = 0;
+	parser_init(&ps, buf, len);
 	if (!skip_ws(&ps))
 		return tm_err(err, TM_EINPUT,
 			      "Failed to start parsing: Expected '{' or '[' at the start. Input is empty or whitespace only.");
@@ -744,14 +750,7 @@ static int shallow_container(parser *ps, int depth)
 int tj_read_shallow(const char *buf, size_t len, tj_member_fn fn, void *ctx, size_t *used)
 {
 	parser ps;
-	ps.p = buf;
-	ps.end = buf + len;
-	ps.depth = 0;
-	ps.last_key = NULL;
-	ps.last_key_len = 0;
-	ps.overflow = NULL;
-	ps.overflow_len = 0;
-	ps.t = NULL;
+	parser_init(&ps, buf, len);
 	if (!len || *ps.p != '{')
 		return 0;
 	ps.p++;
