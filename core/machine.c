@@ -18,12 +18,63 @@ uint32_t tm_machines_add(tm_machines *t, int64_t raw_id, const char *name)
 	return (uint32_t)t->n++;
 }
 
+/* An entry whose row no longer has its raw id (set_raw moved it): */
+#define IX_NONE (UINT32_MAX - 1) /* no indexed row has the raw id */
+
+/* The first indexed row with `raw`, by a walk (an entry went stale). */
+static uint32_t first_row(const tm_machines *t, int64_t raw)
+{
+	for (size_t i = 0; i < t->ix_rows; i++)
+		if (t->rows[i].raw_id == raw)
+			return (uint32_t)i;
+	return IX_NONE;
+}
+
+/* Row `row` (indexed now) has raw id `raw`: the entry names the first
+ * such row. */
+static void ix_note(tm_machines *t, int64_t raw, uint32_t row)
+{
+	const uint32_t *v = tm_u64map_get(&t->ix, (uint64_t)raw);
+	uint32_t cur = v ? *v - 1 : IX_NONE;
+	if (cur != IX_NONE && t->rows[cur].raw_id == raw) {
+		if (cur < row)
+			return; /* an earlier row keeps it */
+	} else if (cur != IX_NONE) {
+		uint32_t first = first_row(t, raw); /* the entry went stale */
+		if (first < row) {
+			tm_u64map_put(&t->ix, (uint64_t)raw, first);
+			return;
+		}
+	}
+	tm_u64map_put(&t->ix, (uint64_t)raw, row);
+}
+
 int64_t tm_machines_find(const tm_machines *t, int64_t raw)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (t->rows[i].raw_id == raw)
-			return (int64_t)i;
-	return -1;
+	/* rows appended (or read from an index file) since the last lookup */
+	tm_machines *w = (tm_machines *)t;
+	for (; w->ix_rows < w->n; w->ix_rows++)
+		ix_note(w, w->rows[w->ix_rows].raw_id, (uint32_t)w->ix_rows);
+	const uint32_t *v = tm_u64map_get(&t->ix, (uint64_t)raw);
+	if (!v || *v - 1 == IX_NONE)
+		return -1;
+	uint32_t row = *v - 1;
+	if (t->rows[row].raw_id != raw) {
+		row = first_row(t, raw);
+		tm_u64map_put(&w->ix, (uint64_t)raw, row);
+		if (row == IX_NONE)
+			return -1;
+	}
+	return row;
+}
+
+void tm_machines_set_raw(tm_machines *t, uint32_t row, int64_t raw)
+{
+	if (row >= t->n)
+		return;
+	t->rows[row].raw_id = raw;
+	if (row < t->ix_rows)
+		ix_note(t, raw, row); /* the old raw's entry is found stale */
 }
 
 uint32_t tm_machines_get(tm_machines *t, int64_t raw)
@@ -171,4 +222,6 @@ void tm_machines_free(tm_machines *t)
 	free(t->rows);
 	t->rows = NULL;
 	t->n = t->cap = 0;
+	tm_u64map_free(&t->ix);
+	t->ix_rows = 0;
 }

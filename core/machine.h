@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tm.h"
+
 #define TM_RAW_HOST 0
 #define TM_RAW_NAMED_BASE (INT64_C(1) << 32) /* k-th manifest name: 2^32 + k */
 
@@ -25,6 +27,10 @@ typedef struct tm_machine {
 typedef struct tm_machines {
 	tm_machine *rows;
 	size_t n, cap;
+	/* raw id -> its first row, for rows [0, ix_rows): a walk per lookup
+	 * took the square of the machine count (20,000 machines) */
+	tm_u64map ix;
+	size_t ix_rows;
 } tm_machines;
 
 /* Append a row; returns its index. `name` is copied (may be NULL). */
@@ -33,6 +39,8 @@ uint32_t tm_machines_add(tm_machines *t, int64_t raw_id, const char *name);
 int64_t tm_machines_find(const tm_machines *t, int64_t raw);
 /* The row for `raw`, created at the end if there is none. */
 uint32_t tm_machines_get(tm_machines *t, int64_t raw);
+/* Give a row another raw id (a proto file adopting its host row). */
+void tm_machines_set_raw(tm_machines *t, uint32_t row, int64_t raw);
 /* Replace a row's name (SystemInfo overwrites the manifest's, §7). */
 void tm_machines_set_name(tm_machines *t, uint32_t row, const char *name);
 /* Replace one utsname field (*field is one of the row's char* members). */

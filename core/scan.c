@@ -70,18 +70,12 @@ uint32_t scan_row_for_raw(scan_ctx *sc, int64_t raw)
 
 int scan_raw_has_context(const scan_ctx *sc, int64_t raw)
 {
-	for (size_t i = 0; i < sc->n_raw; i++)
-		if (sc->raw_with_context[i] == raw)
-			return 1;
-	return 0;
+	return tm_u64map_get(&sc->raw_with_context, (uint64_t)raw) != NULL;
 }
 
 void scan_raw_mark(scan_ctx *sc, int64_t raw)
 {
-	if (scan_raw_has_context(sc, raw))
-		return;
-	TM_GROW(sc->raw_with_context, sc->cap_raw, sc->n_raw + 1);
-	sc->raw_with_context[sc->n_raw++] = raw;
+	tm_u64map_put(&sc->raw_with_context, (uint64_t)raw, 0);
 }
 
 static void file_add_machine(tm_scan_file *out, uint32_t row)
@@ -740,7 +734,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	s->clocks = tm_clocks_new();
 	s->n_files = m->n_files;
 	s->files = tm_xcalloc(m->n_files ? m->n_files : 1, sizeof(*s->files));
-	scan_ctx sc = {m, s, sink, m->plan, NULL, 0, 0, 0, {0}};
+	scan_ctx sc = {.m = m, .s = s, .sink = sink, .plan = m->plan};
 	tm_error err = {0};
 	for (size_t i = 0; sink && sink->progress && i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
@@ -781,7 +775,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 	s->tt_node = tm_clocks_trace_time(s->clocks);
 	s->has_tt_clock_id = tm_clocks_trace_time_clock_id(s->clocks, &s->tt_clock_id);
 	s->has_tt_owner = tm_clocks_owner(s->clocks, &s->tt_owner_file);
-	free(sc.raw_with_context);
+	tm_u64map_free(&sc.raw_with_context);
 	return s;
 }
 

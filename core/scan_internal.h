@@ -13,8 +13,7 @@ typedef struct scan_ctx {
 	tm_scan *s;
 	const tm_scan_sink *sink;
 	const tm_mf_plan *plan;       /* NULL without a manifest */
-	int64_t *raw_with_context;    /* raw machine ids some tracker exists for */
-	size_t n_raw, cap_raw;
+	tm_u64map raw_with_context;   /* raw machine ids some tracker exists for */
 	int64_t max_pushed;           /* the sorter's largest timestamp so far */
 	tm_scan_progress progress;    /* tm_scan_sink.progress */
 } scan_ctx;

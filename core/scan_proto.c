@@ -28,83 +28,6 @@
 
 /* ---- a small uint64 -> uint32 hash map ------------------------------------ */
 
-/* Key and value side by side: a lookup touches one cache line. */
-typedef struct u64slot {
-	uint64_t key;
-	uint32_t val; /* value + 1; 0 marks an empty slot */
-} u64slot;
-
-typedef struct u64map {
-	u64slot *slots;
-	size_t cap, n;  /* cap is 0 or a power of two */
-} u64map;
-
-static size_t u64_hash(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	return (size_t)x;
-}
-
-static const uint32_t *u64map_get(const u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		const u64slot *sl = &m->slots[i];
-		if (!sl->val)
-			return NULL;
-		if (sl->key == key)
-			return &sl->val;
-	}
-}
-
-static void u64map_put(u64map *m, uint64_t key, uint32_t val);
-
-static void u64map_grow(u64map *m)
-{
-	u64map old = *m;
-	m->cap = old.cap ? old.cap * 2 : 16;
-	m->n = 0;
-	m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.slots[i].val)
-			u64map_put(m, old.slots[i].key, old.slots[i].val - 1);
-	free(old.slots);
-}
-
-static void u64map_put(u64map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 4 > m->cap * 3)
-		u64map_grow(m);
-	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		u64slot *sl = &m->slots[i];
-		if (!sl->val) {
-			sl->key = key;
-			sl->val = val + 1;
-			m->n++;
-			return;
-		}
-		if (sl->key == key) {
-			sl->val = val + 1;
-			return;
-		}
-	}
-}
-
-static void u64map_clear(u64map *m)
-{
-	if (m->cap)
-		memset(m->slots, 0, m->cap * sizeof(*m->slots));
-	m->n = 0;
-}
-
-static void u64map_free(u64map *m)
-{
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- per-reader state ------------------------------------------------------ */
 
@@ -117,7 +40,7 @@ typedef struct seq_state {
 	int valid;                /* incremental state valid (starts invalid) */
 	int has_clock_default;    /* TracePacketDefaults.timestamp_clock_id */
 	uint32_t clock_default;
-	u64map names;             /* interned strings: iid * 4 + kind -> names_at index
+	tm_u64map names;             /* interned strings: iid * 4 + kind -> names_at index
 				   * (kind: IK_NAME, IK_CATEGORY, IK_ANNOTATION) */
 	name_ref *names_at;
 	size_t n_names, cap_names;
@@ -146,12 +69,12 @@ typedef struct track_ids {
 typedef struct reader {
 	uint32_t row;
 	tm_clock_tracker *t;
-	u64map seq_index;         /* sequence id -> seqs index */
+	tm_u64map seq_index;         /* sequence id -> seqs index */
 	seq_state *seqs;
 	size_t n_seqs, cap_seqs;
 	int64_t last_ftrace_ts;   /* clocks.md §3.1 dedup; the reference starts at 0 */
 	uint8_t cpu_seen[TM_FTRACE_MAX_CPUS / 8];
-	u64map tracks;            /* track uuid -> track_at index */
+	tm_u64map tracks;            /* track uuid -> track_at index */
 	track_ids *track_at;
 	size_t n_tracks, cap_tracks;
 	size_t aside_head, aside_tail; /* set-aside packets, index + 1, 0 = none */
@@ -185,7 +108,7 @@ typedef struct pscan {
 	int multi;                /* manifest `machines` on this file */
 	reader *readers;          /* [0] is the base reader */
 	size_t n_readers, cap_readers;
-	u64map by_machine;        /* embedded machine_id -> readers index */
+	tm_u64map by_machine;        /* embedded machine_id -> readers index */
 	int keep_ts;              /* a packet sink: keep ft / sw / wk below */
 	int host_used, adopted_set;
 	uint32_t adopted;
@@ -265,7 +188,7 @@ static int is_seq_clock(uint32_t id)
 
 static void seq_reset_interned(seq_state *s)
 {
-	u64map_clear(&s->names);
+	tm_u64map_clear(&s->names);
 	s->n_names = 0;
 	s->pool.len = 0;
 }
@@ -274,7 +197,7 @@ static seq_state *seq_get(reader *rd, uint32_t id)
 {
 	if (rd->last_seq_ix && rd->last_seq == id)
 		return &rd->seqs[rd->last_seq_ix - 1];
-	const uint32_t *ix = u64map_get(&rd->seq_index, id);
+	const uint32_t *ix = tm_u64map_get(&rd->seq_index, id);
 	if (ix) {
 		rd->last_seq = id;
 		rd->last_seq_ix = *ix;
@@ -283,7 +206,7 @@ static seq_state *seq_get(reader *rd, uint32_t id)
 	TM_GROW(rd->seqs, rd->cap_seqs, rd->n_seqs + 1);
 	seq_state *s = &rd->seqs[rd->n_seqs];
 	memset(s, 0, sizeof(*s));
-	u64map_put(&rd->seq_index, id, (uint32_t)rd->n_seqs);
+	tm_u64map_put(&rd->seq_index, id, (uint32_t)rd->n_seqs);
 	rd->n_seqs++;
 	rd->last_seq = id;
 	rd->last_seq_ix = rd->n_seqs;
@@ -294,7 +217,7 @@ static void seq_free(seq_state *s)
 {
 	tm_buf_free(&s->extra_uuids);
 	tm_buf_free(&s->extra_double_uuids);
-	u64map_free(&s->names);
+	tm_u64map_free(&s->names);
 	free(s->names_at);
 	tm_buf_free(&s->pool);
 }
@@ -305,7 +228,7 @@ enum { IK_NAME, IK_CATEGORY, IK_ANNOTATION };
 
 static int seq_interned(const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len)
 {
-	const uint32_t *ix = u64map_get(&s->names, iid * 4 + (uint64_t)kind);
+	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + (uint64_t)kind);
 	if (!ix)
 		return 0;
 	const name_ref *r = &s->names_at[*ix - 1];
@@ -316,7 +239,7 @@ static int seq_interned(const seq_state *s, int kind, uint64_t iid, const char *
 
 static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t *len)
 {
-	const uint32_t *ix = u64map_get(&s->names, iid * 4 + IK_NAME);
+	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + IK_NAME);
 	if (!ix)
 		return 0;
 	const name_ref *r = &s->names_at[*ix - 1];
@@ -368,7 +291,7 @@ static int64_t route(pscan *ps, uint32_t m, tm_error *err)
 		if (!ps->host_used && sc->s->machines.rows[sf->base_row].raw_id == TM_RAW_HOST && !ps->multi &&
 		    !scan_raw_has_context(sc, m)) {
 			/* Adoption: the base row becomes machine m. */
-			sc->s->machines.rows[sf->base_row].raw_id = m;
+			tm_machines_set_raw(&sc->s->machines, sf->base_row, m);
 			sf->base_raw = m;
 			scan_raw_mark(sc, m);
 			ps->adopted = m;
@@ -376,7 +299,7 @@ static int64_t route(pscan *ps, uint32_t m, tm_error *err)
 	}
 	if (m == ps->adopted)
 		return 0;
-	const uint32_t *ix = u64map_get(&ps->by_machine, m);
+	const uint32_t *ix = tm_u64map_get(&ps->by_machine, m);
 	if (ix)
 		return *ix - 1;
 	int64_t raw = m;
@@ -395,7 +318,7 @@ static int64_t route(pscan *ps, uint32_t m, tm_error *err)
 		tm_tracker_set_default_clock(t, dc);
 	tm_tracker_set_sync_clock(t, TM_CLOCK_BOOTTIME);
 	size_t ri = reader_add(ps, row, t);
-	u64map_put(&ps->by_machine, m, (uint32_t)ri);
+	tm_u64map_put(&ps->by_machine, m, (uint32_t)ri);
 	return (int64_t)ri;
 }
 
@@ -815,11 +738,11 @@ static void remember_track(reader *rd, const tm_track_descriptor *d)
 	} else if (d->has_process && d->process.has_pid) {
 		ids.pid = d->process.pid;
 	} else if (d->has_parent_uuid) {
-		const uint32_t *pi = u64map_get(&rd->tracks, d->parent_uuid);
+		const uint32_t *pi = tm_u64map_get(&rd->tracks, d->parent_uuid);
 		if (pi)
 			ids.pid = rd->track_at[*pi - 1].pid;
 	}
-	const uint32_t *ix = u64map_get(&rd->tracks, d->uuid);
+	const uint32_t *ix = tm_u64map_get(&rd->tracks, d->uuid);
 	if (ix) {
 		rd->track_at[*ix - 1] = ids;
 		return;
@@ -828,7 +751,7 @@ static void remember_track(reader *rd, const tm_track_descriptor *d)
 		return;
 	TM_GROW(rd->track_at, rd->cap_tracks, rd->n_tracks + 1);
 	rd->track_at[rd->n_tracks] = ids;
-	u64map_put(&rd->tracks, d->uuid, (uint32_t)rd->n_tracks);
+	tm_u64map_put(&rd->tracks, d->uuid, (uint32_t)rd->n_tracks);
 	rd->n_tracks++;
 }
 
@@ -842,7 +765,7 @@ static void event_ids(reader *rd, const seq_state *ss, const te_head *e, tm_even
 		if (rd->last_track_ix && rd->last_track == uuid) {
 			k = rd->last_track_ix;
 		} else {
-			const uint32_t *ix = u64map_get(&rd->tracks, uuid);
+			const uint32_t *ix = tm_u64map_get(&rd->tracks, uuid);
 			if (ix) {
 				k = *ix;
 				rd->last_track = uuid;
@@ -1410,14 +1333,14 @@ static void intern_table(pscan *ps, seq_state *ss, int kind, const tm_iid_name *
 			continue;
 		ps->name_bytes += len;
 		uint64_t key = in->iid * 4 + (uint64_t)kind;
-		const uint32_t *ix = u64map_get(&ss->names, key);
+		const uint32_t *ix = tm_u64map_get(&ss->names, key);
 		size_t k;
 		if (ix) {
 			k = *ix - 1;
 		} else {
 			TM_GROW(ss->names_at, ss->cap_names, ss->n_names + 1);
 			k = ss->n_names++;
-			u64map_put(&ss->names, key, (uint32_t)k);
+			tm_u64map_put(&ss->names, key, (uint32_t)k);
 		}
 		ss->names_at[k].off = ss->pool.len;
 		ss->names_at[k].len = len;
@@ -1601,8 +1524,8 @@ static void pscan_free(pscan *ps)
 		for (size_t k = 0; k < rd->n_seqs; k++)
 			seq_free(&rd->seqs[k]);
 		free(rd->seqs);
-		u64map_free(&rd->seq_index);
-		u64map_free(&rd->tracks);
+		tm_u64map_free(&rd->seq_index);
+		tm_u64map_free(&rd->tracks);
 		free(rd->track_at);
 		free(rd->q_ftrace);
 		free(rd->q_switch);
@@ -1611,7 +1534,7 @@ static void pscan_free(pscan *ps)
 	free(ps->readers);
 	tm_buf_free(&ps->rec);
 	tm_buf_free(&ps->te);
-	u64map_free(&ps->by_machine);
+	tm_u64map_free(&ps->by_machine);
 	for (size_t i = 0; i < ps->n_aside; i++)
 		free(ps->aside[i].bytes);
 	free(ps->aside);

@@ -190,3 +190,70 @@ char *tm_buf_detach(tm_buf *b, size_t *len)
 	b->len = b->cap = 0;
 	return p;
 }
+
+/* ---- tm_u64map --------------------------------------------------------------- */
+
+static size_t u64_hash(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+const uint32_t *tm_u64map_get(const tm_u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const tm_u64slot *sl = &m->slots[i];
+		if (!sl->val)
+			return NULL;
+		if (sl->key == key)
+			return &sl->val;
+	}
+}
+
+static void u64map_grow(tm_u64map *m)
+{
+	tm_u64map old = *m;
+	m->cap = old.cap ? old.cap * 2 : 16;
+	m->n = 0;
+	m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slots[i].val)
+			tm_u64map_put(m, old.slots[i].key, old.slots[i].val - 1);
+	free(old.slots);
+}
+
+void tm_u64map_put(tm_u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 4 > m->cap * 3)
+		u64map_grow(m);
+	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		tm_u64slot *sl = &m->slots[i];
+		if (!sl->val) {
+			sl->key = key;
+			sl->val = val + 1;
+			m->n++;
+			return;
+		}
+		if (sl->key == key) {
+			sl->val = val + 1;
+			return;
+		}
+	}
+}
+
+void tm_u64map_clear(tm_u64map *m)
+{
+	if (m->cap)
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	m->n = 0;
+}
+
+void tm_u64map_free(tm_u64map *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}

@@ -60,6 +60,27 @@ void tm_grow_zero(void **arr, size_t *cap, size_t need, size_t elem);
 void tm_reserve(void **arr, size_t *cap, size_t need, size_t elem);
 #define TM_RESERVE(arr, cap, need) tm_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* A hash map from 64-bit keys to uint32 values (at most UINT32_MAX - 1),
+ * open addressing with key and value side by side, so a lookup touches
+ * one cache line. Zeroed is empty. */
+typedef struct tm_u64slot {
+	uint64_t key;
+	uint32_t val; /* value + 1; 0 marks an empty slot */
+} tm_u64slot;
+
+typedef struct tm_u64map {
+	tm_u64slot *slots;
+	size_t cap, n; /* cap is 0 or a power of two */
+} tm_u64map;
+
+/* The value of key (valid until the next put), or NULL. */
+const uint32_t *tm_u64map_get(const tm_u64map *m, uint64_t key);
+/* Set key's value. */
+void tm_u64map_put(tm_u64map *m, uint64_t key, uint32_t val);
+/* Empty it, keeping its room. */
+void tm_u64map_clear(tm_u64map *m);
+void tm_u64map_free(tm_u64map *m);
+
 /* A growable byte buffer (owned memory, always NUL-terminated). */
 typedef struct tm_buf {
 	char *data;
