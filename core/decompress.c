@@ -100,9 +100,12 @@ static uInt clamp_uint(size_t n)
 
 /* One checkpoint every CKPT_SPAN bytes of output at first; when there are
  * CKPT_MAX points, every other one is dropped and the span doubles, so an
- * index never exceeds CKPT_MAX * 32 KiB (8 MiB) per blob. */
+ * index never exceeds CKPT_MAX * 32 KiB (8 MiB) per blob. Each member of a
+ * tar.gz opens its own cursor and decodes from the point before it: with
+ * points 8 MiB apart, 100 members of 0.7 MB decoded their stream seven
+ * times over (the scan 2.6 s where zcat takes 0.4 s). */
 #define CKPT_WINDOW 32768u
-#define CKPT_SPAN ((uint64_t)8 << 20)
+#define CKPT_SPAN ((uint64_t)256 << 10)
 #define CKPT_MAX 256
 
 typedef struct ckpt {
@@ -352,10 +355,8 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 {
 	zip_cursor *s = c->state;
 	zip_member *m = c->blob->priv;
-	if (s->in_pos == s->in_len) {
-		uint64_t left = m->clen - s->in_off;
-		if (left == 0) /* the reference's inflate ran out of input: Z_OK, kOk */
-			return zip_decomp_err(c, ZIP_RC_OK, err);
+	uint64_t left = m->clen - s->in_off;
+	if (s->in_pos == s->in_len && left > 0) {
 		ssize_t r = tm_read_full_(c->src, s->in, left < s->in_cap ? (size_t)left : s->in_cap,
 					  c->blob->off + s->in_off, err);
 		if (r < 0)
@@ -376,6 +377,11 @@ static ssize_t zip_step(tm_cursor *c, unsigned char *buf, size_t n, tm_error *er
 	int want_point = m->index && index_wants(m->index, s->d.out, s->z.avail_out);
 	int ret = inflate(&s->z, want_point ? Z_BLOCK : Z_NO_FLUSH);
 	size_t produced = clamp_uint(n) - s->z.avail_out;
+	/* With every compressed byte given, inflate may still hold bits of
+	 * the last block (a Z_BLOCK stop took them in): only when it can make
+	 * no progress has it run out of input, the reference's Z_OK, kOk. */
+	if (ret == Z_BUF_ERROR && s->in_pos == s->in_len && left == 0)
+		return zip_decomp_err(c, ZIP_RC_OK, err);
 	s->in_pos = (size_t)(s->z.next_in - s->in);
 	if (s->crc_valid)
 		s->crc = (uint32_t)crc32(s->crc, buf, (uInt)produced);
