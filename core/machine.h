@@ -35,7 +35,9 @@ typedef struct tm_machines {
 
 /* Append a row; returns its index. `name` is copied (may be NULL). */
 uint32_t tm_machines_add(tm_machines *t, int64_t raw_id, const char *name);
-/* The row whose raw id is `raw`, or -1. */
+/* The row whose raw id is `raw`, or -1. It indexes the rows added since
+ * the last lookup, so two threads must not call it at once (the scan and
+ * the generation pass, under its lock, are its callers). */
 int64_t tm_machines_find(const tm_machines *t, int64_t raw);
 /* The row for `raw`, created at the end if there is none. */
 uint32_t tm_machines_get(tm_machines *t, int64_t raw);
