@@ -92,6 +92,11 @@ build/gen/%.pb-c.c build/gen/%.pb-c.h: protos/%.proto
 	@mkdir -p build/gen
 	protoc-c --proto_path=protos --c_out=build/gen $<
 
+# The headers are made as a side effect of the rule above: without this,
+# make deleted them as intermediate files after the first build of a clean
+# clone, and `make fuzz`, which compiles the sources directly, failed.
+.SECONDARY: $(GEN_C) $(GEN_H)
+
 # Through a temporary file: a generator that fails (it does, loudly, when it
 # finds no field or cannot read a statement) leaves no header behind.
 build/gen/%_fields.h: protos/%.proto protos/fieldnums.awk
@@ -142,7 +147,7 @@ demo: deps
 	tests/demo.sh ./tracemount testdata/demo/demo.zip
 
 FUZZ_SECONDS ?= 30
-fuzz: deps fuzz-deps $(GEN_C) $(GEN_FIELDS)
+fuzz: deps fuzz-deps $(GEN_C) $(GEN_H) $(GEN_FIELDS)
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
