@@ -212,7 +212,7 @@ tm_clocks *tm_clocks_load(tm_ser_rd *r)
 
 tm_clock_node tm_clocks_trace_time(const tm_clocks *c)
 {
-	return tm_clock_graph_trace_time(c->g);
+	return *tm_clock_graph_trace_time(c->g);
 }
 
 int tm_clocks_owner(const tm_clocks *c, uint32_t *owner_file)
@@ -620,17 +620,18 @@ tm_conv tm_tracker_to_trace_time(tm_clock_tracker *t, uint32_t clock_id, uint32_
 		run_bridge(t);
 	t->conversions++;
 	tm_clock_node src = tm_tracker_node(t, clock_id, seq_id);
-	tm_clock_node dst = tm_clocks_trace_time(t->ctx);
+	/* by reference: a node returned by value costs a stall here, on every
+	 * timestamp of the archive */
+	const tm_clock_node *dst = tm_clock_graph_trace_time(t->ctx->g);
 	/* The common case, a value already in trace time, without the call
 	 * (tm_clock_graph_convert answers it the same way). */
 	tm_clock_source *rec = source_of(t, src);
-	if (src.clock_id == dst.clock_id && src.seq_id == dst.seq_id && src.file_id == dst.file_id &&
-	    src.machine_row == dst.machine_row) {
+	if (node_eq(src, *dst)) {
 		rec->ok++;
 		*out = value;
 		return TM_CONV_OK;
 	}
-	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, dst, out);
+	tm_conv rc = tm_clock_graph_convert(t->ctx->g, src, value, *dst, out);
 	if (rc == TM_CONV_OK) {
 		rec->ok++;
 	} else if (!quiet) { /* a quiet failure is retried, or not a drop */

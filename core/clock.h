@@ -91,7 +91,7 @@ void tm_clock_graph_free(tm_clock_graph *g);
 /* The node the §3.3 trace-clock checks apply to. The context keeps it in
  * step with trace time; only tests call the setter directly. */
 void tm_clock_graph_set_trace_time(tm_clock_graph *g, tm_clock_node n);
-tm_clock_node tm_clock_graph_trace_time(const tm_clock_graph *g);
+const tm_clock_node *tm_clock_graph_trace_time(const tm_clock_graph *g);
 
 /* Who inserted a snapshot, for the views. */
 typedef struct tm_clock_provenance {

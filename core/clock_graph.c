@@ -20,6 +20,7 @@
 typedef struct series {
 	uint32_t hash;
 	uint32_t n, cap;
+	uint8_t unsorted; /* a value below the one before it */
 	union {
 		struct {
 			int64_t *val;
@@ -78,9 +79,22 @@ static node_ix *ix_of(gnode *nd)
 	return nd->ix;
 }
 
+/* A hop remembers its last answer: conversions come in runs of nearby
+ * values, which mostly fall between the same two readings of a series.
+ * The answer holds while both series have the lengths it was made with
+ * (series only grow) and the value stays in the same gap of A's sorted
+ * values. */
+typedef struct hop_memo {
+	uint32_t na, nb;  /* series lengths; na 0 = no answer */
+	uint32_t k;       /* values of A <= the value */
+	uint8_t skip;     /* no partner in B (§3.3) */
+	int64_t delta;    /* what the hop adds */
+} hop_memo;
+
 typedef struct hop {
 	uint32_t a, b, hash;
 	uint32_t sa, sb; /* series indices in a and b (stable: series only grow) */
+	hop_memo memo;
 } hop;
 
 typedef struct path {
@@ -332,9 +346,9 @@ void tm_clock_graph_set_trace_time(tm_clock_graph *g, tm_clock_node n)
 	g->tt = n;
 }
 
-tm_clock_node tm_clock_graph_trace_time(const tm_clock_graph *g)
+const tm_clock_node *tm_clock_graph_trace_time(const tm_clock_graph *g)
 {
-	return g->tt;
+	return &g->tt;
 }
 
 uint64_t tm_clock_graph_snapshot_count(const tm_clock_graph *g)
@@ -448,6 +462,8 @@ static void series_append(series *s, uint32_t snap, int64_t v)
 		s->u.heap.val = tm_xrealloc(s->u.heap.val, s->cap * sizeof(*s->u.heap.val));
 		s->u.heap.snap = tm_xrealloc(s->u.heap.snap, s->cap * sizeof(*s->u.heap.snap));
 	}
+	if (v < s->u.heap.val[s->n - 1])
+		s->unsorted = 1;
 	s->u.heap.val[s->n] = v;
 	s->u.heap.snap[s->n] = snap;
 	s->n++;
@@ -840,6 +856,7 @@ static int search(const tm_clock_graph *g, scratch *sc, uint32_t src, uint32_t d
 		h->hash = best->hash;
 		h->sa = (uint32_t)series_index(nd, h->hash);
 		h->sb = (uint32_t)series_index(&g->nodes[h->b], h->hash);
+		h->memo.na = 0;
 		u = h->b;
 	}
 	return 1;
@@ -859,7 +876,7 @@ static cached *cache_slot(tm_clock_graph *g, uint64_t key)
 #define CACHE_MAX 4096
 
 /* The (src, dst) answer for the current edge set, searching on a miss. */
-static const cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
+static cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
 {
 	if (g->cache_used >= CACHE_MAX) {
 		memset(g->cache, 0, g->cache_cap * sizeof(*g->cache));
@@ -973,8 +990,9 @@ tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t has
 
 /* ---- conversion (§4) --------------------------------------------------- */
 
-/* §4.3: the last snapshot whose value <= ns, else the first. */
-static uint32_t nearest(const series *s, int64_t ns)
+/* §4.3: the last snapshot whose value <= ns, else the first. *k is how
+ * many values the search counted as <= ns. */
+static uint32_t nearest(const series *s, int64_t ns, uint32_t *k)
 {
 	const int64_t *val = vals(s);
 	uint32_t lo = 0, hi = s->n; /* upper bound */
@@ -985,6 +1003,7 @@ static uint32_t nearest(const series *s, int64_t ns)
 		else
 			hi = mid;
 	}
+	*k = lo;
 	return lo ? lo - 1 : 0;
 }
 
@@ -1017,7 +1036,7 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 	 * names the same two nodes and its version is current (slots move
 	 * only when the cache grows, which changes cache_cap). */
 	int64_t s;
-	const cached *c;
+	cached *c;
 	if (g->memo_slot && g->memo_cap == g->cache_cap && g->cache[g->memo_slot - 1].version == g->version &&
 	    node_eq(g->memo_src, src) && node_eq(g->memo_dst, dst)) {
 		c = &g->cache[g->memo_slot - 1];
@@ -1045,15 +1064,25 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 		ns = (uint64_t)sn->running;
 	}
 	for (uint32_t h = 0; h < c->p.len; h++) {
-		const hop *hp = &c->p.hops[h];
+		hop *hp = &c->p.hops[h];
 		const series *sa = &g->nodes[hp->a].series[hp->sa];
 		const series *sb = &g->nodes[hp->b].series[hp->sb];
-		uint32_t i = nearest(sa, (int64_t)ns);
-		int64_t vb;
-		/* §3.3: an orphan value of A has no partner in B: skip the hop. */
-		if (!value_at(sb, snaps(sa)[i], &vb))
-			continue;
-		ns = ns - (uint64_t)vals(sa)[i] + (uint64_t)vb;
+		hop_memo *mo = &hp->memo;
+		const int64_t *va = vals(sa);
+		/* In a sorted series the search's answer depends only on the gap
+		 * the value falls in; an unsorted one is searched every time. */
+		if (mo->na != sa->n || mo->nb != sb->n || sa->unsorted || (mo->k && va[mo->k - 1] > (int64_t)ns) ||
+		    (mo->k < sa->n && va[mo->k] <= (int64_t)ns)) {
+			uint32_t i = nearest(sa, (int64_t)ns, &mo->k);
+			int64_t vb;
+			/* §3.3: an orphan value of A has no partner in B: skip the hop. */
+			mo->skip = !value_at(sb, snaps(sa)[i], &vb);
+			mo->delta = mo->skip ? 0 : (int64_t)((uint64_t)vb - (uint64_t)va[i]);
+			mo->na = sa->n;
+			mo->nb = sb->n;
+		}
+		if (!mo->skip)
+			ns += (uint64_t)mo->delta;
 	}
 	*out = (int64_t)ns;
 	return TM_CONV_OK;

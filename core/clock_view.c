@@ -99,7 +99,7 @@ static void place_source(placements *pl, const tm_clock_source *s)
 
 tm_placement *tm_clocks_placement(const tm_clocks *c, uint32_t file_id, size_t *n_out)
 {
-	placements pl = {tm_clocks_view(c), tm_clock_graph_trace_time(tm_clocks_view(c)), NULL, 0, 0};
+	placements pl = {tm_clocks_view(c), *tm_clock_graph_trace_time(tm_clocks_view(c)), NULL, 0, 0};
 	/* the file's ended trackers (looked up by file: an archive may hold
 	 * 100,000 files), then its live ones */
 	size_t ne;
@@ -221,7 +221,7 @@ static void build_nodes(view *v)
 	/* Which clocks reach trace time, all at once (asking clock by clock
 	 * costs the graph's size each: a clock per file in an archive of many
 	 * files), by registration index, so before the sort. */
-	tm_clock_node tt = tm_clock_graph_trace_time(v->g);
+	tm_clock_node tt = *tm_clock_graph_trace_time(v->g);
 	unsigned char *reach = tm_xmalloc(n ? n : 1);
 	tm_clock_graph_reaching(v->g, tt, reach);
 	if (!tm_clock_graph_knows(v->g, tt)) /* drawn even before a snapshot names it */

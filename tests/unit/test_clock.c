@@ -1441,6 +1441,63 @@ static void test_conversion_stress_uses_cache(void)
 	CHECK_INT(tm_clock_graph_searches(g) - before, 1);
 }
 
+/* §4.3 done literally: the last reading of `a` <= v, else the first. */
+static int64_t literal_hop(const int64_t *a, const int64_t *b, size_t n, int64_t v)
+{
+	size_t i = 0;
+	for (size_t k = 0; k < n; k++)
+		if (a[k] <= v)
+			i = k;
+	return (int64_t)((uint64_t)v - (uint64_t)a[i] + (uint64_t)b[i]);
+}
+
+/* Each hop keeps its last answer while the value stays between the same
+ * two readings: runs of nearby values, jumps, values before the first
+ * reading and after the last, and readings added between conversions must
+ * all give what the literal search gives, along one hop and along two. */
+static void test_conversion_memo_matches_literal(void)
+{
+	fresh();
+	enum { MAXN = 64 };
+	int64_t mono[MAXN], bt1[MAXN], bt2[MAXN], rt[MAXN];
+	size_t n1 = 0, n2 = 0;
+	uint64_t seed = 12345;
+	int bad = 0, checked = 0;
+	int64_t v = 0, now = 10000;
+	for (int round = 0; round < 4000; round++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		/* every node's readings increase in the order they are made
+		 * (§3.5), across both hashes */
+		if (round % 64 == 0 && n1 < MAXN) { /* MONO <-> BT */
+			now += 3000 + r % 500;
+			mono[n1] = now - (int64_t)(r % 2000);
+			bt1[n1] = now;
+			RAW(TM_CLOCK_ORIGIN_SNAPSHOT, {N(MONO), (uint64_t)mono[n1], 1, 0}, {N(BT), (uint64_t)bt1[n1], 1, 0});
+			n1++;
+		}
+		if (round % 96 == 0 && n2 < MAXN) { /* BT <-> RT */
+			now += 3000 + r % 500;
+			bt2[n2] = now;
+			rt[n2] = now + 1000000 + (int64_t)(r % 300);
+			RAW(TM_CLOCK_ORIGIN_SNAPSHOT, {N(BT), (uint64_t)bt2[n2], 1, 0}, {N(RT), (uint64_t)rt[n2], 1, 0});
+			n2++;
+		}
+		/* mostly small steps, sometimes a jump anywhere (also below the
+		 * first reading) */
+		v = r % 8 ? v + (int64_t)(r % 301) - 100 : (int64_t)(r % 500000) - 2000;
+		int64_t want1 = literal_hop(mono, bt1, n1, v);
+		checked++;
+		bad += node_conv(N(MONO), v, N(BT)) != want1;
+		if (n2) {
+			bad += node_conv(N(MONO), v, N(RT)) != literal_hop(bt2, rt, n2, want1);
+			checked++;
+		}
+	}
+	CHECK(checked > 7000);
+	CHECK_INT(bad, 0);
+}
+
 /* The path search must give exactly the reference's answer: breadth-first
  * over paths in FIFO order, edges in edge-set order, first edge reaching
  * dst, paths of 4 edges never expanded, no visited set. That search is
@@ -1627,6 +1684,7 @@ int main(void)
 	TT_RUN(test_render_dot);
 	TT_RUN(test_placement);
 	TT_RUN(test_conversion_stress_uses_cache);
+	TT_RUN(test_conversion_memo_matches_literal);
 	TT_RUN(test_search_matches_literal_bfs);
 	tm_clocks_free(c);
 	TT_DONE();
