@@ -353,3 +353,37 @@ int tm_index_write(const char *path, const tm_buf *key, const tm_index_section *
 	tm_buf_free(&tmp);
 	return e ? -1 : 0;
 }
+
+/* ---- TM_INDEX_SIZES ----------------------------------------------------- */
+
+void tm_index_sizes_save(const tm_index_size *e, size_t n, tm_ser_out *out)
+{
+	tm_ser_u64(out, n);
+	for (size_t i = 0; i < n; i++) {
+		tm_ser_u32(out, e[i].kind);
+		tm_ser_u32(out, e[i].row);
+		tm_ser_u64(out, e[i].size);
+	}
+}
+
+int tm_index_sizes_load(const void *p, size_t len, tm_index_size **e, size_t *n, const char **why)
+{
+	tm_ser_rd r = tm_ser_reader(p, len);
+	size_t count = tm_ser_count(&r, 3, SIZE_MAX);
+	tm_index_size *v = r.bad || !count ? NULL : tm_xcalloc(count, sizeof(*v));
+	for (size_t i = 0; i < count && !r.bad; i++) {
+		v[i].kind = tm_ser_get_u32(&r);
+		v[i].row = tm_ser_get_u32(&r);
+		v[i].size = tm_ser_get_u64(&r);
+	}
+	if (!r.bad && r.left)
+		tm_ser_fail(&r, "bytes after the sizes");
+	if (r.bad) {
+		free(v);
+		*why = r.why;
+		return -1;
+	}
+	*e = v;
+	*n = count;
+	return 0;
+}

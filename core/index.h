@@ -20,9 +20,7 @@
  *   follows as 32-bit little-endian words, then
  *   str tracemount version, bytes key, section count, and per section its
  *   kind and its payload (bytes)
- * Sections are a list so that more can be kept later (the sizes of
- * merged.pftrace and timeline.tsv, as a kind of their own); a reader skips
- * kinds it does not know. A file is read whole and checked before anything
+ * Sections are a list, so that a reader skips kinds it does not know. A file is read whole and checked before anything
  * in it is used; writing goes to a temporary file renamed over the index.
  */
 #ifndef TM_INDEX_H
@@ -39,10 +37,24 @@
 
 /* Section kinds. Ids are never reused. */
 enum {
-	TM_INDEX_SCAN = 1, /* the scan's results: tm_scan_save (core/scan.h) */
-	/* 2: reserved for the sizes of the generated files (merged.pftrace,
-	 * timeline.tsv) once they can be known without the export */
+	TM_INDEX_SCAN = 1,  /* the scan's results: tm_scan_save (core/scan.h) */
+	TM_INDEX_SIZES = 2, /* the sizes of the files a generation pass made
+			       (merged.pftrace, timeline.tsv, the tables;
+			       core/vtree.c) */
 };
+
+/* TM_INDEX_SIZES: the size of each file a generation pass made, named
+ * by the caller's kind and row (core/vtree.c). */
+struct tm_ser_out;
+typedef struct tm_index_size {
+	uint32_t kind, row;
+	uint64_t size;
+} tm_index_size;
+void tm_index_sizes_save(const tm_index_size *e, size_t n, struct tm_ser_out *out);
+/* The entries of a TM_INDEX_SIZES payload (a new array in *e, caller
+ * frees; NULL for none), or -1 with *why (static text) when the bytes are
+ * not such a payload. */
+int tm_index_sizes_load(const void *p, size_t len, tm_index_size **e, size_t *n, const char **why);
 
 /* The key of a merge's inputs (see above), appended to *key as text.
  * -1 when a file cannot be read (there is no index then). */
@@ -70,7 +82,6 @@ void tm_index_free(tm_index *ix);
 /* A section to write: save(obj, out) writes its payload; it is called
  * twice, to learn the payload's length and to write it (so that a large
  * index never sits whole in memory). */
-struct tm_ser_out;
 typedef struct tm_index_section {
 	uint32_t kind;
 	void (*save)(const void *obj, struct tm_ser_out *out);

@@ -73,7 +73,8 @@ typedef struct tm_u64map {
 	size_t cap, n; /* cap is 0 or a power of two */
 } tm_u64map;
 
-/* The value of key (valid until the next put), or NULL. */
+/* Where key's value is kept, as value + 1 (valid until the next put), or
+ * NULL. */
 const uint32_t *tm_u64map_get(const tm_u64map *m, uint64_t key);
 /* Set key's value. */
 void tm_u64map_put(tm_u64map *m, uint64_t key, uint32_t val);

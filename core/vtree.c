@@ -31,6 +31,7 @@
 #include "pack.h"
 #include "render.h"
 #include "scan.h"
+#include "ser.h"
 #include "spool.h"
 
 typedef enum src_kind { SRC_NONE, SRC_BLOB, SRC_GEN, SRC_LINK } src_kind;
@@ -48,6 +49,19 @@ typedef enum gen_kind {
 } gen_kind;
 
 #define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
+
+/* The sizes of the spooled files, by kind and row, that a generation pass
+ * of these inputs made: this mount's, or an earlier one's from the index
+ * cache. stat answers with them before the pass has run here (DESIGN.md:
+ * the sizes of generated files are kept in the index). */
+typedef struct gen_sizes {
+	pthread_mutex_t mu;
+	tm_u64map ix;     /* kind << 32 | row -> index in e */
+	struct gen_size {
+		uint64_t key, size;
+	} *e;
+	size_t n, cap;
+} gen_sizes;
 
 /* A generated file's bytes and how far they are built: only the nodes of
  * generated files have one (an archive may have 100,000 members). */
@@ -99,6 +113,9 @@ struct tm_vtree {
 	pthread_mutex_t scan_mu;
 	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
 	char *index_path;       /* the index cache's file, NULL: none */
+	tm_buf index_key;       /* the inputs' key as the scan found them (empty:
+				   none), under `scan_mu` until the scan is made */
+	gen_sizes sizes;
 	void (*warn)(const char *msg);                       /* vt_inputs.warn */
 	void (*progress)(void *ctx, const vt_progress *p);   /* vt_inputs.progress */
 	void *progress_ctx;
@@ -362,6 +379,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	pthread_mutex_init(&t->scan_mu, NULL);
 	pthread_mutex_init(&t->gen_mu, NULL);
 	pthread_mutex_init(&t->machines_mu, NULL);
+	pthread_mutex_init(&t->sizes.mu, NULL);
 	atomic_init(&t->machines_built, 0);
 	/* Now, while relative paths still mean what the user meant (a daemon
 	 * leaves its working directory). */
@@ -434,6 +452,10 @@ void vtree_free(tm_vtree *t)
 	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->scan_mu);
 	free(t->index_path);
+	tm_buf_free(&t->index_key);
+	pthread_mutex_destroy(&t->sizes.mu);
+	tm_u64map_free(&t->sizes.ix);
+	free(t->sizes.e);
 	pthread_mutex_destroy(&t->gen_mu);
 	pthread_mutex_destroy(&t->machines_mu);
 	tm_gen_free(t->gen);
@@ -454,6 +476,83 @@ static void warn(tm_vtree *t, const char *fmt, const char *a, const char *b)
 	tm_buf_printf(&m, fmt, a, b);
 	t->warn(m.data);
 	tm_buf_free(&m);
+}
+
+/* ---- the sizes of the spooled files ---------------------------------------- */
+
+static uint64_t size_key(gen_kind kind, uint32_t row)
+{
+	return (uint64_t)kind << 32 | row;
+}
+
+/* The size a generation pass gave the file (kind, row): 1 and *size, or 0. */
+static int size_known(tm_vtree *t, gen_kind kind, uint32_t row, uint64_t *size)
+{
+	gen_sizes *z = &t->sizes;
+	pthread_mutex_lock(&z->mu);
+	const uint32_t *v = tm_u64map_get(&z->ix, size_key(kind, row));
+	if (v)
+		*size = z->e[*v - 1].size;
+	pthread_mutex_unlock(&z->mu);
+	return v != NULL;
+}
+
+/* Note a size. Returns 1 for a new file, 0 for the size noted before, -1
+ * when another size was noted for the file (it is replaced). Caller holds
+ * sizes.mu. */
+static int size_note(gen_sizes *z, uint64_t key, uint64_t size)
+{
+	const uint32_t *v = tm_u64map_get(&z->ix, key);
+	if (v) {
+		uint64_t *at = &z->e[*v - 1].size;
+		int same = *at == size;
+		*at = size;
+		return same ? 0 : -1;
+	}
+	TM_GROW(z->e, z->cap, z->n + 1);
+	z->e[z->n].key = key;
+	z->e[z->n].size = size;
+	tm_u64map_put(&z->ix, key, (uint32_t)z->n++);
+	return 1;
+}
+
+static void save_sizes(const void *obj, struct tm_ser_out *out)
+{
+	const gen_sizes *z = obj;
+	tm_index_size *e = tm_xcalloc(z->n ? z->n : 1, sizeof(*e));
+	for (size_t i = 0; i < z->n; i++)
+		e[i] = (tm_index_size){(uint32_t)(z->e[i].key >> 32), (uint32_t)z->e[i].key, z->e[i].size};
+	tm_index_sizes_save(e, z->n, out);
+	free(e);
+}
+
+/* Take the sizes of an index's TM_INDEX_SIZES section: all of them, or
+ * none (said) when one is not a spooled file's. */
+static void load_sizes(tm_vtree *t, const void *p, size_t len)
+{
+	tm_index_size *e = NULL;
+	size_t n = 0;
+	const char *why = NULL;
+	gen_sizes got = {0};
+	if (tm_index_sizes_load(p, len, &e, &n, &why) == 0) {
+		for (size_t i = 0; i < n && !why; i++) {
+			if (e[i].kind < GEN_PFTRACE || e[i].kind > GEN_SLICES)
+				why = "a size of no such file";
+			else if (size_note(&got, size_key((gen_kind)e[i].kind, e[i].row), e[i].size) != 1)
+				why = "two sizes of one file";
+		}
+	}
+	if (why) {
+		warn(t, "index %s: sizes ignored: %s", t->index_path, why);
+	} else {
+		pthread_mutex_lock(&t->sizes.mu);
+		for (size_t i = 0; i < got.n; i++)
+			size_note(&t->sizes, got.e[i].key, got.e[i].size);
+		pthread_mutex_unlock(&t->sizes.mu);
+	}
+	free(e);
+	tm_u64map_free(&got.ix);
+	free(got.e);
 }
 
 /* The scan's results from the index, or NULL (a miss, said when the file
@@ -479,6 +578,8 @@ static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
 	tm_scan *s = p ? tm_scan_load(p, len, t->merge->n_files, &bad) : NULL;
 	if (!s)
 		warn(t, "index %s: ignored: %s", t->index_path, bad);
+	else if ((p = tm_index_find(ix, TM_INDEX_SIZES, &len)) != NULL)
+		load_sizes(t, p, len);
 	tm_index_free(ix);
 	return s;
 }
@@ -553,7 +654,8 @@ static tm_scan *scan_load_or_run(tm_vtree *t)
 		if (t->index_path)
 			scan_to_index(t, &key, s);
 	}
-	tm_buf_free(&key);
+	tm_buf_free(&t->index_key);
+	t->index_key = key; /* for the sizes a generation pass finds */
 	if (t->progress) {
 		uint64_t bytes = scanned_bytes(t, s);
 		vt_progress v = {bytes, bytes, NULL, seconds_since(&pc.start), 1, from_index, s->failed};
@@ -685,6 +787,54 @@ static void fail_if_scan_failed(const tm_scan *s, tm_error *err)
 		tm_err(err, TM_EIO, "%s", s->err.msg);
 }
 
+/* Note the sizes of the files of the families `built` (TM_GEN_*) in `g`
+ * and keep them in the index with the scan's results, so that the next
+ * mount of these inputs answers stat without a generation pass. Caller
+ * holds `gen_mu`. */
+static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsigned built)
+{
+	const struct {
+		unsigned family;
+		gen_kind kind;
+		const tm_spooled *sp;
+	} f[] = {
+		{TM_GEN_PFTRACE, GEN_PFTRACE, g->pftrace},
+		{TM_GEN_TIMELINE, GEN_TIMELINE, g->timeline},
+		{TM_GEN_TABLES, GEN_PROCESSES, g->tables ? g->tables->processes : NULL},
+		{TM_GEN_TABLES, GEN_THREADS, g->tables ? g->tables->threads : NULL},
+		{TM_GEN_TABLES, GEN_SLICES, g->tables ? g->tables->slices : NULL},
+	};
+	gen_sizes *z = &t->sizes;
+	int added = 0, changed = 0;
+	pthread_mutex_lock(&z->mu);
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		const tm_spooled *sp = f[i].sp;
+		if (!(built & f[i].family) || !sp)
+			continue;
+		int rc = 0;
+		if (sp->fd >= 0)
+			rc = size_note(z, size_key(f[i].kind, ROW_ALL), tm_spooled_size(sp, TM_SPOOLED_ALL));
+		added |= rc > 0;
+		changed |= rc < 0;
+		for (size_t r = 0; sp->mach_fd >= 0 && r < sp->n_mach; r++) {
+			rc = size_note(z, size_key(f[i].kind, (uint32_t)r), tm_spooled_size(sp, r));
+			added |= rc > 0;
+			changed |= rc < 0;
+		}
+	}
+	/* The bytes are the same for the same inputs and build: a size that
+	 * differs from the index's means one of them is wrong. */
+	if (changed)
+		warn(t, "index %s: %s", t->index_path ? t->index_path : "", "a generated file's size differs from the one kept");
+	if ((added || changed) && t->index_path && t->index_key.len) {
+		tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s}, {TM_INDEX_SIZES, save_sizes, z}};
+		tm_error err = {0};
+		if (tm_index_write(t->index_path, &t->index_key, sec, 2, &err) != 0)
+			warn(t, "index %s: not written: %s", t->index_path, err.msg);
+	}
+	pthread_mutex_unlock(&z->mu);
+}
+
 /* The generation pass for the family `want` (TM_GEN_*): run once under
  * `gen_mu` for all the families not built yet (or only `want`, with
  * gen_only_wanted); NULL with *err set when it failed. */
@@ -707,8 +857,10 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 				t->gen->tables = g->tables;
 			free(g);
 		}
-		if (g)
+		if (g) {
 			t->gen_have |= build;
+			sizes_from_gen(t, s, t->gen, build);
+		}
 	}
 	tm_gen *gen = t->gen_have & want ? t->gen : NULL;
 	if (!gen)
@@ -880,16 +1032,31 @@ static void fill_stat(tm_vtree *t, vt_ino ino, vt_node *n, vt_stat *st)
 	}
 }
 
+/* A spooled file not built yet whose size a generation pass of these
+ * inputs gave (the index's): 1 and *size, without building it. */
+static int size_before_built(tm_vtree *t, vt_node *n, uint64_t *size)
+{
+	if (n->gen < GEN_PFTRACE || atomic_load_explicit(&n->g->ready, memory_order_acquire))
+		return 0;
+	if (scan_get(t)->failed) /* the file is an error, not a size */
+		return 0;
+	return size_known(t, (gen_kind)n->gen, n->row, size);
+}
+
 int vtree_stat(tm_vtree *t, vt_ino ino, vt_stat *st, tm_error *err)
 {
 	vt_node *n = get_node(t, ino);
 	if (!n)
 		return tm_err(err, TM_ENOENT, "no such node");
-	if (n->src == SRC_GEN)
+	uint64_t known = 0;
+	int have_size = n->src == SRC_GEN && size_before_built(t, n, &known);
+	if (n->src == SRC_GEN && !have_size)
 		ensure_generated(t, n);
 	pthread_rwlock_rdlock(&t->tree);
 	fill_stat(t, ino, n, st);
 	pthread_rwlock_unlock(&t->tree);
+	if (have_size)
+		st->size = known;
 	return 0;
 }
 

@@ -5,9 +5,10 @@
 # place with its size and mtime kept) misses; a damaged, truncated, foreign
 # or other-format file is ignored with one warning line naming it and why;
 # a cache that cannot be written warns and changes nothing else; -o noindex
-# and -o index=FILE for ls/cat/check and a mount. Whether the index
-# answered is what `check` says on a terminal ("(from the index)"), read
-# through script(1).
+# and -o index=FILE for ls/cat/check and a mount; the sizes a generation
+# pass found, answering stat without one. Whether the index answered is
+# what `check` says on a terminal ("(from the index)"), read through
+# script(1).
 . "$(dirname "$0")/lib.sh"
 tm=$TRACEMOUNT
 cd "$T_TMP"
@@ -162,6 +163,43 @@ if command -v script >/dev/null 2>&1; then
 	eq "a failed merge prints no summary on a terminal" "$(script -qec "$(printf '%q ' "$tm") check dmg.zip" /dev/null </dev/null | grep -c 'Trace loaded')" 0
 fi
 
+# The sizes of the generated files: kept with the scan's results after a
+# generation pass, so that the next run answers stat (ls -l) without one.
+# With $TMPDIR missing a generation pass cannot make its temporary files:
+# a stat that still answers did not run one.
+gone=$T_TMP/no-such-dir
+lsl() { "$tm" ls -l -o index=sizes.idx "$@"; }
+cold=$(lsl cap.zip)
+contains "sizes: the first ls -l runs the pass" "$cold" "merged.pftrace"
+err=$(TMPDIR=$gone "$tm" cat -o index=sizes.idx cap.zip merged.pftrace 2>&1 >/dev/null); rc=$?
+eq "sizes: without \$TMPDIR the pass fails" "$rc" 1
+contains "sizes: and says why" "$err" "cannot create a temporary file"
+eq "sizes: the next ls -l answers from the index" "$(TMPDIR=$gone lsl cap.zip 2>&1)" "$cold"
+eq "sizes: so does ls -l of a machine" "$(TMPDIR=$gone lsl cap.zip machines/machine0 2>&1)" \
+	"$(lsl cap.zip machines/machine0)"
+for f in merged.pftrace timeline.tsv machines/machine0/merged.pftrace machines/machine0/slices.tsv \
+	machines/machine0/threads.tsv machines/machine0/processes.tsv; do
+	size=$(TMPDIR=$gone lsl cap.zip "${f%/*}" | awk -v n="${f##*/}" '$3 == n { print $2 }')
+	[ "${f%/*}" = "$f" ] && size=$(TMPDIR=$gone lsl cap.zip | awk -v n="$f" '$3 == n { print $2 }')
+	eq "sizes: $f's is its length" "$size" "$("$tm" cat -o noindex cap.zip "$f" | wc -c)"
+done
+eq "sizes: the bytes are the pass's" "$("$tm" cat -o index=sizes.idx cap.zip timeline.tsv | md5sum)" \
+	"$("$tm" cat -o noindex cap.zip timeline.tsv | md5sum)"
+# cat builds the one file asked for; each run adds its sizes to the index.
+"$tm" cat -o index=one.idx cap.zip merged.pftrace >/dev/null
+"$tm" cat -o index=one.idx cap.zip timeline.tsv >/dev/null
+eq "sizes: cat's runs add up" "$(TMPDIR=$gone "$tm" ls -l -o index=one.idx cap.zip 2>&1)" "$cold"
+# A changed archive misses: its sizes are not used either.
+cp cap.zip cap2.zip
+"$tm" ls -l -o index=cap2.idx cap2.zip >/dev/null
+json 5000 a_much_longer_name_here >src/a.json
+(cd src && zip -q -X -0 ../cap2.zip a.json b.json c.systrace)
+eq "sizes: a changed archive is not given the old sizes" \
+	"$(TMPDIR=$gone "$tm" ls -l -o index=cap2.idx cap2.zip 2>/dev/null | awk '$3 == "merged.pftrace" { print $2 }')" 0
+eq "sizes: but sizes of its own" \
+	"$("$tm" ls -l -o index=cap2.idx cap2.zip | awk '$3 == "merged.pftrace" { print $2 }')" \
+	"$("$tm" cat -o noindex cap2.zip merged.pftrace | wc -c)"
+
 # pack's dry run reads a temporary file: it leaves nothing in the cache.
 n=$(ls "$cache" | wc -l)
 "$tm" pack -o packed.zip src/a.json src/c.systrace >/dev/null 2>&1
@@ -177,6 +215,19 @@ if [ -z "${TM_NO_FUSE:-}" ] && have_fuse; then
 		eq "a mount: nothing on the daemon's stderr" "$(cat "$m.log")" ""
 	else
 		fail "a mount" "$(cat "$m.log")"
+	fi
+	# The daemon's stat answers from the index: with no $TMPDIR it can
+	# build nothing, and its sizes are still there.
+	m=$T_TMP/mnt4
+	if TMPDIR=$gone tm_mount_args "$m" -o index="$T_TMP/sizes.idx" cap.zip "$m"; then
+		eq "sizes through a mount: merged.pftrace" "$(stat -c %s "$m/merged.pftrace")" \
+			"$("$tm" cat -o noindex cap.zip merged.pftrace | wc -c)"
+		eq "sizes through a mount: a machine's threads.tsv" "$(stat -c %s "$m/machines/machine0/threads.tsv")" \
+			"$("$tm" cat -o noindex cap.zip machines/machine0/threads.tsv | wc -c)"
+		ok "sizes through a mount: reading still needs the pass" eval "! cat $m/timeline.tsv >/dev/null 2>&1"
+		tm_umount "$m" || fail "sizes through a mount: clean unmount" "$(cat "$m.log")"
+	else
+		fail "sizes through a mount" "$(cat "$m.log")"
 	fi
 	m=$T_TMP/mnt2
 	printf 'X' | dd of="$idx" bs=1 seek=$(($(stat -c %s "$idx") / 2)) conv=notrunc status=none

@@ -3,8 +3,10 @@
 # CACHE): `tracemount cat ARCHIVE metadata.json` with the cache off (the
 # scan every time), cold (the scan, then the index written) and warm (the
 # index answers), wall time and peak RSS, next to `tar -tf` of the same
-# archive in the same run. Numbers only: the aim (warm < 50 ms) is shown,
-# never asserted.
+# archive in the same run; then `tracemount ls -l ARCHIVE` (every size of
+# the root) cold (the generation pass, then its sizes kept) and warm (the
+# index's sizes). Numbers only: the aim (warm < 50 ms) is shown, never
+# asserted.
 #
 # Inputs: one synthetic trace per kind (tests/tools/gen_trace.c) as the one
 # member of a TAR, BENCH_INDEX_MB each (default 128, the size of the
@@ -56,7 +58,8 @@ measure() {
 }
 ms() { awk -v s="$1" 'BEGIN { printf "%.0f", s * 1000 }'; }
 
-printf '%-9s %8s %11s %11s %11s %11s %9s\n' input size_MB noindex_ms cold_ms warm_ms tar_-tf_ms warm_RSS
+printf '%-9s %8s %11s %11s %11s %11s %9s %12s %12s\n' input size_MB noindex_ms cold_ms warm_ms tar_-tf_ms warm_RSS \
+	ls-l_cold_ms ls-l_warm_ms
 for kind in $kinds; do
 	a=$(archive "$kind" "$mb") || { echo "bench_index: cannot generate $kind"; continue; }
 	cat "$a" >/dev/null
@@ -66,9 +69,13 @@ for kind in $kinds; do
 	measure "$tm" cat "$a" metadata.json >/dev/null # the page cache holds the index too
 	read -r t_warm rss_warm < <(measure "$tm" cat "$a" metadata.json)
 	read -r t_tar _ < <(measure tar -tf "$a")
-	printf '%-9s %8.0f %11s %11s %11s %11s %9s\n' "$kind" "$(awk -v s="$(stat -c %s "$a")" 'BEGIN { print s / 1048576 }')" \
-		"$(ms "$t_none")" "$(ms "$t_cold")" "$(ms "$t_warm")" "$(ms "$t_tar")" "$rss_warm"
+	read -r l_cold _ < <(measure "$tm" ls -l "$a")
+	read -r l_warm _ < <(measure "$tm" ls -l "$a")
+	printf '%-9s %8.0f %11s %11s %11s %11s %9s %12s %12s\n' "$kind" \
+		"$(awk -v s="$(stat -c %s "$a")" 'BEGIN { print s / 1048576 }')" \
+		"$(ms "$t_none")" "$(ms "$t_cold")" "$(ms "$t_warm")" "$(ms "$t_tar")" "$rss_warm" "$(ms "$l_cold")" "$(ms "$l_warm")"
 done
 echo "noindex: the scan alone; cold: the scan and the index written; warm: the index answers"
+echo "ls -l cold: the scan from the index and the generation pass; warm: the sizes from the index"
 echo "(every run includes starting tracemount and the mount tier); RSS in MB"
 echo "aim (shown, not asserted): warm < 50 ms"

@@ -7,7 +7,10 @@
  *      byte for byte as the scan's own, and save again to the same bytes;
  *   2. those saved bytes cut at every length and with bytes flipped, and
  *      the input itself taken as saved results, load or are refused without
- *      a crash, and what loads renders without one.
+ *      a crash, and what loads renders without one;
+ *   3. the generated files' sizes (TM_INDEX_SIZES), made from the input's
+ *      bytes, load back as saved; the input itself taken as such a
+ *      section loads or is refused with a reason, without a crash.
  * The seeds are fuzz_scan's (tests/fuzz/corpus/fuzz_index links to them). */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "fuzz_input.h"
+#include "index.h"
 #include "merge.h"
 #include "render.h"
 #include "scan.h"
@@ -102,8 +106,42 @@ static void round_trip(tm_merge *m, const uint8_t *data, size_t size)
 	tm_scan_free(s);
 }
 
+/* Sizes from the input's bytes, saved and loaded back; then the input
+ * itself as a sizes section. */
+static void sizes(const uint8_t *data, size_t size)
+{
+	size_t n = size / 8;
+	tm_index_size *e = calloc(n ? n : 1, sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *d = data + 8 * i;
+		e[i].kind = d[0];
+		e[i].row = (uint32_t)d[1] << 24 | (uint32_t)d[2] << 8 | d[3];
+		e[i].size = (uint64_t)d[4] << 56 | (uint64_t)d[5] << 32 | (uint64_t)d[6] << 8 | d[7];
+	}
+	tm_ser_out o;
+	tm_ser_out_init(&o, TM_SER_MEMORY);
+	tm_index_sizes_save(e, n, &o);
+	tm_index_size *l = NULL;
+	size_t ln = 0;
+	const char *why = NULL;
+	if (tm_index_sizes_load(o.buf.data, o.buf.len, &l, &ln, &why) != 0 || ln != n ||
+	    (n && memcmp(l, e, n * sizeof(*e)) != 0)) {
+		fprintf(stderr, "saved sizes do not load back: %s\n", why ? why : "other entries");
+		abort();
+	}
+	free(l);
+	l = NULL;
+	why = NULL;
+	if (tm_index_sizes_load(data, size, &l, &ln, &why) != 0 && !why)
+		abort(); /* a refusal says why */
+	free(l);
+	free(e);
+	tm_ser_out_free(&o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	sizes(data, size);
 	int fd = fuzz_memfd("fuzz_index", data, size);
 	if (fd < 0)
 		return 0;
