@@ -251,8 +251,10 @@ void scan_systrace_event(const systrace_event *l, tm_event *ev)
 		ev->name = l->print_name[0] ? l->print_name : NULL;
 		break;
 	default:
-		/* the two the reference builds sched and thread-state rows from */
-		if (strcmp(l->event_name, "sched_switch") == 0 || strcmp(l->event_name, "sched_waking") == 0)
+		/* the two the reference builds sched and thread-state rows from
+		 * (the first two letters pass few others on to strcmp) */
+		if (l->event_name[0] == 's' && l->event_name[1] == 'c' &&
+		    (strcmp(l->event_name, "sched_switch") == 0 || strcmp(l->event_name, "sched_waking") == 0))
 			ev->kind = TM_EV_SCHED;
 		else
 			ev->kind = TM_EV_FTRACE;
@@ -281,7 +283,8 @@ typedef struct text_ctx {
 /* Report a line's task name when its thread shows a new one. */
 static void task_name(text_ctx *tc, const systrace_event *l)
 {
-	if (!tc->sf->sc->sink || !tc->sf->sc->sink->name || !l->task[0] || strcmp(l->task, "<...>") == 0)
+	if (!tc->sf->sc->sink || !tc->sf->sc->sink->name || !l->task[0] ||
+	    (l->task[0] == '<' && strcmp(l->task, "<...>") == 0))
 		return;
 	uint64_t h = 1469598103934665603ull;
 	for (const unsigned char *p = (const unsigned char *)l->task; *p; p++)

@@ -212,13 +212,17 @@ static double ts_seconds(const char *s, size_t n)
 	return (double)m / pow10[frac];
 }
 
-static char *trim(char *b, char *e)
+/* Trim b..e in place (NUL at the new end); *len gets the trimmed length
+ * when len is not NULL. */
+static char *trim(char *b, char *e, size_t *len)
 {
 	while (b < e && is_space((unsigned char)*b))
 		b++;
 	while (e > b && is_space((unsigned char)e[-1]))
 		e--;
 	*e = '\0';
+	if (len)
+		*len = (size_t)(e - b);
 	return b;
 }
 
@@ -349,10 +353,10 @@ static void print_buf_free(void *p)
 
 static tm_per_thread print_bufs = TM_PER_THREAD(print_buf, print_buf_free);
 
-static char *print_copy(const char *args)
+static char *print_copy(const char *args, size_t len)
 {
 	print_buf *b = tm_per_thread_get(&print_bufs);
-	size_t n = strlen(args) + 1;
+	size_t n = len + 1;
 	if (n > b->cap) {
 		free(b->data);
 		b->cap = n < 256 ? 256 : n;
@@ -399,20 +403,23 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 		line[m.tgid_e] = save;
 	}
 	ev->event_name = line + m.name_b;
-	ev->args = trim(line + m.end, line + n);
+	size_t name_len = m.name_e - m.name_b;
+	size_t args_len;
+	ev->args = trim(line + m.end, line + n, &args_len);
 	line[m.start] = '\0';
-	ev->task = trim(line, line + m.start);
-	/* snprintf "%s", without the printf machinery */
-	size_t an = strlen(ev->args);
+	ev->task = trim(line, line + m.start, NULL);
+	/* snprintf "%s", without the printf machinery (the name and the
+	 * args hold no NUL: the line was cut at its first) */
+	size_t an = args_len;
 	if (an > sizeof ev->args_summary - 1)
 		an = sizeof ev->args_summary - 1;
 	memcpy(ev->args_summary, ev->args, an);
 	ev->args_summary[an] = '\0';
 
 	for (size_t i = 0; i < sizeof PRINT_EVENTS / sizeof PRINT_EVENTS[0]; i++) {
-		if (strcmp(ev->event_name, PRINT_EVENTS[i]) == 0) {
+		if (name_len == strlen(PRINT_EVENTS[i]) && memcmp(ev->event_name, PRINT_EVENTS[i], name_len) == 0) {
 			/* The summary keeps the payload before it is cut up. */
-			return parse_print(print_copy(ev->args), ev);
+			return parse_print(print_copy(ev->args, args_len), ev);
 		}
 	}
 	return SYSTRACE_LINE_EVENT;
@@ -489,11 +496,10 @@ typedef struct reader {
 
 static const char TRACE_DATA_SECTION[] = "<script class=\"trace-data\" type=\"application/text\">";
 
-static int line_has(const char *line, size_t len, const char *needle)
+static int line_has_n(const char *line, size_t len, const char *needle, size_t nl)
 {
 	/* memmem, but skipping to the needle's first byte with memchr: most
 	 * lines hold no '<' at all. */
-	size_t nl = strlen(needle);
 	const char *p = line, *e = line + len;
 	while ((size_t)(e - p) >= nl && (p = memchr(p, needle[0], (size_t)(e - p) - nl + 1)) != NULL) {
 		if (memcmp(p, needle, nl) == 0)
@@ -502,6 +508,8 @@ static int line_has(const char *line, size_t len, const char *needle)
 	}
 	return 0;
 }
+/* (a literal needle: its length is known at compile time) */
+#define line_has(line, len, needle) line_has_n((line), (len), (needle), sizeof(needle) - 1)
 
 static int line_starts(const char *line, size_t len, const char *prefix)
 {
