@@ -10,6 +10,12 @@ typedef struct gen_ctx {
 	tm_export_build *x;
 	tm_timeline_build *tl;
 	tm_tables_build *tb;
+	/* the builders to make once the pass's own scan is done
+	 * (tm_gen_build_scanning) */
+	tm_merge *m;
+	unsigned wants;
+	size_t sort_bytes;
+	const tm_gen_scanned *scanned;
 } gen_ctx;
 
 static void on_packet(void *ctx, const tm_packet_out *po)
@@ -61,34 +67,61 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 #define GEN_ORDER_SHARED (12u * 1024u * 1024u)
 #define GEN_SORTS (16u * 1024u * 1024u)
 
-tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
+/* The builders of the families in `wants`, for the scan's results. */
+static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants, size_t sort_bytes, tm_error *err)
 {
-	gen_ctx g = {0};
+	if ((wants & TM_GEN_PFTRACE) && !(g->x = tm_export_new(m, scan, err)))
+		return -1;
+	if (wants & TM_GEN_TIMELINE)
+		g->tl = tm_timeline_new(m, scan, sort_bytes);
+	if (wants & TM_GEN_TABLES)
+		g->tb = tm_tables_new(scan, sort_bytes);
+	return 0;
+}
+
+/* tm_model_scanned: the results go to the caller; the builders are made
+ * for them before the first record reaches the model. */
+static int gen_scanned(void *ctx, tm_scan *s, tm_error *err)
+{
+	gen_ctx *g = ctx;
+	int failed = s->failed;
+	g->scanned->fn(g->scanned->ctx, s);
+	return failed ? 0 : gen_open(g, g->m, s, g->wants, g->sort_bytes, err);
+}
+
+/* `scan` NULL: the pass's own scan is the scan (tm_gen_build_scanning). */
+static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes,
+			 const tm_gen_scanned *scanned, tm_error *err)
+{
+	gen_ctx g = {.m = m, .wants = wants, .scanned = scanned};
 	tm_gen *res = NULL;
 	tm_model *model = NULL;
 	unsigned sorts = !!(wants & TM_GEN_TIMELINE) + !!(wants & TM_GEN_TABLES);
 	size_t order_bytes = sorts ? GEN_ORDER_SHARED : GEN_ORDER_ALONE;
-	size_t sort_bytes = run_bytes ? run_bytes : sorts ? GEN_SORTS / sorts : 0;
-	if ((wants & TM_GEN_PFTRACE) && !(g.x = tm_export_new(m, scan, err)))
-		return NULL;
-	if (wants & TM_GEN_TIMELINE)
-		g.tl = tm_timeline_new(m, scan, sort_bytes);
-	if (wants & TM_GEN_TABLES)
-		g.tb = tm_tables_new(scan, sort_bytes);
+	g.sort_bytes = run_bytes ? run_bytes : sorts ? GEN_SORTS / sorts : 0;
+	if (scan && gen_open(&g, m, scan, wants, g.sort_bytes, err) != 0)
+		goto fail;
 	/* only the sinks something wanted listens to: the model skips the
 	 * rows nobody reads */
 	tm_scan_sink pass = {.ctx = &g, .packet = on_packet};
 	tm_model_sink ms = {.ctx = &g,
-			    .slice = g.tl || g.tb ? on_slice : NULL,
-			    .counter = g.x || g.tl ? on_counter : NULL,
-			    .sched = g.tl ? on_sched : NULL,
-			    .kernel = g.tl ? on_kernel : NULL,
-			    .observed = g.x ? on_observed : NULL};
+			    .slice = wants & (TM_GEN_TIMELINE | TM_GEN_TABLES) ? on_slice : NULL,
+			    .counter = wants & (TM_GEN_PFTRACE | TM_GEN_TIMELINE) ? on_counter : NULL,
+			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
+			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
+			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL};
 	/* merged.pftrace alone needs the model only to convert JSON and
 	 * systrace events (and, at the end, the names and associations those
 	 * gave threads): without such input its records are not made */
 	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
-	model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, order_bytes, err);
+	if (scanned) {
+		/* no proto packet passes by (tm_gen_can_scan); the scan's
+		 * progress is the caller's */
+		tm_model_scanned sc = {&g, gen_scanned};
+		model = tm_model_run_scanned(m, &ms, scanned->progress, records, order_bytes, &sc, err);
+	} else {
+		model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, order_bytes, err);
+	}
 	if (!model)
 		goto fail;
 	res = tm_xcalloc(1, sizeof(*res));
@@ -119,6 +152,25 @@ fail:
 	tm_model_free(model);
 	tm_gen_free(res);
 	return NULL;
+}
+
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
+{
+	return gen_build(m, scan, wants, run_bytes, NULL, err);
+}
+
+int tm_gen_can_scan(const tm_merge *m)
+{
+	for (size_t i = 0; i < m->n_files; i++)
+		if (m->files[i].type == TM_TYPE_PROTO)
+			return 0;
+	return 1;
+}
+
+tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, const tm_gen_scanned *scanned,
+			      tm_error *err)
+{
+	return gen_build(m, NULL, wants, run_bytes, scanned, err);
 }
 
 void tm_gen_free(tm_gen *g)

@@ -389,6 +389,12 @@ static void run_packet(void *ctx, const tm_packet_out *p)
 	rc->also->packet(rc->also->ctx, p);
 }
 
+static void run_progress(void *ctx, const tm_scan_progress *p)
+{
+	run_ctx *rc = ctx;
+	rc->also->progress(rc->also->ctx, p);
+}
+
 static void run_name(void *ctx, const tm_name_out *n)
 {
 	run_ctx *rc = ctx;
@@ -444,6 +450,13 @@ static void start_contexts(tm_model *m, const struct tm_merge *merge, const tm_s
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
 		       int records, size_t order_bytes, tm_error *err)
 {
+	return tm_model_run_scanned(merge, sink, also, records, order_bytes, NULL, err);
+}
+
+tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink,
+			       const struct tm_scan_sink *also, int records, size_t order_bytes,
+			       const tm_model_scanned *scanned, tm_error *err)
+{
 	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink), 0, also, 0, {0}, merge, {0}};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL};
 	if (also) {
@@ -452,13 +465,24 @@ tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const 
 		ss.name = also->name ? run_name : NULL;
 		ss.want_args = also->want_args;
 	}
+	if (also && also->progress)
+		ss.progress = run_progress;
 	tm_scan *s = tm_scan_run(merge, &ss);
 	int failed = s->failed;
 	if (failed)
 		*err = s->err;
 	else
 		start_contexts(rc.model, merge, s);
-	tm_scan_free(s);
+	if (scanned) {
+		tm_error why;
+		tm_err_clear(&why);
+		if (scanned->fn(scanned->ctx, s, &why) != 0 && !failed) {
+			*err = why;
+			failed = 1;
+		}
+	} else {
+		tm_scan_free(s);
+	}
 	if (!failed && rc.failed) {
 		*err = rc.err;
 		failed = 1;

@@ -283,9 +283,23 @@ void tm_model_finish(tm_model *m);
  * temporary file cannot be written. `order_bytes`: the memory the records
  * are put in order with (tm_order_new; 0: its default). */
 struct tm_merge;
+struct tm_scan;
 struct tm_scan_sink;
 tm_model *tm_model_run(struct tm_merge *merge, const tm_model_sink *sink, const struct tm_scan_sink *also,
 		       int records, size_t order_bytes, tm_error *err);
+
+/* The same, handing the scan's results to `scanned` (it owns them then)
+ * once the scan is done, failed or not, before any record reaches the
+ * model: a caller that has no results yet takes them from this read
+ * instead of a scan of its own. `scanned` returns 0 to go on, or -1 with
+ * err set to stop (the run then returns NULL). */
+typedef struct tm_model_scanned {
+	void *ctx;
+	int (*fn)(void *ctx, struct tm_scan *s, tm_error *err);
+} tm_model_scanned;
+tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink,
+			       const struct tm_scan_sink *also, int records, size_t order_bytes,
+			       const tm_model_scanned *scanned, tm_error *err);
 
 /* Tables, valid until tm_model_free. */
 size_t tm_model_n_tracks(const tm_model *m);

@@ -115,6 +115,8 @@ struct tm_vtree {
 	char *index_path;       /* the index cache's file, NULL: none */
 	tm_buf index_key;       /* the inputs' key as the scan found them (empty:
 				   none), under `scan_mu` until the scan is made */
+	int index_missed;       /* the index was read and had no results (its
+				   key is in index_key), under `scan_mu` */
 	gen_sizes sizes;
 	void (*warn)(const char *msg);                       /* vt_inputs.warn */
 	void (*progress)(void *ctx, const vt_progress *p);   /* vt_inputs.progress */
@@ -639,40 +641,84 @@ static uint64_t scanned_bytes(const tm_vtree *t, const tm_scan *s)
 	return bytes;
 }
 
-/* The scan's results: from the index when it has them, else read. Caller
- * holds `scan_mu`. */
-static tm_scan *scan_load_or_run(tm_vtree *t)
+/* A scan tier being made: when it started, and the inputs' key. */
+typedef struct scan_start {
+	progress_ctx pc;
+	tm_buf key;
+} scan_start;
+
+/* Start making the scan tier (caller holds `scan_mu`): the index's
+ * results when it has them, else NULL (the inputs are to be read). */
+static tm_scan *scan_begin(tm_vtree *t, scan_start *st)
 {
-	progress_ctx pc = {.t = t};
-	clock_gettime(CLOCK_MONOTONIC, &pc.start);
-	tm_buf key = {0};
-	tm_scan *s = t->index_path ? scan_from_index(t, &key) : NULL;
-	int from_index = s != NULL;
-	if (!s) {
-		tm_scan_sink sink = {.ctx = &pc, .progress = t->progress ? on_scan_progress : NULL};
-		s = tm_scan_run(t->merge, t->progress ? &sink : NULL);
-		if (t->index_path)
-			scan_to_index(t, &key, s);
+	*st = (scan_start){.pc = {.t = t}};
+	clock_gettime(CLOCK_MONOTONIC, &st->pc.start);
+	if (!t->index_path)
+		return NULL;
+	if (t->index_missed) { /* asked before (scan_if_known): not again */
+		st->key = t->index_key;
+		t->index_key = (tm_buf){0};
+		return NULL;
 	}
+	return scan_from_index(t, &st->key);
+}
+
+/* The scan tier is `s` (read now unless from_index): kept in the index,
+ * its end reported, its failure logged. Caller holds `scan_mu`. */
+static void scan_install(tm_vtree *t, scan_start *st, tm_scan *s, int from_index)
+{
+	if (!from_index && t->index_path)
+		scan_to_index(t, &st->key, s);
 	tm_buf_free(&t->index_key);
-	t->index_key = key; /* for the sizes a generation pass finds */
+	t->index_key = st->key; /* for the sizes a generation pass finds */
+	st->key = (tm_buf){0};
 	if (t->progress) {
 		uint64_t bytes = scanned_bytes(t, s);
-		vt_progress v = {bytes, bytes, NULL, seconds_since(&pc.start), 1, from_index, s->failed};
+		vt_progress v = {bytes, bytes, NULL, seconds_since(&st->pc.start), 1, from_index, s->failed};
 		t->progress(t->progress_ctx, &v);
 	}
+	t->scan = s;
+	t->index_missed = 0;
+	if (s->failed && t->log)
+		t->log(s->err.msg);
+}
+
+/* The scan tier when it is made or the index has it, else NULL: nothing
+ * is read (the first generation pass may make it, gen_first). */
+static tm_scan *scan_if_known(tm_vtree *t)
+{
+	pthread_mutex_lock(&t->scan_mu);
+	if (!t->scan && t->index_path && !t->index_missed) {
+		scan_start st;
+		tm_scan *s = scan_begin(t, &st);
+		if (s) {
+			scan_install(t, &st, s, 1);
+		} else {
+			tm_buf_free(&t->index_key);
+			t->index_key = st.key;
+			t->index_missed = 1;
+		}
+	}
+	tm_scan *s = t->scan;
+	pthread_mutex_unlock(&t->scan_mu);
 	return s;
 }
 
 /* The scan's result, run once, by the first reader that needs it (the
- * others wait for it under `scan_mu`). */
+ * others wait for it under `scan_mu`): from the index when it has them,
+ * else read. */
 static tm_scan *scan_get(tm_vtree *t)
 {
 	pthread_mutex_lock(&t->scan_mu);
 	if (!t->scan) {
-		t->scan = scan_load_or_run(t);
-		if (t->scan->failed && t->log)
-			t->log(t->scan->err.msg);
+		scan_start st;
+		tm_scan *s = scan_begin(t, &st);
+		int from_index = s != NULL;
+		if (!s) {
+			tm_scan_sink sink = {.ctx = &st.pc, .progress = on_scan_progress};
+			s = tm_scan_run(t->merge, t->progress ? &sink : NULL);
+		}
+		scan_install(t, &st, s, from_index);
 	}
 	tm_scan *s = t->scan;
 	pthread_mutex_unlock(&t->scan_mu);
@@ -835,6 +881,29 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 	pthread_mutex_unlock(&z->mu);
 }
 
+/* Keep what a generation pass built (`build`, TM_GEN_*), or its failure
+ * (in gen_err). Caller holds `gen_mu`. */
+static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, const char *what)
+{
+	if (!g && t->gen_err.code == TM_OK)
+		tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
+	if (g && !t->gen) {
+		t->gen = g;
+	} else if (g) { /* the files built before stay where readers have them */
+		if (g->pftrace)
+			t->gen->pftrace = g->pftrace;
+		if (g->timeline)
+			t->gen->timeline = g->timeline;
+		if (g->tables)
+			t->gen->tables = g->tables;
+		free(g);
+	}
+	if (g) {
+		t->gen_have |= build;
+		sizes_from_gen(t, s, t->gen, build);
+	}
+}
+
 /* The generation pass for the family `want` (TM_GEN_*): run once under
  * `gen_mu` for all the families not built yet (or only `want`, with
  * gen_only_wanted); NULL with *err set when it failed. */
@@ -844,23 +913,7 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 	if (!(t->gen_have & want) && t->gen_err.code == TM_OK) {
 		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
 		tm_gen *g = tm_gen_build(t->merge, s, build, 0, &t->gen_err);
-		if (!g && t->gen_err.code == TM_OK)
-			tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
-		if (g && !t->gen) {
-			t->gen = g;
-		} else if (g) { /* the files built before stay where readers have them */
-			if (g->pftrace)
-				t->gen->pftrace = g->pftrace;
-			if (g->timeline)
-				t->gen->timeline = g->timeline;
-			if (g->tables)
-				t->gen->tables = g->tables;
-			free(g);
-		}
-		if (g) {
-			t->gen_have |= build;
-			sizes_from_gen(t, s, t->gen, build);
-		}
+		gen_store(t, s, g, build, what);
 	}
 	tm_gen *gen = t->gen_have & want ? t->gen : NULL;
 	if (!gen)
@@ -869,15 +922,67 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 	return gen;
 }
 
+/* The first generation pass of a merge whose scan tier is not made yet
+ * (and not in the index): its own scan is made the scan tier as soon as it
+ * is done, so each input is read once (DESIGN.md). Only for a merge that
+ * tm_gen_can_scan. */
+typedef struct first_pass {
+	tm_vtree *t;
+	scan_start st;
+} first_pass;
+
+/* tm_gen_scanned: install the scan tier and let its waiters go (the
+ * caller took `scan_mu` for it), while the pass goes on. */
+static void first_pass_scanned(void *ctx, tm_scan *s)
+{
+	first_pass *fp = ctx;
+	scan_install(fp->t, &fp->st, s, 0);
+	pthread_mutex_unlock(&fp->t->scan_mu);
+}
+
+static void gen_first(tm_vtree *t, unsigned want, const char *what)
+{
+	if (!tm_gen_can_scan(t->merge))
+		return;
+	pthread_mutex_lock(&t->scan_mu);
+	if (t->scan) {
+		pthread_mutex_unlock(&t->scan_mu);
+		return;
+	}
+	first_pass fp = {.t = t};
+	tm_scan *s = scan_begin(t, &fp.st);
+	if (s) { /* the index has the scan: the usual way */
+		scan_install(t, &fp.st, s, 1);
+		pthread_mutex_unlock(&t->scan_mu);
+		return;
+	}
+	/* scan_mu, then gen_mu: the order gen_get's callers take them in */
+	pthread_mutex_lock(&t->gen_mu);
+	unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL;
+	tm_scan_sink progress = {.ctx = &fp.st.pc, .progress = on_scan_progress};
+	tm_gen_scanned sc = {&fp, first_pass_scanned, t->progress ? &progress : NULL};
+	tm_gen *g = tm_gen_build_scanning(t->merge, build, 0, &sc, &t->gen_err);
+	/* scan_mu was let go when the scan ended; the scan tier is set */
+	if (t->scan->failed) {
+		tm_gen_free(g); /* the views say the scan's error, as usual */
+		tm_err_clear(&t->gen_err);
+		pthread_mutex_unlock(&t->gen_mu);
+		return;
+	}
+	gen_store(t, t->scan, g, build, what);
+	pthread_mutex_unlock(&t->gen_mu);
+}
+
 /* A spooled file: the node reads its part of the generation pass's
  * output. Caller holds the node's `mu`. */
 static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 {
 	vt_gen *g = n->g;
+	unsigned want = n->gen == GEN_PFTRACE ? TM_GEN_PFTRACE : n->gen == GEN_TIMELINE ? TM_GEN_TIMELINE : TM_GEN_TABLES;
+	gen_first(t, want, n->name);
 	tm_scan *s = scan_get(t);
 	if (s->failed)
 		return tm_err(err, TM_EIO, "%s", s->err.msg);
-	unsigned want = n->gen == GEN_PFTRACE ? TM_GEN_PFTRACE : n->gen == GEN_TIMELINE ? TM_GEN_TIMELINE : TM_GEN_TABLES;
 	const tm_gen *gen = gen_get(t, s, want, n->name, err);
 	if (!gen)
 		return -1;
@@ -1038,7 +1143,8 @@ static int size_before_built(tm_vtree *t, vt_node *n, uint64_t *size)
 {
 	if (n->gen < GEN_PFTRACE || atomic_load_explicit(&n->g->ready, memory_order_acquire))
 		return 0;
-	if (scan_get(t)->failed) /* the file is an error, not a size */
+	const tm_scan *s = scan_if_known(t); /* not read for this */
+	if (!s || s->failed) /* a failed scan: the file is an error, not a size */
 		return 0;
 	return size_known(t, (gen_kind)n->gen, n->row, size);
 }

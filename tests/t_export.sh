@@ -280,4 +280,50 @@ if [ $mode == fuse ]; then
 		fail "300 machines: mount" "$(cat "$mm.log")"
 	fi
 fi
+
+# Each input is read once: with no scan made yet, the generation pass of an
+# archive of text traces (JSON, systrace) is the scan too, and what the
+# scan tier shows afterwards is what a scan of its own shows. Counted with
+# strace(1): the bytes read from the archive by `cat merged.pftrace`.
+mkdir -p once && (
+	cd once
+	awk 'BEGIN { for (i = 0; i < 40000; i++)
+		printf "  app-%d (%5d) [%03d] ...1 %d.%06d: tracing_mark_write: B|%d|slice_%d\n", i % 97, i % 997, i % 8, 1 + i / 1000000, i % 1000000, i % 997, i }' >a.systrace
+	sed 's/app-/bpp-/' a.systrace >b.systrace
+	cp "$real/node_trace.json" c.json
+	tar -cf ../once.tar a.systrace b.systrace c.json
+)
+if command -v strace >/dev/null 2>&1; then
+	strace -f -qq -e trace=openat,read,pread64 -e signal=none -o once.st "$tm" cat -o noindex once.tar merged.pftrace >once.pf
+	fd=$(grep 'once\.tar' once.st | grep -o '= [0-9]*$' | head -n 1 | tr -dc 0-9)
+	read_bytes=$(awk -v fd="$fd" '$0 ~ "(pread64|read)\\(" fd "," && $NF + 0 > 0 { s += $NF } END { print s + 0 }' once.st)
+	size=$(stat -c %s once.tar)
+	ok "one read: merged.pftrace reads the archive once ($read_bytes of $size bytes)" \
+		test "$read_bytes" -ge "$size" -a "$read_bytes" -lt $((size * 3 / 2))
+else
+	skip "one read: merged.pftrace reads the archive once" "no strace(1)"
+fi
+ok "one read: the same merged.pftrace as after a scan" cmp once.pf <("$tm" cat -o noindex once.tar merged.pftrace)
+# The scan tier the pass made: kept in an index by `ls -l` (whose first
+# stat is merged.pftrace's), then read back, and shown through a mount.
+"$tm" ls -l -o index=once.idx once.tar >/dev/null
+for f in metadata.json clocks/graph.dot clocks/edges.csv perfetto_manifest.json machines/machine0/machine.json; do
+	ok "one read: $f as a scan of its own gives it" cmp <("$tm" cat -o index=once.idx once.tar "$f") \
+		<("$tm" cat -o noindex once.tar "$f")
+done
+if [ $mode == fuse ]; then
+	m=$T_TMP/once_mnt
+	if tm_mount once.tar "$m" -o noindex; then
+		cat "$m/timeline.tsv" >once.tl &
+		pid=$!
+		ok "one read: metadata.json while the pass runs" cmp "$m/metadata.json" <("$tm" cat -o noindex once.tar metadata.json)
+		wait "$pid"
+		ok "one read: timeline.tsv through the mount" cmp once.tl <("$tm" cat -o noindex once.tar timeline.tsv)
+		ok "one read: a machine's threads.tsv" cmp "$m/machines/machine0/threads.tsv" \
+			<("$tm" cat -o noindex once.tar machines/machine0/threads.tsv)
+		tm_umount "$m" || fail "one read: clean unmount" "$(cat "$m.log")"
+	else
+		fail "one read: mount" "$(cat "$m.log")"
+	fi
+fi
 exit $T_FAILED
