@@ -167,8 +167,13 @@ int64_t tm_blob_measure(tm_blob *b, tm_error *err)
 /* Small reads (the headers and data of an archive of many small members,
  * read one after another by the listing, the sniffing and the scan) are
  * served from the last window of the file read, instead of a system call
- * each. */
+ * each. A window starts at WINDOW_MIN and doubles, up to READ_WINDOW, while
+ * the reads stay within READ_WINDOW of it (small members, read in archive
+ * order or near it); a read farther away starts it small again: a TAR of
+ * large members is a header and its sniffed bytes, then a jump, and 128 KB
+ * windows there read more than half of the archive to list it. */
 #define SMALL_READ ((size_t)16 << 10)
+#define WINDOW_MIN SMALL_READ
 #define READ_WINDOW ((size_t)128 << 10)
 
 typedef struct file_blob {
@@ -178,6 +183,7 @@ typedef struct file_blob {
 	unsigned char *win;    /* READ_WINDOW bytes, allocated with the first small read */
 	uint64_t win_off;
 	size_t win_len;
+	size_t win_size;       /* the size windows are read at now */
 } file_blob;
 
 static ssize_t file_read_at(const file_blob *f, void *buf, size_t n, uint64_t off, size_t need, tm_error *err)
@@ -205,8 +211,13 @@ static ssize_t file_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_er
 	if (!(f->win && off >= f->win_off && off - f->win_off <= f->win_len && n <= f->win_len - (off - f->win_off))) {
 		if (!f->win)
 			f->win = tm_xmalloc(READ_WINDOW);
+		uint64_t near = f->win_off > READ_WINDOW ? f->win_off - READ_WINDOW : 0;
+		if (f->win_size && off >= near && off - near <= 2 * (uint64_t)READ_WINDOW + f->win_len)
+			f->win_size = f->win_size * 2 < READ_WINDOW ? f->win_size * 2 : READ_WINDOW;
+		else
+			f->win_size = WINDOW_MIN;
 		uint64_t size = (uint64_t)tm_blob_size(c->blob);
-		size_t want = size - off < READ_WINDOW ? (size_t)(size - off) : READ_WINDOW;
+		size_t want = size - off < f->win_size ? (size_t)(size - off) : f->win_size;
 		f->win_len = 0;
 		ssize_t r = file_read_at(f, f->win, want, off, n, err);
 		if (r < 0) {

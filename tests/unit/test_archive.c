@@ -366,6 +366,49 @@ static void test_file_blob(void)
 	CHECK_INT(err.code, TM_EIO);
 }
 
+/* Small reads served from the read window: forward runs (the window
+ * grows), nearby jumps back and forth (it keeps its size), far jumps (it
+ * starts small again) and reads across the end of a window or of the file
+ * all give the file's bytes. */
+static void test_file_blob_window(void)
+{
+	enum { SIZE = 1 << 20 };
+	unsigned char *data = malloc(SIZE), buf[16384];
+	gen_random(data, SIZE, 11);
+	write_file("window.bin", data, SIZE);
+	tm_error err = {0};
+	tm_blob *b = tm_blob_open_path(path_of("window.bin"), &err);
+	CHECK(b);
+	tm_cursor *c = tm_cursor_open(b, &err);
+	uint64_t seed = 99, off = 0;
+	int bad = 0;
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		size_t n = 1 + r % (i % 3 ? 600 : sizeof buf);
+		switch (r % 4) {
+		case 0: /* a far jump */
+			off = (r >> 4) % SIZE;
+			break;
+		case 1: /* nearby, either way */
+			off = (off + SIZE + (r >> 8) % 300000 - 150000) % SIZE;
+			break;
+		default: /* on forward */
+			off += n;
+			break;
+		}
+		if (off >= SIZE)
+			off = SIZE - 1 - r % 100;
+		size_t want = off + n > SIZE ? SIZE - off : n;
+		ssize_t got = tm_cursor_pread(c, buf, n, off, &err);
+		bad += got != (ssize_t)want || memcmp(buf, data + off, want) != 0;
+	}
+	CHECK_INT(bad, 0);
+	tm_cursor_close(c);
+	tm_blob_unref(b);
+	free(data);
+}
+
 static void test_memory_blob(void)
 {
 	tm_blob *b = tm_blob_open_memory("hello world", 11);
@@ -1354,6 +1397,7 @@ int main(void)
 	}
 	TT_RUN(test_hidden_names);
 	TT_RUN(test_file_blob);
+	TT_RUN(test_file_blob_window);
 	TT_RUN(test_memory_blob);
 	TT_RUN(test_zip_tools);
 	TT_RUN(test_zip_streamed_descriptor);
