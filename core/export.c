@@ -6,6 +6,7 @@
  * copying untouched fields as they are is what keeps it fast. */
 #include "export.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,21 @@
 
 /* ---- encoding ------------------------------------------------------------- */
 
-static void put_varint(tm_buf *b, uint64_t v)
+/* v as a varint at t (room for 10 bytes); its length. */
+static size_t varint_at(uint8_t *t, uint64_t v)
 {
-	uint8_t t[10];
 	size_t n = 0;
 	do {
 		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		v >>= 7;
 	} while (v);
-	tm_buf_put(b, t, n);
+	return n;
+}
+
+static void put_varint(tm_buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	tm_buf_put(b, t, varint_at(t, v));
 }
 
 static void put_tag(tm_buf *b, uint32_t id, unsigned wire)
@@ -130,19 +137,35 @@ exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert)
 
 /* ---- the exporter ------------------------------------------------------------ */
 
-void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
+/* Frame pkt followed by `tail` (tn bytes, may be 0) as one packet. */
+static void emit_tail(exp *x, uint32_t row, const void *pkt, size_t len, const uint8_t *tail, size_t tn)
 {
 	uint8_t head[11];
-	size_t n = 0;
 	_Static_assert(TM_PB_TAG(F_Trace_packet, TM_PB_LEN) < 0x80, "Trace.packet's tag is one byte");
-	head[n++] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
-	uint64_t v = len;
-	do {
-		head[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
+	head[0] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
+	size_t n = 1 + varint_at(head + 1, len + tn);
 	tm_views_put(&x->out, row, head, n);
 	tm_views_put(&x->out, row, pkt, len);
+	if (tn)
+		tm_views_put(&x->out, row, tail, tn);
+}
+
+void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
+{
+	emit_tail(x, row, pkt, len, NULL, 0);
+}
+
+/* A kept packet, ending with the merge's machine_id for its row (none
+ * for the host). */
+static void emit_kept(exp *x, uint32_t row, const void *pkt, size_t len)
+{
+	uint8_t tail[20];
+	size_t tn = 0;
+	if (row < x->scan->machines.n && x->mach_id[row]) {
+		tn = varint_at(tail, TM_PB_TAG(F_TracePacket_machine_id, TM_PB_VARINT));
+		tn += varint_at(tail + tn, x->mach_id[row]);
+	}
+	emit_tail(x, row, pkt, len, tail, tn);
 }
 
 uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
@@ -446,6 +469,72 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 	}
 }
 
+/* ---- packets before the scan's results ---------------------------------------- */
+
+/* A pass that makes the scan's results as it goes (tm_export_new_deferred)
+ * rewrites each kept packet before the merge's machine ids are known
+ * (they need every machine's raw id) and before the header that comes
+ * first (it needs the whole scan). Such packets wait in a temporary file
+ * without their machine_id, as (row, length, bytes) records, and
+ * tm_export_attach copies them out after the header. The copy is a
+ * sequential read of bytes already rewritten: far cheaper than reading
+ * and tokenizing every input a second time. */
+static void defer_kept(exp *x, uint32_t row, const tm_buf *b)
+{
+	uint8_t t[20];
+	size_t n = varint_at(t, row);
+	n += varint_at(t + n, b->len);
+	tm_spool_put(&x->body, t, n);
+	tm_spool_put(&x->body, b->data, b->len);
+}
+
+#define DEFER_READ (1u << 20)
+
+static int copy_deferred(exp *x, tm_error *err)
+{
+	if (tm_spool_finish(&x->body, "merged.pftrace", err) != 0)
+		return -1;
+	const tm_ext whole = {0, 0, x->body.size};
+	size_t cap = DEFER_READ, have = 0, at = 0;
+	uint8_t *buf = tm_xmalloc(cap);
+	uint64_t off = 0;
+	int rc = 0;
+	for (;;) {
+		const uint8_t *p = buf + at, *end = buf + have;
+		uint64_t row, len;
+		int head = tm_pb_varint(&p, end, &row) && tm_pb_varint(&p, end, &len);
+		if (head && len <= (uint64_t)(end - p)) {
+			emit_kept(x, (uint32_t)row, p, (size_t)len);
+			at = (size_t)(p - buf) + (size_t)len;
+			continue;
+		}
+		if (off == x->body.size)
+			break;
+		/* the record so far to the front, room for all of it, more */
+		size_t need = head ? (size_t)(p - (buf + at)) + (size_t)len : 0;
+		memmove(buf, buf + at, have - at);
+		have -= at;
+		at = 0;
+		if (need > cap) {
+			cap = need;
+			buf = tm_xrealloc(buf, cap);
+		}
+		ssize_t k = tm_ext_pread(x->body.fd, &whole, 1, buf + have, cap - have, off);
+		if (k <= 0) {
+			rc = tm_err(err, TM_EIO, "merged.pftrace: cannot read a temporary file: %s",
+				    k < 0 ? strerror(errno) : "it ended early");
+			break;
+		}
+		have += (size_t)k;
+		off += (uint64_t)k;
+	}
+	if (!rc && at != have)
+		rc = tm_err(err, TM_EIO, "merged.pftrace: a temporary file ends inside a packet");
+	free(buf);
+	tm_spool_close(&x->body);
+	return rc;
+}
+
 static void on_packet(void *ctx, const tm_packet_out *po)
 {
 	exp *x = ctx;
@@ -500,9 +589,10 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 		put_uint(b, F_TracePacket_timestamp, (uint64_t)po->ts);
 	if (had_seq && po->seq_id)
 		put_uint(b, F_TracePacket_trusted_packet_sequence_id, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
-	if (po->machine_row < x->scan->machines.n && x->mach_id[po->machine_row])
-		put_uint(b, F_TracePacket_machine_id, x->mach_id[po->machine_row]);
-	exp_emit(x, po->machine_row, b->data, b->len);
+	if (x->deferred)
+		defer_kept(x, po->machine_row, b);
+	else
+		emit_kept(x, po->machine_row, b->data, b->len);
 }
 
 /* ---- header ------------------------------------------------------------------ */
@@ -673,10 +763,10 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
+/* The machine ids, the outputs and their headers, for the scan's results. */
+static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 {
-	exp *x = tm_xcalloc(1, sizeof(*x));
-	x->m = m;
+	tm_merge *m = x->m;
 	x->scan = scan;
 	size_t nm = scan->machines.n;
 	x->mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x->mach_id));
@@ -715,17 +805,53 @@ tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 			if (scan->files[i].machines[k] < nm)
 				x->kernel_text[scan->files[i].machines[k]] = 1;
 	}
-	if (tm_views_open(&x->out, nm, err)) {
-		tm_export_abort(x);
-		return NULL;
-	}
+	if (tm_views_open(&x->out, nm, err))
+		return -1;
 	header(x, 0, -1);
 	/* With one machine the whole merge's header is that machine's (the
 	 * same packets of the same row): the file is shared (tm_views). */
 	for (size_t r = 0; r < nm && !x->out.shared; r++)
 		header(x, r + 1, (int64_t)r);
 	x->text = exp_text_new(x);
+	return 0;
+}
+
+/* An exporter with no file open yet. */
+static exp *exp_alloc(tm_merge *m)
+{
+	exp *x = tm_xcalloc(1, sizeof(*x));
+	x->m = m;
+	x->out.all.fd = x->out.mach.file.fd = x->body.fd = -1;
 	return x;
+}
+
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
+{
+	exp *x = exp_alloc(m);
+	if (export_start(x, scan, err) != 0) {
+		tm_export_abort(x);
+		return NULL;
+	}
+	return x;
+}
+
+tm_export_build *tm_export_new_deferred(tm_merge *m, tm_error *err)
+{
+	exp *x = exp_alloc(m);
+	x->deferred = 1;
+	if (tm_spool_open(&x->body, err) != 0) {
+		tm_export_abort(x);
+		return NULL;
+	}
+	return x;
+}
+
+int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err)
+{
+	if (export_start(x, scan, err) != 0)
+		return -1;
+	x->deferred = 0;
+	return copy_deferred(x, err);
 }
 
 tm_export *tm_export_finish(tm_export_build *x, const tm_model *model, tm_error *err)
@@ -743,6 +869,7 @@ void tm_export_abort(tm_export_build *x)
 		return;
 	exp_text_free(x->text);
 	tm_views_close(&x->out);
+	tm_spool_close(&x->body);
 	free(x->mach_id);
 	free(x->kernel_text);
 	free(x->seqs.s);

@@ -39,7 +39,14 @@ typedef struct exp tm_export_build;
  * temporary file cannot be created. */
 tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err);
 
-/* The second scan's packets (tm_scan_sink.packet), and the model's JSON
+/* The same for a pass whose own scan makes the scan's results
+ * (tm_gen_build_scanning): kept packets are held until tm_export_attach
+ * gives it those results, then written after the header. */
+tm_export_build *tm_export_new_deferred(tm_merge *m, tm_error *err);
+/* -1 with err set when a temporary file failed (the caller aborts). */
+int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
+
+/* The scan's packets (tm_scan_sink.packet), and the model's JSON
  * and systrace events and counters (tm_model_sink.observed, .counter). */
 void tm_export_packet(tm_export_build *x, const tm_packet_out *po);
 void tm_export_observed(tm_export_build *x, const tm_mobserved *o);

@@ -42,6 +42,8 @@ typedef struct exp {
 	tm_ftrace_bundle bundle;
 	TM_VEC(uint64_t) col[12];
 	exp_text *text;
+	int deferred;          /* kept packets go to `body` (tm_export_new_deferred) */
+	tm_spool body;
 } exp;
 
 /* Frame a TracePacket as a Trace.packet field into the whole merge's

@@ -24,6 +24,12 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	tm_export_packet(g->x, po);
 }
 
+static void on_progress(void *ctx, const tm_scan_progress *p)
+{
+	gen_ctx *g = ctx;
+	g->scanned->progress->progress(g->scanned->progress->ctx, p);
+}
+
 static void on_observed(void *ctx, const tm_mobserved *o)
 {
 	gen_ctx *g = ctx;
@@ -67,10 +73,13 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 #define GEN_ORDER_SHARED (12u * 1024u * 1024u)
 #define GEN_SORTS (16u * 1024u * 1024u)
 
-/* The builders of the families in `wants`, for the scan's results. */
+/* The builders of the families in `wants`, for the scan's results (an
+ * exporter made before the scan gets them now). */
 static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants, size_t sort_bytes, tm_error *err)
 {
-	if ((wants & TM_GEN_PFTRACE) && !(g->x = tm_export_new(m, scan, err)))
+	if (g->x && tm_export_attach(g->x, scan, err) != 0)
+		return -1;
+	if ((wants & TM_GEN_PFTRACE) && !g->x && !(g->x = tm_export_new(m, scan, err)))
 		return -1;
 	if (wants & TM_GEN_TIMELINE)
 		g->tl = tm_timeline_new(m, scan, sort_bytes);
@@ -115,10 +124,18 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	 * gave threads): without such input its records are not made */
 	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
 	if (scanned) {
-		/* no proto packet passes by (tm_gen_can_scan); the scan's
-		 * progress is the caller's */
+		/* kept proto packets wait for the scan's results in the
+		 * exporter; the scan's progress is the caller's. An exporter
+		 * that cannot start now is tried again once the scan is done
+		 * (gen_open), which fails with the reason then: the caller
+		 * still gets the scan. */
+		tm_error later;
+		if (wants & TM_GEN_PFTRACE)
+			g.x = tm_export_new_deferred(m, &later);
+		pass.packet = g.x ? on_packet : NULL;
+		pass.progress = scanned->progress ? on_progress : NULL;
 		tm_model_scanned sc = {&g, gen_scanned};
-		model = tm_model_run_scanned(m, &ms, scanned->progress, records, order_bytes, &sc, err);
+		model = tm_model_run_scanned(m, &ms, &pass, records, order_bytes, &sc, err);
 	} else {
 		model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, order_bytes, err);
 	}
@@ -157,14 +174,6 @@ fail:
 tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
 {
 	return gen_build(m, scan, wants, run_bytes, NULL, err);
-}
-
-int tm_gen_can_scan(const tm_merge *m)
-{
-	for (size_t i = 0; i < m->n_files; i++)
-		if (m->files[i].type == TM_TYPE_PROTO)
-			return 0;
-	return 1;
 }
 
 tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, const tm_gen_scanned *scanned,

@@ -47,15 +47,14 @@ tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t ru
  * pass's own scan gives the scan's results, handed to scanned->fn (which
  * owns them then) as soon as the scan is done, failed or not, while the
  * pass goes on. scanned->progress (may be NULL) gets the scan's progress
- * callback. Only for a merge that tm_gen_can_scan: a proto file's packets
- * are written as the scan reads them, after a header made from the whole
- * scan's results. */
+ * callback. Kept proto packets are rewritten as the scan reads them and
+ * wait in a temporary file for the header, which needs the whole scan's
+ * results (tm_export_new_deferred). */
 typedef struct tm_gen_scanned {
 	void *ctx;
 	void (*fn)(void *ctx, tm_scan *s);
 	const tm_scan_sink *progress;
 } tm_gen_scanned;
-int tm_gen_can_scan(const tm_merge *m);
 tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, const tm_gen_scanned *scanned,
 			      tm_error *err);
 void tm_gen_free(tm_gen *g);

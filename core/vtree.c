@@ -924,8 +924,7 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 
 /* The first generation pass of a merge whose scan tier is not made yet
  * (and not in the index): its own scan is made the scan tier as soon as it
- * is done, so each input is read once (DESIGN.md). Only for a merge that
- * tm_gen_can_scan. */
+ * is done, so each input is read once (DESIGN.md). */
 typedef struct first_pass {
 	tm_vtree *t;
 	scan_start st;
@@ -942,8 +941,6 @@ static void first_pass_scanned(void *ctx, tm_scan *s)
 
 static void gen_first(tm_vtree *t, unsigned want, const char *what)
 {
-	if (!tm_gen_can_scan(t->merge))
-		return;
 	pthread_mutex_lock(&t->scan_mu);
 	if (t->scan) {
 		pthread_mutex_unlock(&t->scan_mu);

@@ -4,7 +4,8 @@
  * timeline.tsv and the per-machine tables, and the merged trace is merged
  * again on its own. Checked on the way: each output's size is what its
  * file holds; the machines' timelines add up to the whole one; a
- * re-import of merged.pftrace never fails when the input did not. */
+ * re-import of merged.pftrace never fails when the input did not; the
+ * pass that is the scan too makes the same merged.pftrace. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,52 @@ static uint64_t count_lines(const tm_spooled *sp, size_t row)
 	return n;
 }
 
+/* Whether view `row` of a and of b hold the same bytes. */
+static int same_view(const tm_spooled *a, const tm_spooled *b, size_t row)
+{
+	char x[1 << 14], y[1 << 14];
+	uint64_t off = 0, size = tm_spooled_size(a, row);
+	if (size != tm_spooled_size(b, row))
+		return 0;
+	while (off < size) {
+		ssize_t r = tm_spooled_pread(a, row, x, sizeof x, off);
+		if (r <= 0 || tm_spooled_pread(b, row, y, (size_t)r, off) != r || memcmp(x, y, (size_t)r) != 0)
+			return 0;
+		off += (uint64_t)r;
+	}
+	return 1;
+}
+
+static void take_scan(void *ctx, tm_scan *s)
+{
+	*(tm_scan **)ctx = s;
+}
+
+/* The pass that is the scan too (it holds proto packets back until the
+ * scan's results give the header) makes the same merged.pftrace as the
+ * pass after a scan, the whole merge's and each machine's. */
+static void check_one_read(tm_merge *m, const tm_spooled *want)
+{
+	tm_error err;
+	tm_err_clear(&err);
+	tm_scan *s = NULL;
+	tm_gen_scanned sc = {&s, take_scan, NULL};
+	tm_gen *g = tm_gen_build_scanning(m, TM_GEN_PFTRACE, 64, &sc, &err);
+	if (!g || !s || s->failed) {
+		fprintf(stderr, "the one-read pass failed where the scan did not: %s\n", err.msg);
+		abort();
+	}
+	int same = same_view(want, g->pftrace, TM_SPOOLED_ALL) && want->n_mach == g->pftrace->n_mach;
+	for (size_t i = 0; same && i < want->n_mach; i++)
+		same = same_view(want, g->pftrace, i);
+	if (!same) {
+		fprintf(stderr, "the one-read pass made another merged.pftrace\n");
+		abort();
+	}
+	tm_gen_free(g);
+	tm_scan_free(s);
+}
+
 /* Merge the bytes at fd again, alone; returns whether it failed. */
 static int remerge(int src, uint64_t size)
 {
@@ -121,6 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				}
 				if (g->pftrace->size && remerge(g->pftrace->fd, g->pftrace->size))
 					abort();
+				check_one_read(m, g->pftrace);
 				/* every per-machine line is in the whole timeline */
 				uint64_t lines = 0;
 				for (size_t i = 0; i < g->timeline->n_mach; i++)
