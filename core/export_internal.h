@@ -29,6 +29,7 @@ typedef struct exp_map {
 exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert);
 
 typedef struct exp_text exp_text;
+typedef struct exp_worker exp_worker;
 
 typedef struct exp {
 	tm_merge *m;
@@ -44,6 +45,12 @@ typedef struct exp {
 	exp_text *text;
 	int deferred;          /* kept packets go to `body` (tm_export_new_deferred) */
 	tm_spool body;
+	/* The scan's thread reads these for every packet while the worker
+	 * that rewrites kept packets (and writes the fields above) runs: a
+	 * cache line of their own. */
+	_Alignas(64) exp_worker *worker;
+	int worker_tried;
+	char line_end_[64 - sizeof(exp_worker *) - sizeof(int)];
 } exp;
 
 /* Frame a TracePacket as a Trace.packet field into the whole merge's

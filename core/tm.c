@@ -41,6 +41,16 @@ void *tm_xmalloc(size_t n)
 	return p;
 }
 
+void *tm_xcalloc_aligned(size_t align, size_t n)
+{
+	n = (n + align - 1) / align * align;
+	void *p = aligned_alloc(align, n);
+	if (!p)
+		oom(n);
+	memset(p, 0, n);
+	return p;
+}
+
 void *tm_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);

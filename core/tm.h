@@ -44,6 +44,9 @@ void tm_err_clear(tm_error *err);
  * aborts (a daemon that cannot allocate a few bytes cannot serve anyway). */
 void *tm_xmalloc(size_t n);
 void *tm_xcalloc(size_t n, size_t size);
+/* n zeroed bytes at a multiple of `align` (a power of two): for data two
+ * threads write, kept on cache lines of their own. Freed with free(). */
+void *tm_xcalloc_aligned(size_t align, size_t n);
 void *tm_xrealloc(void *p, size_t n);
 char *tm_xstrdup(const char *s);
 char *tm_xstrndup(const char *s, size_t n);
