@@ -320,6 +320,7 @@ void tm_spool_close(tm_spool *s)
 #define TM_PART_BUF (32u * 1024u)
 #define TM_PART_MIN 256u
 #define TM_PARTS_HELD (2u * 1024u * 1024u)
+#define TM_PART_REF_MIN 4096u
 
 int tm_parts_open(tm_parts *ps, size_t n, tm_error *err)
 {
@@ -343,11 +344,11 @@ static void part_flush(tm_parts *ps, tm_part *pt)
 	uint64_t at = ps->file.size;
 	tm_spool_put(&ps->file, pt->buf, pt->len);
 	tm_ext *last = pt->n_ext ? &pt->ext[pt->n_ext - 1] : NULL;
-	if (last && last->at + last->len == at) {
+	if (last && !last->whole && last->at + last->len == at) {
 		last->len += pt->len;
 	} else {
 		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
-		pt->ext[pt->n_ext++] = (tm_ext){pt->size - pt->len, at, pt->len};
+		pt->ext[pt->n_ext++] = (tm_ext){pt->size - pt->len, at, pt->len, 0};
 	}
 	pt->len = 0;
 }
@@ -396,6 +397,30 @@ void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n)
 	}
 }
 
+void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t n)
+{
+	tm_part *pt = &ps->p[i];
+	int follows = pt->ref_end && pt->ref_end == at;
+	pt->ref_end = at + n;
+	if (!n)
+		return;
+	tm_ext *last = pt->n_ext ? &pt->ext[pt->n_ext - 1] : NULL;
+	if (follows && last && last->whole && last->off + last->len == pt->size && last->at + last->len == at) {
+		last->len += n; /* the stream's tail grows */
+		pt->size += n;
+		return;
+	}
+	/* room for the buffer's extent and this one */
+	if (follows && (pt->n_ext + 2) * (uint64_t)TM_PART_REF_MIN <= pt->size + n) {
+		part_flush(ps, pt);
+		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
+		pt->ext[pt->n_ext++] = (tm_ext){pt->size, at, n, 1};
+		pt->size += n;
+		return;
+	}
+	tm_parts_put(ps, i, p, n);
+}
+
 int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err)
 {
 	if (!ps->n)
@@ -434,7 +459,7 @@ static ssize_t pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (ssize_t)got;
 }
 
-ssize_t tm_ext_pread(int fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
+ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
 {
 	/* the last extent that starts at or before off */
 	size_t lo = 0, hi = n_ext;
@@ -452,7 +477,7 @@ ssize_t tm_ext_pread(int fd, const tm_ext *ext, size_t n_ext, void *buf, size_t 
 			continue;
 		uint64_t in = off + got - e->off;
 		size_t want = e->len - in < n - got ? (size_t)(e->len - in) : n - got;
-		ssize_t r = pread_full(fd, (char *)buf + got, want, e->at + in);
+		ssize_t r = pread_full(e->whole ? whole_fd : fd, (char *)buf + got, want, e->at + in);
 		if (r < 0)
 			return -1;
 		got += (size_t)r;
@@ -491,7 +516,7 @@ ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, u
 	if (row >= s->n_mach)
 		return 0;
 	const tm_part *pt = &s->mach[row];
-	return tm_ext_pread(s->mach_fd, pt->ext, pt->n_ext, buf, n, off);
+	return tm_ext_pread(s->mach_fd, s->fd, pt->ext, pt->n_ext, buf, n, off);
 }
 
 uint64_t tm_spooled_size(const tm_spooled *s, size_t row)
@@ -561,9 +586,10 @@ void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
 {
 	if (v->shared && row != 0)
 		split_views(v);
+	uint64_t at = v->all.size;
 	tm_spool_put(&v->all, p, n);
 	if (row < v->n_mach && !v->shared && v->mach.n)
-		tm_parts_put(&v->mach, row, p, n);
+		tm_parts_put_ref(&v->mach, row, at, p, n);
 }
 
 void tm_views_put_all(tm_views *v, const void *p, size_t n)
@@ -601,7 +627,7 @@ tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 		v->mach.n = 1;
 		v->mach.p[0].size = v->all.size;
 		v->mach.p[0].ext = tm_xmalloc(sizeof(tm_ext));
-		v->mach.p[0].ext[0] = (tm_ext){0, 0, v->all.size};
+		v->mach.p[0].ext[0] = (tm_ext){0, 0, v->all.size, 0};
 		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = 1;
 	}
 	return tm_spooled_take(&v->all, &v->mach);

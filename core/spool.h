@@ -50,11 +50,18 @@ void tm_spool_close(tm_spool *s);
  * of its own (doubling up to TM_PART_BUF) and go to the file as an extent
  * when it is full; past TM_PARTS_HELD bytes of buffers in all, every
  * buffer goes. An extent that follows the stream's last one in the file
- * joins it, so a stream written alone is one extent. */
+ * joins it, so a stream written alone is one extent.
+ *
+ * A stream may also point at bytes of another file instead of holding a
+ * copy (tm_parts_put_ref): a machine's view of merged.pftrace or
+ * timeline.tsv is its header and then bytes the whole merge's file holds
+ * too, so where a machine's bytes run in order there, its stream refers
+ * to them (`whole` extents) and they are written once. */
 typedef struct tm_ext {
 	uint64_t off;    /* where it starts in the stream */
 	uint64_t at;     /* where it starts in the file */
 	uint64_t len;
+	int whole;       /* the file is the other one (tm_parts_put_ref's) */
 } tm_ext;
 
 typedef struct tm_part {
@@ -63,6 +70,7 @@ typedef struct tm_part {
 	size_t len, cap;
 	tm_ext *ext;     /* the rest, in stream order */
 	size_t n_ext, cap_ext;
+	uint64_t ref_end; /* where its last tm_parts_put_ref ended, 0: none */
 } tm_part;
 
 typedef struct tm_parts {
@@ -76,18 +84,23 @@ typedef struct tm_parts {
 int tm_parts_open(tm_parts *ps, size_t n, tm_error *err);
 /* Append n bytes to stream i. */
 void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n);
+/* Append to stream i the n bytes p that the other file holds at `at`:
+ * a reference to them where the stream's earlier bytes came from just
+ * before them there (and the stream is long enough that its extents stay
+ * few: one per TM_PART_REF_MIN bytes at most), else a copy. */
+void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t n);
 /* Put every buffer in the file and finish it (tm_spool_finish). */
 int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err);
 /* Close and free (after tm_spooled_take, only what it left). */
 void tm_parts_close(tm_parts *ps);
 
 /* Read up to n bytes at stream offset off of a stream stored as extents
- * of fd. Returns the bytes read (short only at the stream's end), or -1
- * with errno set. */
-ssize_t tm_ext_pread(int fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off);
+ * of fd (and of whole_fd, the `whole` ones). Returns the bytes read
+ * (short only at the stream's end), or -1 with errno set. */
+ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off);
 
 /* A finished view handed over: the whole merge's file and each machine
- * row's stream (extents of one file). */
+ * row's stream (extents of one file, and `whole` ones of fd). */
 typedef struct tm_spooled {
 	int fd;              /* the whole merge, -1 when there is none */
 	uint64_t size;
@@ -113,7 +126,9 @@ void tm_spooled_free(tm_spooled *s);
  * long as every put goes to both: the bytes are then written once and
  * the machine's view is the whole file. A put that goes to one alone
  * first copies the whole one's bytes so far into the machine's stream,
- * which from then on is written as any other. */
+ * which from then on is written as any other. With more machines, a
+ * machine's stream refers to the bytes the whole file holds where they
+ * run in order there (tm_parts_put_ref), so they are written once. */
 typedef struct tm_views {
 	tm_spool all;
 	tm_parts mach;

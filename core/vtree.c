@@ -72,7 +72,9 @@ typedef struct vt_gen {
 	                       files read the generation pass's output (owned by the
 	                       tree), a large metadata.json a file of its own (owns_fd) */
 	int owns_fd;
-	const tm_ext *ext;  /* a machine's view: where its bytes lie in spool_fd */
+	const tm_ext *ext;  /* a machine's view: where its bytes lie in spool_fd
+			     * (and whole_fd, the whole merge's file) */
+	int whole_fd;
 	size_t n_ext;
 	char *data;
 	size_t len;
@@ -233,6 +235,7 @@ static vt_ino add_gen(tm_vtree *t, vt_ino parent, const char *name, gen_kind gen
 	pthread_mutex_init(&n->g->mu, NULL);
 	atomic_init(&n->g->ready, 0);
 	n->g->spool_fd = -1;
+	n->g->whole_fd = -1;
 	return ino;
 }
 
@@ -994,6 +997,7 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 		g->spool_fd = sp->fd;
 	} else {
 		g->spool_fd = sp->mach_fd;
+		g->whole_fd = sp->fd;
 		g->ext = sp->mach[n->row].ext;
 		g->n_ext = sp->mach[n->row].n_ext;
 	}
@@ -1282,9 +1286,9 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 		if (n > g->len - off)
 			n = (size_t)(g->len - off);
 		if (g->spool_fd >= 0) {
-			tm_ext whole = {0, 0, g->len};
-			ssize_t r = g->ext ? tm_ext_pread(g->spool_fd, g->ext, g->n_ext, buf, n, off)
-					   : tm_ext_pread(g->spool_fd, &whole, 1, buf, n, off);
+			tm_ext whole = {0, 0, g->len, 0};
+			ssize_t r = g->ext ? tm_ext_pread(g->spool_fd, g->whole_fd, g->ext, g->n_ext, buf, n, off)
+					   : tm_ext_pread(g->spool_fd, -1, &whole, 1, buf, n, off);
 			if (r < 0)
 				tm_err(err, TM_EIO, "%s: %s", node->name, strerror(errno));
 			return r;
@@ -1300,7 +1304,7 @@ int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
 	const vt_gen *g = f->node->g;
 	/* a machine's view in pieces is read through vtree_file_read */
 	if (f->node->src == SRC_GEN && g->spool_fd >= 0 && !g->err && (!g->ext || g->n_ext <= 1)) {
-		*fd = g->spool_fd;
+		*fd = g->ext && g->n_ext && g->ext[0].whole ? g->whole_fd : g->spool_fd;
 		*off = g->ext && g->n_ext ? g->ext[0].at : 0;
 		*size = g->len;
 		return 0;

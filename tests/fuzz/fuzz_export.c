@@ -30,21 +30,38 @@ static void check_size(int fd, uint64_t size)
 }
 
 /* The machines' streams: extents end to end in stream order, their sum
- * the stream's size, each inside the file. */
+ * the stream's size, each inside its file (the streams' or, for a
+ * `whole` one, the whole merge's), and few: at most one per 4 KiB of the
+ * stream past the first two, where they refer to the whole file. */
 static void check_parts(const tm_spooled *sp)
 {
-	struct stat st;
+	struct stat st, whole = {0};
 	if (sp->n_mach && fstat(sp->mach_fd, &st) != 0)
+		abort();
+	if (sp->fd >= 0 && fstat(sp->fd, &whole) != 0)
 		abort();
 	for (size_t i = 0; i < sp->n_mach; i++) {
 		const tm_part *pt = &sp->mach[i];
 		uint64_t off = 0;
+		size_t refs = 0;
 		for (size_t k = 0; k < pt->n_ext; k++) {
-			if (pt->ext[k].off != off || pt->ext[k].at + pt->ext[k].len > (uint64_t)st.st_size) {
+			const tm_ext *e = &pt->ext[k];
+			refs += e->whole != 0;
+			if (e->whole && sp->fd < 0) {
+				fprintf(stderr, "machine %zu: extent %zu refers to no file\n", i, k);
+				abort();
+			}
+			uint64_t file = (uint64_t)(e->whole ? whole.st_size : st.st_size);
+			if (e->off != off || e->at + e->len > file) {
 				fprintf(stderr, "machine %zu: extent %zu out of place\n", i, k);
 				abort();
 			}
-			off += pt->ext[k].len;
+			off += e->len;
+		}
+		if (refs && pt->n_ext > 2 + pt->size / 4096) {
+			fprintf(stderr, "machine %zu: %zu extents for %llu bytes\n", i, pt->n_ext,
+				(unsigned long long)pt->size);
+			abort();
 		}
 		if (off != pt->size) {
 			fprintf(stderr, "machine %zu: extents hold %llu of %llu bytes\n", i, (unsigned long long)off,

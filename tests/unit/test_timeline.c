@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tt.h"
@@ -353,6 +354,78 @@ static void test_parts_many_machines(void)
 	CHECK_INT(open_fds(), before);
 }
 
+/* A machine's stream refers to the whole view's bytes where they run in
+ * order there, and copies them where they do not: random runs of puts
+ * (one machine at a time for a while, or interleaved), headers to one
+ * view, puts for no machine. Every view reads back as it was put, whole
+ * and in pieces; the extents stay few; and a machine written in long
+ * runs costs the streams' file far fewer bytes than its view holds. */
+static void test_views_refer_to_whole(void)
+{
+	enum { N = 5, PUTS = 40000 };
+	tm_error err = {0};
+	tm_views v;
+	CHECK_INT(tm_views_open(&v, N, &err), 0);
+	tm_buf want[N + 1] = {{0}}; /* [N]: the whole view */
+	uint64_t seed = 42;
+	uint32_t row = 0;
+	char bytes[700];
+	for (int i = 0; i < PUTS; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		/* long runs on one machine in the first half, then mixed */
+		if (i < PUTS / 2 ? r % 500 == 0 : r % 3 == 0)
+			row = r / 7 % (N + 1); /* N: a row with no machine */
+		size_t n = 1 + r / 11 % (r % 50 ? 120 : sizeof bytes);
+		for (size_t k = 0; k < n; k++)
+			bytes[k] = (char)('a' + (i + (int)k) % 26);
+		if (r % 997 == 0) { /* a header for one machine alone */
+			tm_views_put_one(&v, 1 + row % N, bytes, n);
+			tm_buf_put(&want[row % N], bytes, n);
+			continue;
+		}
+		tm_views_put(&v, row, bytes, n);
+		tm_buf_put(&want[N], bytes, n);
+		if (row < N)
+			tm_buf_put(&want[row], bytes, n);
+	}
+	tm_spooled *s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	struct stat st;
+	CHECK_INT(fstat(s->mach_fd, &st), 0);
+	uint64_t in_views = 0;
+	int bad = 0;
+	size_t refs = 0;
+	for (size_t m = 0; m <= N; m++) {
+		size_t row_m = m == N ? TM_SPOOLED_ALL : m;
+		bad |= tm_spooled_size(s, row_m) != want[m].len;
+		char *got = read_view(s, row_m);
+		bad |= !got || memcmp(got, want[m].data, want[m].len) != 0;
+		free(got);
+		for (size_t off = 0; off < want[m].len && !bad; off += 613) {
+			char piece[1500];
+			ssize_t k = tm_spooled_pread(s, row_m, piece, sizeof piece, off);
+			size_t exp = want[m].len - off < sizeof piece ? want[m].len - off : sizeof piece;
+			bad |= k != (ssize_t)exp || memcmp(piece, want[m].data + off, exp) != 0;
+		}
+		if (m < N) {
+			in_views += want[m].len;
+			for (size_t e = 0; e < s->mach[m].n_ext; e++)
+				refs += s->mach[m].ext[e].whole != 0;
+			bad |= s->mach[m].n_ext > 2 + s->mach[m].size / 4096;
+		}
+		tm_buf_free(&want[m]);
+	}
+	CHECK(!bad);
+	CHECK(refs > 0);
+	/* the long runs were not copied: the streams' file holds under half */
+	CHECK((uint64_t)st.st_size < in_views / 2);
+	tm_spooled_free(s);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/tm_timeline.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -364,6 +437,7 @@ int main(void)
 	TT_RUN(test_tables);
 	TT_RUN(test_views_shared_then_split);
 	TT_RUN(test_parts_many_machines);
+	TT_RUN(test_views_refer_to_whole);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
