@@ -340,6 +340,24 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 		cmp once.pf <(taskset -c 0 "$tm" cat -o noindex once.tar merged.pftrace)
 	ok "merged.pftrace on one CPU (no packet worker), after a scan" \
 		cmp once.pf <(taskset -c 0 "$tm" cat -o index=scan.idx once.tar merged.pftrace)
+	# packets larger than the worker's 256 KiB chunks, between small ones
+	awk 'BEGIN { big = "x"; while (length(big) < 700000) big = big big; big = substr(big, 1, 700000)
+		print "packet { trusted_packet_sequence_id: 1 track_descriptor { uuid: 12345 } }"
+		for (i = 0; i < 50; i++) {
+			printf "packet { timestamp: %d trusted_packet_sequence_id: 1 track_event { type: TYPE_SLICE_BEGIN track_uuid: 12345 name: \"%s\" } }\n", 1000000000 + i * 1000, i % 10 == 3 ? big : "s" i
+			printf "packet { timestamp: %d trusted_packet_sequence_id: 1 track_event { type: TYPE_SLICE_END track_uuid: 12345 } }\n", 1000000500 + i * 1000
+		} }' >big.textproto
+	if protoc --encode=perfetto.protos.Trace --proto_path="$here/../protos" "$here/../protos/trace.proto" \
+		<big.textproto >big.pftrace 2>/dev/null; then
+		tar -cf big.tar big.pftrace
+		"$tm" cat -o noindex big.tar merged.pftrace >big.pf
+		ok "merged.pftrace on one CPU: packets larger than a worker's chunk" \
+			cmp big.pf <(taskset -c 0 "$tm" cat -o noindex big.tar merged.pftrace)
+		eq "merged.pftrace: the large packets' names" \
+			"$("$tm" cat -o noindex big.tar timeline.tsv | awk -F'\t' 'length($7) == 700000' | wc -l)" 5
+	else
+		skip "merged.pftrace on one CPU: large packets" "protoc is missing or failed"
+	fi
 else
 	skip "merged.pftrace on one CPU" "no taskset(1)"
 fi
