@@ -7,7 +7,6 @@
 #include "export.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "clockid.h"
 #include "export_internal.h"
 #include "proto.h"
+#include "relay.h"
 #include "spool.h"
 #include "trace.pb-c.h"
 
@@ -601,13 +601,13 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 
 /* Rewriting the kept packets is a third of a proto export and the scan
  * that finds them most of the rest: with a second core, a worker thread
- * rewrites while the scan reads on. The scan copies each packet and its
- * timestamps into a chunk (the callback's pointers die with it); full
- * chunks queue for the worker, at most PW_QUEUE of them, so memory stays
- * bounded (about (PW_QUEUE + 2) * PW_CHUNK). Every other use of the
- * exporter stops the worker first (pw_stop), once it has rewritten all
- * it was given: the packets are rewritten in the same order, by the same
- * code, and the bytes are the same as without it. */
+ * (core/relay.h) rewrites while the scan reads on. The scan copies each
+ * packet and its timestamps into a chunk (the callback's pointers die
+ * with it); at most PW_QUEUE full chunks wait, so memory stays bounded
+ * (about (PW_QUEUE + 2) * PW_CHUNK). Every other use of the exporter
+ * stops the worker first (pw_stop), once it has rewritten all it was
+ * given: the packets are rewritten in the same order, by the same code,
+ * and the bytes are the same as without it. */
 #define PW_CHUNK (256u * 1024u)
 #define PW_QUEUE 8
 
@@ -620,26 +620,12 @@ typedef struct pw_rec {
 	uint64_t len, n_ftrace, n_switch, n_waking;
 } pw_rec;
 
-/* Each thread's own fields on cache lines of their own: sharing a line
- * with what the other thread writes doubled the export's CPU time. */
-struct exp_worker {
-	_Alignas(64) tm_buf fill; /* the scan's: the chunk it is filling */
-	_Alignas(64) pthread_mutex_t mu;
-	pthread_cond_t more;      /* a chunk is queued, or stop */
-	pthread_cond_t room;      /* a chunk is taken or done */
-	tm_buf q[PW_QUEUE];       /* the queue, a ring from `head` */
-	size_t head, n;
-	int busy;                 /* the worker is rewriting a chunk */
-	int stop;
-	pthread_t thread;
-	_Alignas(64) tm_buf cur;  /* the worker's: the chunk it is rewriting */
-	exp *x;
-};
-
 #define PAD8(n) (((n) + 7) & ~(size_t)7)
 
-static void pw_rewrite(exp *x, const tm_buf *c)
+/* tm_relay's fn: the packets of a chunk, on the worker's thread. */
+static void pw_rewrite(void *ctx, const tm_buf *c)
 {
+	exp *x = ctx;
 	for (size_t at = 0; at < c->len;) {
 		pw_rec r;
 		memcpy(&r, c->data + at, sizeof r);
@@ -665,79 +651,24 @@ static void pw_rewrite(exp *x, const tm_buf *c)
 	}
 }
 
-static void *pw_main(void *arg)
-{
-	exp_worker *w = arg;
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (!w->n && !w->stop)
-			pthread_cond_wait(&w->more, &w->mu);
-		if (!w->n)
-			break;
-		tm_buf t = w->cur;
-		w->cur = w->q[w->head];
-		w->q[w->head] = t;
-		w->head = (w->head + 1) % PW_QUEUE;
-		w->n--;
-		w->busy = 1;
-		pthread_cond_signal(&w->room);
-		pthread_mutex_unlock(&w->mu);
-		pw_rewrite(w->x, &w->cur);
-		w->cur.len = 0;
-		pthread_mutex_lock(&w->mu);
-		w->busy = 0;
-		pthread_cond_signal(&w->room);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* The filled chunk to the queue, when there is room. */
-static void pw_hand(exp_worker *w)
-{
-	pthread_mutex_lock(&w->mu);
-	while (w->n == PW_QUEUE)
-		pthread_cond_wait(&w->room, &w->mu);
-	size_t slot = (w->head + w->n) % PW_QUEUE;
-	tm_buf t = w->q[slot];
-	w->q[slot] = w->fill;
-	w->fill = t;
-	w->fill.len = 0;
-	w->n++;
-	pthread_cond_signal(&w->more);
-	pthread_mutex_unlock(&w->mu);
-}
-
 /* A worker for x, or NULL when this process may run on one CPU only
  * (taskset, a container's cpuset) or no thread can start. */
-static exp_worker *pw_start(exp *x)
+static tm_relay *pw_start(exp *x)
 {
 	cpu_set_t cpus;
 	if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2)
 		return NULL;
-	exp_worker *w = tm_xcalloc_aligned(_Alignof(exp_worker), sizeof(exp_worker));
-	w->x = x;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->more, NULL);
-	pthread_cond_init(&w->room, NULL);
-	if (pthread_create(&w->thread, NULL, pw_main, w) != 0) {
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->more);
-		pthread_cond_destroy(&w->room);
-		free(w);
-		return NULL;
-	}
-	return w;
+	return tm_relay_start(pw_rewrite, x, PW_QUEUE);
 }
 
-static void pw_put(exp_worker *w, const tm_packet_out *po)
+static void pw_put(tm_relay *w, const tm_packet_out *po)
 {
 	pw_rec r = {po->file_id,  po->machine_row, po->seq_id,   po->has_ts,  po->ts,
 		    po->len,      po->n_ftrace,    po->n_switch, po->n_waking};
 	size_t n_ts = po->n_ftrace + po->n_switch + po->n_waking;
-	tm_buf *b = &w->fill;
+	tm_buf *b = tm_relay_buf(w);
 	size_t at = b->len;
-	tm_grow((void **)&b->data, &b->cap, at + sizeof r + PAD8(po->len) + 8 * n_ts, 1);
+	TM_GROW(b->data, b->cap, at + sizeof r + PAD8(po->len) + 8 * n_ts);
 	memcpy(b->data + at, &r, sizeof r);
 	at += sizeof r;
 	memcpy(b->data + at, po->data, po->len);
@@ -752,31 +683,14 @@ static void pw_put(exp_worker *w, const tm_packet_out *po)
 		}
 	b->len = at;
 	if (b->len >= PW_CHUNK)
-		pw_hand(w);
+		tm_relay_hand(w);
 }
 
 /* Wait until every packet handed over is rewritten, then end the worker:
  * the exporter is the caller's alone again. */
 static void pw_stop(exp *x)
 {
-	exp_worker *w = x->worker;
-	if (!w)
-		return;
-	if (w->fill.len)
-		pw_hand(w);
-	pthread_mutex_lock(&w->mu);
-	w->stop = 1;
-	pthread_cond_signal(&w->more);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->thread, NULL);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->more);
-	pthread_cond_destroy(&w->room);
-	for (size_t i = 0; i < PW_QUEUE; i++)
-		tm_buf_free(&w->q[i]);
-	tm_buf_free(&w->fill);
-	tm_buf_free(&w->cur);
-	free(w);
+	tm_relay_finish(x->worker);
 	x->worker = NULL;
 }
 

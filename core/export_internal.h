@@ -29,7 +29,6 @@ typedef struct exp_map {
 exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert);
 
 typedef struct exp_text exp_text;
-typedef struct exp_worker exp_worker;
 
 typedef struct exp {
 	tm_merge *m;
@@ -48,9 +47,9 @@ typedef struct exp {
 	/* The scan's thread reads these for every packet while the worker
 	 * that rewrites kept packets (and writes the fields above) runs: a
 	 * cache line of their own. */
-	_Alignas(64) exp_worker *worker;
+	_Alignas(64) struct tm_relay *worker;
 	int worker_tried;
-	char line_end_[64 - sizeof(exp_worker *) - sizeof(int)];
+	char line_end_[64 - sizeof(struct tm_relay *) - sizeof(int)];
 } exp;
 
 /* Frame a TracePacket as a Trace.packet field into the whole merge's

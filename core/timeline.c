@@ -10,11 +10,11 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "relay.h"
 #include "xsort.h"
 
 enum { K_SLICE, K_INSTANT, K_COUNTER, K_SCHED, K_FTRACE };
@@ -356,21 +356,12 @@ static void write_row(writer *w, const rec *h, const char *strs)
 
 /* ---- the lines, formatted beside the merge ------------------------------------------ */
 
-/* The lines are formatted by a thread of their own while the merge of the
- * sorted runs goes on (issue 10: both cores; each was about half of the
- * end of cat timeline.tsv). Records go over in batches of BATCH bytes,
- * copied out of the merge's buffers: the merge fills one while the
- * formatter writes another, and a third waits in the slot between. */
+/* The lines are formatted by a thread of their own (core/relay.h) while
+ * the merge of the sorted runs goes on (issue 10: both cores; each was
+ * about half of the end of cat timeline.tsv). Records go over in batches
+ * of BATCH bytes, copied out of the merge's buffers: the merge fills one
+ * while the formatter writes another, and a third waits between. */
 #define BATCH (1u << 20)
-
-typedef struct line_pipe {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	tm_buf slot;       /* a full batch (has_slot) or an empty buffer */
-	int has_slot;
-	int done;          /* no more batches */
-	writer *w;
-} line_pipe;
 
 /* The line of one record as the sort hands it out (body, then strings). */
 static void write_record(writer *w, const char *r)
@@ -380,9 +371,10 @@ static void write_record(writer *w, const char *r)
 	write_row(w, &h, r + sizeof h);
 }
 
-/* Records as the sort stores them: [u32 length][record]... */
-static void write_batch(writer *w, const tm_buf *batch)
+/* tm_relay's fn: records as the sort stores them, [u32 length][record]... */
+static void write_batch(void *ctx, const tm_buf *batch)
 {
+	writer *w = ctx;
 	for (size_t at = 0; at + 4 <= batch->len;) {
 		uint32_t n;
 		memcpy(&n, batch->data + at, 4);
@@ -391,83 +383,26 @@ static void write_batch(writer *w, const tm_buf *batch)
 	}
 }
 
-static void *formatter(void *arg)
-{
-	line_pipe *p = arg;
-	tm_buf mine = {0};
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		while (!p->has_slot && !p->done)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (!p->has_slot)
-			break;
-		tm_buf t = p->slot; /* take the batch, leave an empty buffer */
-		p->slot = mine;
-		mine = t;
-		p->has_slot = 0;
-		pthread_cond_signal(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		write_batch(p->w, &mine);
-		mine.len = 0;
-		pthread_mutex_lock(&p->mu);
-	}
-	pthread_mutex_unlock(&p->mu);
-	tm_buf_free(&mine);
-	return NULL;
-}
-
-/* Hand the full batch *cur over (waiting for the slot) and take the empty
- * buffer that was there. */
-static void hand_over(line_pipe *p, tm_buf *cur)
-{
-	pthread_mutex_lock(&p->mu);
-	while (p->has_slot)
-		pthread_cond_wait(&p->cv, &p->mu);
-	tm_buf t = p->slot;
-	p->slot = *cur;
-	*cur = t;
-	cur->len = 0;
-	p->has_slot = 1;
-	pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
 /* Every record of the sort, in order, to w's lines. Returns 0, or -1 with
  * err set when the sort cannot be read. */
 static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 {
-	line_pipe p = {.w = w};
-	pthread_t t;
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	int threaded = pthread_create(&t, NULL, formatter, &p) == 0;
-	tm_buf cur = {0};
+	tm_relay *formatter = tm_relay_start(write_batch, w, 1);
 	const void *r;
 	uint32_t len;
 	int k;
 	while ((k = tm_xsort_next(sort, &r, &len, err)) == 1) {
-		if (!threaded) {
+		if (!formatter) {
 			write_record(w, r);
 			continue;
 		}
-		tm_buf_put(&cur, &len, 4);
-		tm_buf_put(&cur, r, len);
-		if (cur.len >= BATCH)
-			hand_over(&p, &cur);
+		tm_buf *cur = tm_relay_buf(formatter);
+		tm_buf_put(cur, &len, 4);
+		tm_buf_put(cur, r, len);
+		if (cur->len >= BATCH)
+			tm_relay_hand(formatter);
 	}
-	if (threaded) {
-		if (cur.len)
-			hand_over(&p, &cur);
-		pthread_mutex_lock(&p.mu);
-		p.done = 1;
-		pthread_cond_signal(&p.cv);
-		pthread_mutex_unlock(&p.mu);
-		pthread_join(t, NULL);
-	}
-	tm_buf_free(&cur);
-	tm_buf_free(&p.slot);
-	pthread_cond_destroy(&p.cv);
-	pthread_mutex_destroy(&p.mu);
+	tm_relay_finish(formatter);
 	return k < 0 ? -1 : 0;
 }
 
