@@ -139,13 +139,25 @@ exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert)
 
 /* ---- the exporter ------------------------------------------------------------ */
 
-/* Frame pkt followed by `tail` (tn bytes, may be 0) as one packet. */
+/* Frame pkt followed by `tail` (tn bytes, may be 0) as one packet. It is
+ * put as one piece (each put also keeps its machine's view up to date,
+ * which costs more than a copy of a packet), unless it is large. */
+#define FRAME_COPY_MAX (64u * 1024u)
 static void emit_tail(exp *x, uint32_t row, const void *pkt, size_t len, const uint8_t *tail, size_t tn)
 {
 	uint8_t head[11];
 	_Static_assert(TM_PB_TAG(F_Trace_packet, TM_PB_LEN) < 0x80, "Trace.packet's tag is one byte");
 	head[0] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
 	size_t n = 1 + varint_at(head + 1, len + tn);
+	if (len <= FRAME_COPY_MAX) {
+		tm_buf *f = &x->frame;
+		f->len = 0;
+		tm_buf_put(f, head, n);
+		tm_buf_put(f, pkt, len);
+		tm_buf_put(f, tail, tn);
+		tm_views_put(&x->out, row, f->data, f->len);
+		return;
+	}
 	tm_views_put(&x->out, row, head, n);
 	tm_views_put(&x->out, row, pkt, len);
 	if (tn)
@@ -181,6 +193,16 @@ uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
 static void copy_raw(tm_buf *b, const uint8_t *from, const uint8_t *to)
 {
 	tm_buf_put(b, from, (size_t)(to - from));
+}
+
+/* The fields kept as they are go out in runs, a copy per run rather than
+ * per field: *from is where the current run began. A field that is
+ * dropped or rewritten (it spans [at, next)) ends the run before it, and
+ * the next one begins after it. */
+static void end_run(tm_buf *b, const uint8_t **from, const uint8_t *at, const uint8_t *next)
+{
+	copy_raw(b, *from, at);
+	*from = next;
 }
 
 /* Repeated varint ids (maybe packed), scoped. */
@@ -226,28 +248,30 @@ static void rewrite_track_event(exp *x, tm_buf *b, tm_span msg, const tm_packet_
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
-	const uint8_t *at = it.p;
+	const uint8_t *at = it.p, *from = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
 		case F_TrackEvent_timestamp_delta_us: /* folded into the packet timestamp */
 		case F_TrackEvent_timestamp_absolute_us:
+			end_run(b, &from, at, it.p);
 			break;
 		case F_TrackEvent_track_uuid:
 		case F_TrackEvent_extra_counter_track_uuids:
 		case F_TrackEvent_extra_double_counter_track_uuids:
+			end_run(b, &from, at, it.p);
 			put_scoped_ids(b, &f, file, row, SALT_TRACK);
 			break;
 		case F_TrackEvent_flow_ids:
 		case F_TrackEvent_terminating_flow_ids:
 		case F_TrackEvent_flow_ids_old:
 		case F_TrackEvent_terminating_flow_ids_old:
+			end_run(b, &from, at, it.p);
 			put_scoped_ids(b, &f, file, row, SALT_FLOW);
 			break;
-		default:
-			copy_raw(b, at, it.p);
 		}
 		at = it.p;
 	}
+	copy_raw(b, from, at);
 }
 
 static void rewrite_track_descriptor(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
@@ -256,14 +280,15 @@ static void rewrite_track_descriptor(exp *x, tm_buf *b, tm_span msg, const tm_pa
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
-	const uint8_t *at = it.p;
+	const uint8_t *at = it.p, *from = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
-		if ((f.id == F_TrackDescriptor_uuid || f.id == F_TrackDescriptor_parent_uuid) && f.wire == TM_PB_VARINT)
+		if ((f.id == F_TrackDescriptor_uuid || f.id == F_TrackDescriptor_parent_uuid) && f.wire == TM_PB_VARINT) {
+			end_run(b, &from, at, it.p);
 			put_uint(b, f.id, exp_scoped(file, row, SALT_TRACK, f.val));
-		else
-			copy_raw(b, at, it.p);
+		}
 		at = it.p;
 	}
+	copy_raw(b, from, at);
 }
 
 static void rewrite_defaults(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
@@ -272,31 +297,33 @@ static void rewrite_defaults(exp *x, tm_buf *b, tm_span msg, const tm_packet_out
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
-	const uint8_t *at = it.p;
+	const uint8_t *at = it.p, *from = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		if (f.id == F_TracePacketDefaults_timestamp_clock_id) {
 			/* the timestamps are trace time now */
+			end_run(b, &from, at, it.p);
 		} else if (f.id == F_TracePacketDefaults_track_event_defaults && f.wire == TM_PB_LEN) {
+			end_run(b, &from, at, it.p);
 			tm_buf ted = {0};
 			tm_pb_iter it2;
 			tm_pb_field g;
 			tm_pb_iter_init(&it2, f.data);
-			const uint8_t *at2 = it2.p;
+			const uint8_t *at2 = it2.p, *from2 = it2.p;
 			while (tm_pb_next(&it2, &g) == 1) {
 				if (g.id == F_TrackEventDefaults_track_uuid || g.id == F_TrackEventDefaults_extra_counter_track_uuids ||
-				    g.id == F_TrackEventDefaults_extra_double_counter_track_uuids)
+				    g.id == F_TrackEventDefaults_extra_double_counter_track_uuids) {
+					end_run(&ted, &from2, at2, it2.p);
 					put_scoped_ids(&ted, &g, file, row, SALT_TRACK);
-				else
-					copy_raw(&ted, at2, it2.p);
+				}
 				at2 = it2.p;
 			}
+			copy_raw(&ted, from2, at2);
 			put_msg(b, F_TracePacketDefaults_track_event_defaults, &ted);
 			tm_buf_free(&ted);
-		} else {
-			copy_raw(b, at, it.p);
 		}
 		at = it.p;
 	}
+	copy_raw(b, from, at);
 }
 
 /* The values of a packed varint column (the last occurrence, as read). */
@@ -426,7 +453,7 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
-	const uint8_t *at = it.p;
+	const uint8_t *at = it.p, *from = it.p;
 	size_t ev = 0;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
@@ -435,8 +462,10 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 		case F_FtraceEventBundle_boot_timestamp:
 		case F_FtraceEventBundle_last_read_event_timestamp:
 		case F_FtraceEventBundle_previous_bundle_end_timestamp:
+			end_run(b, &from, at, it.p);
 			break;
 		case F_FtraceEventBundle_event: {
+			end_run(b, &from, at, it.p);
 			size_t k = ev++;
 			if (f.wire != TM_PB_LEN || k >= po->n_ftrace || po->ftrace_ts[k] < 0)
 				break;
@@ -446,16 +475,18 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 			tm_pb_iter it2;
 			tm_pb_field g;
 			tm_pb_iter_init(&it2, f.data);
-			const uint8_t *at2 = it2.p;
+			const uint8_t *at2 = it2.p, *from2 = it2.p;
 			while (tm_pb_next(&it2, &g) == 1) {
-				if (g.id != F_FtraceEvent_timestamp)
-					copy_raw(e, at2, it2.p);
+				if (g.id == F_FtraceEvent_timestamp)
+					end_run(e, &from2, at2, it2.p);
 				at2 = it2.p;
 			}
+			copy_raw(e, from2, at2);
 			put_msg(b, F_FtraceEventBundle_event, e);
 			break;
 		}
 		case F_FtraceEventBundle_compact_sched: {
+			end_run(b, &from, at, it.p);
 			if (f.wire != TM_PB_LEN)
 				break;
 			tm_buf *cs = &x->s3;
@@ -464,11 +495,10 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 			put_msg(b, F_FtraceEventBundle_compact_sched, cs);
 			break;
 		}
-		default:
-			copy_raw(b, at, it.p);
 		}
 		at = it.p;
 	}
+	copy_raw(b, from, at);
 }
 
 /* ---- packets before the scan's results ---------------------------------------- */
@@ -547,24 +577,28 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, raw);
-	const uint8_t *at = it.p;
+	const uint8_t *at = it.p, *from = it.p;
 	while (tm_pb_next(&it, &f) == 1) {
 		switch (f.id) {
 		case F_TracePacket_clock_snapshot: /* applied by the merge */
 		case F_TracePacket_remote_clock_sync:
+			end_run(b, &from, at, it.p);
 			clock_only = 1;
 			break;
 		case F_TracePacket_timestamp: /* trace time now, written below */
 		case F_TracePacket_timestamp_clock_id:
 		case F_TracePacket_machine_id: /* the merge's, written below */
+			end_run(b, &from, at, it.p);
 			break;
 		case F_TracePacket_trusted_packet_sequence_id:
+			end_run(b, &from, at, it.p);
 			had_seq = 1;
 			break;
 		case F_TracePacket_trace_packet_defaults:
 		case F_TracePacket_track_event:
 		case F_TracePacket_track_descriptor:
 		case F_TracePacket_ftrace_events: {
+			end_run(b, &from, at, it.p);
 			if (f.wire != TM_PB_LEN)
 				break;
 			void (*rewrite)(exp *, tm_buf *, tm_span, const tm_packet_out *) =
@@ -577,11 +611,10 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 			put_msg(b, f.id, &x->s1);
 			break;
 		}
-		default:
-			copy_raw(b, at, it.p);
 		}
 		at = it.p;
 	}
+	copy_raw(b, from, at);
 	/* A clock packet keeps what else it carries (Chromium clears a
 	 * sequence's incremental state on its snapshot packet), but not its
 	 * time, and is dropped when nothing else is left. */
@@ -988,7 +1021,7 @@ void tm_export_abort(tm_export_build *x)
 	tm_buf_free(&x->s1);
 	tm_buf_free(&x->s2);
 	tm_buf_free(&x->s3);
-	tm_buf_free(&x->s4);
+	tm_buf_free(&x->frame);
 	tm_ftrace_bundle_free(&x->bundle);
 	for (size_t i = 0; i < N_OF(x->col); i++)
 		free(x->col[i].v);

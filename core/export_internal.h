@@ -38,7 +38,8 @@ typedef struct exp {
 	uint8_t *kernel_text;  /* row -> a systrace or JSON file put data on it */
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;
-	tm_buf pkt, s1, s2, s3, s4;
+	tm_buf pkt, s1, s2, s3;
+	tm_buf frame;          /* emit_tail's packet with its head and tail */
 	tm_ftrace_bundle bundle;
 	TM_VEC(uint64_t) col[12];
 	exp_text *text;

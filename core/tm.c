@@ -132,15 +132,6 @@ void tm_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	*cap = c;
 }
 
-void tm_buf_put(tm_buf *b, const void *p, size_t n)
-{
-	tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
-	if (n) /* p may be NULL then */
-		memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
 void tm_buf_json_string(tm_buf *b, const char *s, size_t n)
 {
 	tm_buf_put(b, "\"", 1);

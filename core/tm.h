@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum tm_code {
 	TM_OK = 0,
@@ -90,7 +91,17 @@ typedef struct tm_buf {
 	char *data;
 	size_t len, cap;
 } tm_buf;
-void tm_buf_put(tm_buf *b, const void *p, size_t n);
+/* n bytes (inline: the packet rewriter and the tsv writers put a few
+ * bytes at a time, millions of times). */
+static inline void tm_buf_put(tm_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
+	if (n) /* p may be NULL then */
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
 /* One byte (inline: the tsv writers put a separator per field). */
 static inline void tm_buf_putc(tm_buf *b, char c)
 {
