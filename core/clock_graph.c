@@ -102,11 +102,22 @@ typedef struct path {
 	hop hops[MAX_HOPS];
 } path;
 
+/* A path's last answer as a whole: while no series has grown, every value
+ * in [lo, hi) takes each hop through the gap its hop memo holds, so the
+ * conversion adds `add` (the hops' deltas, wrapped as they add up) with
+ * no hop looked at. */
+typedef struct span {
+	uint64_t gen;     /* series_gen + 1 it was made at; 0 = none */
+	int64_t lo, hi;
+	uint64_t add;
+} span;
+
 typedef struct cached {
 	uint64_t key;     /* src << 32 | dst, plus one; 0 = empty slot */
 	uint64_t version; /* edge-set version the answer belongs to */
 	int found;
 	path p;
+	span sp;
 } cached;
 
 /* What search() marks on the nodes it reaches: nothing is cleared between
@@ -150,6 +161,7 @@ struct tm_clock_graph {
 	size_t index_cap;
 	tm_clock_node tt;
 	uint64_t version; /* bumped whenever the edge set changes */
+	uint64_t series_gen; /* bumped whenever a series grows */
 	cached *cache;
 	size_t cache_cap, cache_used;
 	uint64_t searches;
@@ -681,6 +693,7 @@ static int store_reading(tm_clock_graph *g, const tm_clock_reading *rd, uint32_t
 		}
 	}
 	series_append(s, snap, v);
+	g->series_gen++;
 	nd->n_values++;
 	*idx = i;
 	return 0;
@@ -905,6 +918,7 @@ static cached *find_path(tm_clock_graph *g, uint32_t src, uint32_t dst)
 		g->searches++;
 		c->found = search(g, &g->sc, src, dst, &c->p);
 		c->version = g->version;
+		c->sp.gen = 0;
 	}
 	return c;
 }
@@ -1063,6 +1077,17 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 		sn->running = (int64_t)((uint64_t)sn->running + ns);
 		ns = (uint64_t)sn->running;
 	}
+	span *sp = &c->sp;
+	if (sp->gen == g->series_gen + 1 && (int64_t)ns >= sp->lo && (int64_t)ns < sp->hi) {
+		*out = (int64_t)(ns + sp->add);
+		return TM_CONV_OK;
+	}
+	/* The span of source values that take every hop through the same gap:
+	 * hop h sees the source value plus the deltas before it (`before`,
+	 * not wrapped), and keeps its answer from va[k - 1] up to va[k]. The
+	 * bounds stay inside int64, so within the span no sum wraps. */
+	__int128 lo = INT64_MIN, hi = (__int128)INT64_MAX + 1, before = 0;
+	int spans = 1;
 	for (uint32_t h = 0; h < c->p.len; h++) {
 		hop *hp = &c->p.hops[h];
 		const series *sa = &g->nodes[hp->a].series[hp->sa];
@@ -1081,8 +1106,28 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 			mo->na = sa->n;
 			mo->nb = sb->n;
 		}
-		if (!mo->skip)
+		if (sa->unsorted) {
+			spans = 0;
+		} else if (spans) {
+			__int128 gap_lo = mo->k ? va[mo->k - 1] : INT64_MIN;
+			__int128 gap_hi = mo->k < sa->n ? va[mo->k] : (__int128)INT64_MAX + 1;
+			if (gap_lo - before > lo)
+				lo = gap_lo - before;
+			if (gap_hi - before < hi)
+				hi = gap_hi - before;
+		}
+		if (!mo->skip) {
 			ns += (uint64_t)mo->delta;
+			before += mo->delta;
+		}
+	}
+	if (spans && lo < hi) {
+		sp->gen = g->series_gen + 1;
+		sp->lo = (int64_t)lo;
+		sp->hi = hi > INT64_MAX ? INT64_MAX : (int64_t)hi; /* INT64_MAX itself left out */
+		sp->add = (uint64_t)before;
+	} else {
+		sp->gen = 0;
 	}
 	*out = (int64_t)ns;
 	return TM_CONV_OK;

@@ -1451,10 +1451,23 @@ static int64_t literal_hop(const int64_t *a, const int64_t *b, size_t n, int64_t
 	return (int64_t)((uint64_t)v - (uint64_t)a[i] + (uint64_t)b[i]);
 }
 
+/* A value of `a` that literal_hop takes to w, else w. */
+static int64_t literal_inverse(const int64_t *a, const int64_t *b, size_t n, int64_t w)
+{
+	for (size_t k = n; k-- > 0;) {
+		int64_t v = (int64_t)((uint64_t)w - (uint64_t)b[k] + (uint64_t)a[k]);
+		if (a[k] <= v && (k + 1 == n || a[k + 1] > v))
+			return v;
+	}
+	return w;
+}
+
 /* Each hop keeps its last answer while the value stays between the same
- * two readings: runs of nearby values, jumps, values before the first
- * reading and after the last, and readings added between conversions must
- * all give what the literal search gives, along one hop and along two. */
+ * two readings, and a path its sum while no reading is added: runs of
+ * nearby values, jumps, values before the first reading and after the
+ * last, values whose sums wrap, and readings added between conversions
+ * must all give what the literal search gives, along one hop and along
+ * two. */
 static void test_conversion_memo_matches_literal(void)
 {
 	fresh();
@@ -1485,7 +1498,23 @@ static void test_conversion_memo_matches_literal(void)
 		}
 		/* mostly small steps, sometimes a jump anywhere (also below the
 		 * first reading) */
-		v = r % 8 ? v + (int64_t)(r % 301) - 100 : (int64_t)(r % 500000) - 2000;
+		v = r % 8 ? (int64_t)((uint64_t)v + r % 301 - 100) : (int64_t)(r % 500000) - 2000;
+		/* now and then at the ends of int64, where a hop's sum wraps */
+		if (r % 89 == 0)
+			v = r % 2 ? INT64_MAX - (int64_t)(r % 3000) : INT64_MIN + (int64_t)(r % 3000);
+		/* a gap's ends: a reading of the first hop, then a value the
+		 * first hop takes to a reading of the second, each from just
+		 * below it */
+		if (r % 13 == 0 && n1 && n2) {
+			int64_t ends[2] = {mono[r % n1], literal_inverse(mono, bt1, n1, bt2[r % n2])};
+			for (int e = 0; e < 2; e++)
+				for (int64_t w = ends[e] - 1; w <= ends[e]; w++) {
+					int64_t b1 = literal_hop(mono, bt1, n1, w);
+					bad += node_conv(N(MONO), w, N(BT)) != b1;
+					bad += node_conv(N(MONO), w, N(RT)) != literal_hop(bt2, rt, n2, b1);
+					checked += 2;
+				}
+		}
 		int64_t want1 = literal_hop(mono, bt1, n1, v);
 		checked++;
 		bad += node_conv(N(MONO), v, N(BT)) != want1;
