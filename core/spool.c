@@ -410,8 +410,9 @@ void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t
 		pt->size += n;
 		return;
 	}
-	/* room for the buffer's extent and this one */
-	if (follows && (pt->n_ext + 2) * (uint64_t)TM_PART_REF_MIN <= pt->size + n) {
+	/* a run (this put follows the last, or is long by itself), and room
+	 * for the buffer's extent and this one */
+	if ((follows || n >= TM_PART_REF_MIN) && (pt->n_ext + 2) * (uint64_t)TM_PART_REF_MIN <= pt->size + n) {
 		part_flush(ps, pt);
 		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
 		pt->ext[pt->n_ext++] = (tm_ext){pt->size, at, n, 1};
@@ -582,18 +583,44 @@ static void split_views(tm_views *v)
 	free(buf);
 }
 
+/* The pending run to its machine's stream, before anything else reaches
+ * the streams or all's buffer is written out. */
+static void end_run(tm_views *v)
+{
+	if (!v->run_len)
+		return;
+	const char *p = v->all.buf + (v->run_at - (v->all.size - v->all.len));
+	tm_parts_put_ref(&v->mach, v->run_row, v->run_at, p, v->run_len);
+	v->run_len = 0;
+}
+
 void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
 {
 	if (v->shared && row != 0)
 		split_views(v);
 	uint64_t at = v->all.size;
+	int track = row < v->n_mach && !v->shared && v->mach.n;
+	/* the bytes stay in the buffer: tm_spool_put writes a full one out */
+	int stays = n < SPOOL_BUF - v->all.len;
+	if (!stays || (v->run_len && (!track || row != v->run_row || v->run_at + v->run_len != at)))
+		end_run(v);
 	tm_spool_put(&v->all, p, n);
-	if (row < v->n_mach && !v->shared && v->mach.n)
+	if (!track)
+		return;
+	if (!stays) {
 		tm_parts_put_ref(&v->mach, row, at, p, n);
+		return;
+	}
+	if (!v->run_len) {
+		v->run_row = row;
+		v->run_at = at;
+	}
+	v->run_len += n;
 }
 
 void tm_views_put_all(tm_views *v, const void *p, size_t n)
 {
+	end_run(v);
 	tm_spool_put(&v->all, p, n);
 	for (size_t i = 0; i < v->mach.n; i++)
 		tm_parts_put(&v->mach, i, p, n);
@@ -601,6 +628,7 @@ void tm_views_put_all(tm_views *v, const void *p, size_t n)
 
 void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n)
 {
+	end_run(v);
 	if (v->shared)
 		split_views(v);
 	if (i == 0)
@@ -611,6 +639,7 @@ void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n)
 
 tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 {
+	end_run(v);
 	if (v->err.code != TM_OK) {
 		*err = v->err;
 		return NULL;

@@ -86,8 +86,9 @@ int tm_parts_open(tm_parts *ps, size_t n, tm_error *err);
 void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n);
 /* Append to stream i the n bytes p that the other file holds at `at`:
  * a reference to them where the stream's earlier bytes came from just
- * before them there (and the stream is long enough that its extents stay
- * few: one per TM_PART_REF_MIN bytes at most), else a copy. */
+ * before them there or n is at least TM_PART_REF_MIN (4 KiB), and the
+ * stream is long enough that its extents stay few (one per
+ * TM_PART_REF_MIN bytes at most), else a copy. */
 void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t n);
 /* Put every buffer in the file and finish it (tm_spool_finish). */
 int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err);
@@ -135,6 +136,13 @@ typedef struct tm_views {
 	size_t n_mach;
 	int shared;          /* `all` stands for machine 0's view too */
 	tm_error err;        /* the first failure to copy */
+	/* Puts of one machine row that follow each other in the whole file
+	 * reach the machine's stream as one (a packet is put in a few pieces,
+	 * and a trace's packets mostly come a machine at a time): the run's
+	 * bytes are still in all's buffer. */
+	uint32_t run_row;
+	uint64_t run_at;     /* where the run starts in the whole file */
+	size_t run_len;      /* 0: no run */
 } tm_views;
 
 /* Open all spools. -1 with err set (all closed again) on failure. */
