@@ -522,6 +522,31 @@ static void defer_kept(exp *x, uint32_t row, const tm_buf *b)
 
 #define DEFER_READ (1u << 20)
 
+/* emit_kept for a held packet, framed straight into the output's buffer:
+ * a copy per packet, where putting head, bytes and machine_id in turn
+ * cost most of the copying out (1.4 million packets in the proto bench). */
+static void copy_kept(exp *x, uint32_t row, const uint8_t *pkt, size_t len)
+{
+	uint8_t tail[20];
+	size_t tn = 0;
+	if (row < x->scan->machines.n && x->mach_id[row]) {
+		tn = varint_at(tail, TM_PB_TAG(F_TracePacket_machine_id, TM_PB_VARINT));
+		tn += varint_at(tail + tn, x->mach_id[row]);
+	}
+	uint8_t head[11];
+	head[0] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
+	size_t hn = 1 + varint_at(head + 1, len + tn);
+	uint8_t *d = tm_views_reserve(&x->out, row, hn + len + tn);
+	if (!d) {
+		emit_tail(x, row, pkt, len, tail, tn);
+		return;
+	}
+	memcpy(d, head, hn);
+	memcpy(d + hn, pkt, len);
+	memcpy(d + hn + len, tail, tn);
+	tm_views_commit(&x->out, row, hn + len + tn);
+}
+
 static int copy_deferred(exp *x, tm_error *err)
 {
 	if (tm_spool_finish(&x->body, "merged.pftrace", err) != 0)
@@ -536,7 +561,7 @@ static int copy_deferred(exp *x, tm_error *err)
 		uint64_t row, len;
 		int head = tm_pb_varint(&p, end, &row) && tm_pb_varint(&p, end, &len);
 		if (head && len <= (uint64_t)(end - p)) {
-			emit_kept(x, (uint32_t)row, p, (size_t)len);
+			copy_kept(x, (uint32_t)row, p, (size_t)len);
 			at = (size_t)(p - buf) + (size_t)len;
 			continue;
 		}

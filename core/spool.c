@@ -618,6 +618,37 @@ void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
 	v->run_len += n;
 }
 
+void *tm_views_reserve(tm_views *v, uint32_t row, size_t n)
+{
+	if (n >= SPOOL_BUF)
+		return NULL;
+	if (v->shared && row != 0)
+		split_views(v);
+	if (n >= SPOOL_BUF - v->all.len) {
+		end_run(v);
+		flush(&v->all, 1);
+	}
+	return v->all.buf + v->all.len;
+}
+
+void tm_views_commit(tm_views *v, uint32_t row, size_t n)
+{
+	uint64_t at = v->all.size;
+	v->all.len += n;
+	v->all.size += n;
+	if (!(row < v->n_mach && !v->shared && v->mach.n)) {
+		end_run(v); /* the run no longer ends where the file does */
+		return;
+	}
+	if (v->run_len && (row != v->run_row || v->run_at + v->run_len != at))
+		end_run(v);
+	if (!v->run_len) {
+		v->run_row = row;
+		v->run_at = at;
+	}
+	v->run_len += n;
+}
+
 void tm_views_put_all(tm_views *v, const void *p, size_t n)
 {
 	end_run(v);
