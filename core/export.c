@@ -35,10 +35,13 @@ static size_t varint_at(uint8_t *t, uint64_t v)
 	return n;
 }
 
+/* Written in place: a packet's rewrite puts several of these. */
 static void put_varint(tm_buf *b, uint64_t v)
 {
-	uint8_t t[10];
-	tm_buf_put(b, t, varint_at(t, v));
+	if (b->len + 11 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + 11, 1);
+	b->len += varint_at((uint8_t *)b->data + b->len, v);
+	b->data[b->len] = '\0';
 }
 
 static void put_tag(tm_buf *b, uint32_t id, unsigned wire)
@@ -184,10 +187,17 @@ static void emit_kept(exp *x, uint32_t row, const void *pkt, size_t len)
 
 uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
 {
-	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, seq, 1);
+	uint64_t a = ((uint64_t)file << 32) | row;
+	/* packets come in runs of one sequence */
+	if (x->seq_last && x->seq_last_a == a && x->seq_last_b == seq)
+		return x->seq_last;
+	exp_map_slot *s = exp_map_find(&x->seqs, a, seq, 1);
 	if (!s->v)
 		s->v = ++x->next_seq;
-	return (uint32_t)s->v;
+	x->seq_last_a = a;
+	x->seq_last_b = seq;
+	x->seq_last = (uint32_t)s->v;
+	return x->seq_last;
 }
 
 static void copy_raw(tm_buf *b, const uint8_t *from, const uint8_t *to)

@@ -38,6 +38,8 @@ typedef struct exp {
 	uint8_t *kernel_text;  /* row -> a systrace or JSON file put data on it */
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;
+	uint64_t seq_last_a, seq_last_b; /* exp_seq's last key, and its id */
+	uint32_t seq_last;     /* (0: none; an id never changes once given) */
 	tm_buf pkt, s1, s2, s3;
 	tm_buf frame;          /* emit_tail's packet with its head and tail */
 	tm_ftrace_bundle bundle;
