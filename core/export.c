@@ -457,7 +457,8 @@ static void rewrite_compact(exp *x, tm_buf *b, tm_span msg, const tm_packet_out 
 
 static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *po)
 {
-	tm_error err = {0};
+	tm_error err; /* cleared, not zeroed (4 KiB): once a packet */
+	tm_err_clear(&err);
 	if (tm_ftrace_bundle_decode(msg, &x->bundle, &err) != 0)
 		return;
 	tm_pb_iter it;

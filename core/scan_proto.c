@@ -360,7 +360,8 @@ static int on_clock_snapshot(pscan *ps, reader *rd, const tm_packet *p, tm_error
 		ps->rr[i].unit_ns = s->clocks[i].unit_multiplier_ns;
 		ps->rr[i].incremental = s->clocks[i].is_incremental;
 	}
-	tm_error serr = {0};
+	tm_error serr; /* cleared, not zeroed (4 KiB): once a packet */
+	tm_err_clear(&serr);
 	int64_t id = tm_tracker_insert_snapshot(rd->t, ps->rr, s->n, seq, TM_CLOCK_ORIGIN_SNAPSHOT, &serr);
 	if (id == TM_CLOCK_SNAPSHOT_FATAL) {
 		*err = serr;
@@ -1053,7 +1054,8 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 				{clock, (uint64_t)b->ftrace_timestamp, 1, 0},
 				{TM_CLOCK_BOOTTIME, (uint64_t)b->boot_timestamp, 1, 0},
 			};
-			tm_error serr = {0};
+			tm_error serr; /* cleared, not zeroed (4 KiB): once a packet */
+			tm_err_clear(&serr);
 			/* Rejections (and a PIN's refusal) are logged by the
 			 * reference, never fatal here. */
 			tm_tracker_insert_snapshot(rd->t, r, 2, seq, TM_CLOCK_ORIGIN_FTRACE, &serr);
