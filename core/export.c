@@ -142,29 +142,31 @@ exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert)
 
 /* ---- the exporter ------------------------------------------------------------ */
 
-/* Frame pkt followed by `tail` (tn bytes, may be 0) as one packet. It is
- * put as one piece (each put also keeps its machine's view up to date,
- * which costs more than a copy of a packet), unless it is large. */
-#define FRAME_COPY_MAX (64u * 1024u)
+/* Frame pkt followed by `tail` (tn bytes, may be 0) as one packet,
+ * written straight into the output's buffer (tm_views_reserve): putting
+ * head, bytes and tail in turn, each also kept for its machine's view,
+ * cost more than the packet's copy (1.4 million packets in the proto
+ * bench). A packet too large for the buffer goes in pieces. */
 static void emit_tail(exp *x, uint32_t row, const void *pkt, size_t len, const uint8_t *tail, size_t tn)
 {
 	uint8_t head[11];
 	_Static_assert(TM_PB_TAG(F_Trace_packet, TM_PB_LEN) < 0x80, "Trace.packet's tag is one byte");
 	head[0] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
-	size_t n = 1 + varint_at(head + 1, len + tn);
-	if (len <= FRAME_COPY_MAX) {
-		tm_buf *f = &x->frame;
-		f->len = 0;
-		tm_buf_put(f, head, n);
-		tm_buf_put(f, pkt, len);
-		tm_buf_put(f, tail, tn);
-		tm_views_put(&x->out, row, f->data, f->len);
+	size_t hn = 1 + varint_at(head + 1, len + tn);
+	uint8_t *d = tm_views_reserve(&x->out, row, hn + len + tn);
+	if (!d) {
+		tm_views_put(&x->out, row, head, hn);
+		tm_views_put(&x->out, row, pkt, len);
+		if (tn)
+			tm_views_put(&x->out, row, tail, tn);
 		return;
 	}
-	tm_views_put(&x->out, row, head, n);
-	tm_views_put(&x->out, row, pkt, len);
+	memcpy(d, head, hn);
+	if (len) /* pkt may be NULL then */
+		memcpy(d + hn, pkt, len);
 	if (tn)
-		tm_views_put(&x->out, row, tail, tn);
+		memcpy(d + hn + len, tail, tn);
+	tm_views_commit(&x->out, row, hn + len + tn);
 }
 
 void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
@@ -533,31 +535,6 @@ static void defer_kept(exp *x, uint32_t row, const tm_buf *b)
 
 #define DEFER_READ (1u << 20)
 
-/* emit_kept for a held packet, framed straight into the output's buffer:
- * a copy per packet, where putting head, bytes and machine_id in turn
- * cost most of the copying out (1.4 million packets in the proto bench). */
-static void copy_kept(exp *x, uint32_t row, const uint8_t *pkt, size_t len)
-{
-	uint8_t tail[20];
-	size_t tn = 0;
-	if (row < x->scan->machines.n && x->mach_id[row]) {
-		tn = varint_at(tail, TM_PB_TAG(F_TracePacket_machine_id, TM_PB_VARINT));
-		tn += varint_at(tail + tn, x->mach_id[row]);
-	}
-	uint8_t head[11];
-	head[0] = TM_PB_TAG(F_Trace_packet, TM_PB_LEN);
-	size_t hn = 1 + varint_at(head + 1, len + tn);
-	uint8_t *d = tm_views_reserve(&x->out, row, hn + len + tn);
-	if (!d) {
-		emit_tail(x, row, pkt, len, tail, tn);
-		return;
-	}
-	memcpy(d, head, hn);
-	memcpy(d + hn, pkt, len);
-	memcpy(d + hn + len, tail, tn);
-	tm_views_commit(&x->out, row, hn + len + tn);
-}
-
 static int copy_deferred(exp *x, tm_error *err)
 {
 	if (tm_spool_finish(&x->body, "merged.pftrace", err) != 0)
@@ -572,7 +549,7 @@ static int copy_deferred(exp *x, tm_error *err)
 		uint64_t row, len;
 		int head = tm_pb_varint(&p, end, &row) && tm_pb_varint(&p, end, &len);
 		if (head && len <= (uint64_t)(end - p)) {
-			copy_kept(x, (uint32_t)row, p, (size_t)len);
+			emit_kept(x, (uint32_t)row, p, (size_t)len);
 			at = (size_t)(p - buf) + (size_t)len;
 			continue;
 		}
@@ -1057,7 +1034,6 @@ void tm_export_abort(tm_export_build *x)
 	tm_buf_free(&x->s1);
 	tm_buf_free(&x->s2);
 	tm_buf_free(&x->s3);
-	tm_buf_free(&x->frame);
 	tm_ftrace_bundle_free(&x->bundle);
 	for (size_t i = 0; i < N_OF(x->col); i++)
 		free(x->col[i].v);

@@ -41,7 +41,6 @@ typedef struct exp {
 	uint64_t seq_last_a, seq_last_b; /* exp_seq's last key, and its id */
 	uint32_t seq_last;     /* (0: none; an id never changes once given) */
 	tm_buf pkt, s1, s2, s3;
-	tm_buf frame;          /* emit_tail's packet with its head and tail */
 	tm_ftrace_bundle bundle;
 	TM_VEC(uint64_t) col[12];
 	exp_text *text;
