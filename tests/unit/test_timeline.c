@@ -357,7 +357,8 @@ static void test_parts_many_machines(void)
 /* A machine's stream refers to the whole view's bytes where they run in
  * order there, and copies them where they do not: random runs of puts
  * (one machine at a time for a while, or interleaved; some through
- * tm_views_reserve), headers to one view, puts for no machine. Every view reads back as it was put, whole
+ * tm_views_reserve, some larger than its buffer), headers to one view and
+ * to all, puts for no machine. Every view reads back as it was put, whole
  * and in pieces; the extents stay few; and a machine written in long
  * runs costs the streams' file far fewer bytes than its view holds. */
 static void test_views_refer_to_whole(void)
@@ -370,6 +371,7 @@ static void test_views_refer_to_whole(void)
 	uint64_t seed = 42;
 	uint32_t row = 0;
 	char bytes[700];
+	int reserve_refused = 0;
 	for (int i = 0; i < PUTS; i++) {
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		uint32_t r = (uint32_t)(seed >> 33);
@@ -384,6 +386,23 @@ static void test_views_refer_to_whole(void)
 			tm_buf_put(&want[row % N], bytes, n);
 			continue;
 		}
+		if (r % 1499 == 0) { /* a header for every view */
+			tm_views_put_all(&v, bytes, n);
+			for (size_t m = 0; m <= N; m++)
+				tm_buf_put(&want[m], bytes, n);
+			continue;
+		}
+		if (r % 2003 == 0) { /* larger than a buffer: no room, put whole */
+			static char big[100000];
+			for (size_t k = 0; k < sizeof big; k++)
+				big[k] = (char)('A' + (i + (int)k) % 26);
+			reserve_refused += tm_views_reserve(&v, row, sizeof big) == NULL;
+			tm_views_put(&v, row, big, sizeof big);
+			tm_buf_put(&want[N], big, sizeof big);
+			if (row < N)
+				tm_buf_put(&want[row], big, sizeof big);
+			continue;
+		}
 		void *room = r % 5 == 0 ? tm_views_reserve(&v, row, n) : NULL;
 		if (room) { /* the copy-free way, mixed with puts */
 			memcpy(room, bytes, n);
@@ -395,6 +414,7 @@ static void test_views_refer_to_whole(void)
 		if (row < N)
 			tm_buf_put(&want[row], bytes, n);
 	}
+	CHECK(reserve_refused > 0);
 	tm_spooled *s = tm_views_take(&v, "test", &err);
 	tm_views_close(&v);
 	CHECK(s != NULL);
