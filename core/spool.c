@@ -594,36 +594,18 @@ static void end_run(tm_views *v)
 	v->run_len = 0;
 }
 
-void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
+/* Whether puts of `row` also reach a machine's stream of their own. */
+static int tracks(const tm_views *v, uint32_t row)
 {
-	if (v->shared && row != 0)
-		split_views(v);
-	uint64_t at = v->all.size;
-	int track = row < v->n_mach && !v->shared && v->mach.n;
-	/* the bytes stay in the buffer: tm_spool_put writes a full one out */
-	int stays = n < SPOOL_BUF - v->all.len;
-	if (!stays || (v->run_len && (!track || row != v->run_row || v->run_at + v->run_len != at)))
-		end_run(v);
-	tm_spool_put(&v->all, p, n);
-	if (!track)
-		return;
-	if (!stays) {
-		tm_parts_put_ref(&v->mach, row, at, p, n);
-		return;
-	}
-	if (!v->run_len) {
-		v->run_row = row;
-		v->run_at = at;
-	}
-	v->run_len += n;
+	return row < v->n_mach && !v->shared && v->mach.n;
 }
 
 void *tm_views_reserve(tm_views *v, uint32_t row, size_t n)
 {
-	if (n >= SPOOL_BUF)
-		return NULL;
 	if (v->shared && row != 0)
 		split_views(v);
+	if (n >= SPOOL_BUF)
+		return NULL;
 	if (n >= SPOOL_BUF - v->all.len) {
 		end_run(v);
 		flush(&v->all, 1);
@@ -636,7 +618,7 @@ void tm_views_commit(tm_views *v, uint32_t row, size_t n)
 	uint64_t at = v->all.size;
 	v->all.len += n;
 	v->all.size += n;
-	if (!(row < v->n_mach && !v->shared && v->mach.n)) {
+	if (!tracks(v, row)) {
 		end_run(v); /* the run no longer ends where the file does */
 		return;
 	}
@@ -647,6 +629,24 @@ void tm_views_commit(tm_views *v, uint32_t row, size_t n)
 		v->run_at = at;
 	}
 	v->run_len += n;
+}
+
+void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
+{
+	void *room = tm_views_reserve(v, row, n);
+	if (room) {
+		if (n) /* p may be NULL then */
+			memcpy(room, p, n);
+		tm_views_commit(v, row, n);
+		return;
+	}
+	/* larger than a buffer: through the spool, and referred to (or
+	 * copied) by the machine's stream at once */
+	end_run(v);
+	uint64_t at = v->all.size;
+	tm_spool_put(&v->all, p, n);
+	if (tracks(v, row))
+		tm_parts_put_ref(&v->mach, row, at, p, n);
 }
 
 void tm_views_put_all(tm_views *v, const void *p, size_t n)

@@ -150,10 +150,11 @@ int tm_views_open(tm_views *v, size_t n_mach, tm_error *err);
 /* n bytes to the whole view and to machine `row`'s (row >= n_mach: to
  * the whole view only). */
 void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n);
-/* tm_views_put without a copy: room for n bytes of machine `row` at the
- * end of the whole view's buffer, to be filled and then counted with
- * tm_views_commit (nothing else in between). NULL when n does not fit in
- * a buffer: put those with tm_views_put. */
+/* tm_views_put without a copy (it is how tm_views_put writes): room for
+ * n bytes of machine `row` at the end of the whole view's buffer, to be
+ * filled and then counted with tm_views_commit (nothing else in
+ * between). NULL when n does not fit in a buffer: put those with
+ * tm_views_put. */
 void *tm_views_reserve(tm_views *v, uint32_t row, size_t n);
 void tm_views_commit(tm_views *v, uint32_t row, size_t n);
 /* n bytes to every view (a header). */
