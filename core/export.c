@@ -539,7 +539,6 @@ static int copy_deferred(exp *x, tm_error *err)
 {
 	if (tm_spool_finish(&x->body, "merged.pftrace", err) != 0)
 		return -1;
-	const tm_ext whole = {0, 0, x->body.size, 0};
 	size_t cap = DEFER_READ, have = 0, at = 0;
 	uint8_t *buf = tm_xmalloc(cap);
 	uint64_t off = 0;
@@ -564,7 +563,8 @@ static int copy_deferred(exp *x, tm_error *err)
 			cap = need;
 			buf = tm_xrealloc(buf, cap);
 		}
-		ssize_t k = tm_ext_pread(x->body.fd, -1, &whole, 1, buf + have, cap - have, off);
+		uint64_t left = x->body.size - off;
+		ssize_t k = tm_pread_full(x->body.fd, buf + have, cap - have < left ? cap - have : (size_t)left, off);
 		if (k <= 0) {
 			rc = tm_err(err, TM_EIO, "merged.pftrace: cannot read a temporary file: %s",
 				    k < 0 ? strerror(errno) : "it ended early");

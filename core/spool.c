@@ -443,8 +443,7 @@ void tm_parts_close(tm_parts *ps)
 	tm_spool_close(&ps->file);
 }
 
-/* pread(2) until n bytes or the end of the file. */
-static ssize_t pread_full(int fd, void *buf, size_t n, uint64_t off)
+ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
 	while (got < n) {
@@ -478,7 +477,7 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
 			continue;
 		uint64_t in = off + got - e->off;
 		size_t want = e->len - in < n - got ? (size_t)(e->len - in) : n - got;
-		ssize_t r = pread_full(e->whole ? whole_fd : fd, (char *)buf + got, want, e->at + in);
+		ssize_t r = tm_pread_full(e->whole ? whole_fd : fd, (char *)buf + got, want, e->at + in);
 		if (r < 0)
 			return -1;
 		got += (size_t)r;
@@ -512,7 +511,7 @@ ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, u
 		uint64_t size = s->size;
 		if (s->fd < 0 || off >= size)
 			return 0;
-		return pread_full(s->fd, buf, size - off < n ? (size_t)(size - off) : n, off);
+		return tm_pread_full(s->fd, buf, size - off < n ? (size_t)(size - off) : n, off);
 	}
 	if (row >= s->n_mach)
 		return 0;
@@ -572,7 +571,7 @@ static void split_views(tm_views *v)
 	char *buf = tm_xmalloc(SPOOL_BUF);
 	for (uint64_t off = 0; off < all->size;) {
 		size_t want = all->size - off < SPOOL_BUF ? (size_t)(all->size - off) : SPOOL_BUF;
-		ssize_t k = pread_full(all->fd, buf, want, off);
+		ssize_t k = tm_pread_full(all->fd, buf, want, off);
 		if (k <= 0) {
 			v->mach.file.failed = k < 0 && errno ? errno : EIO;
 			break;

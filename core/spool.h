@@ -95,6 +95,10 @@ int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err);
 /* Close and free (after tm_spooled_take, only what it left). */
 void tm_parts_close(tm_parts *ps);
 
+/* pread(2) until n bytes or the end of the file (EINTR retried). Returns
+ * the bytes read, or -1 with errno set. */
+ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off);
+
 /* Read up to n bytes at stream offset off of a stream stored as extents
  * of fd (and of whole_fd, the `whole` ones). Returns the bytes read
  * (short only at the stream's end), or -1 with errno set. */

@@ -1286,9 +1286,8 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 		if (n > g->len - off)
 			n = (size_t)(g->len - off);
 		if (g->spool_fd >= 0) {
-			tm_ext whole = {0, 0, g->len, 0};
 			ssize_t r = g->ext ? tm_ext_pread(g->spool_fd, g->whole_fd, g->ext, g->n_ext, buf, n, off)
-					   : tm_ext_pread(g->spool_fd, -1, &whole, 1, buf, n, off);
+					   : tm_pread_full(g->spool_fd, buf, n, off);
 			if (r < 0)
 				tm_err(err, TM_EIO, "%s: %s", node->name, strerror(errno));
 			return r;
