@@ -33,7 +33,8 @@ typedef struct decoder {
 	int broken;      /* decoding failed at `out`; `fail` says why */
 	tm_error *fail;  /* allocated then: a cursor is opened per member to
 			  * sniff it, and zeroing a message's room for each of
-			  * 100,000 members was a fifth of listing them */
+			  * 100,000 members was a fifth of the instructions of
+			  * listing them (if little of the time) */
 	unsigned char *scratch; /* where skipped bytes are decoded to */
 	/* Make the decoder ready to produce at some position <= target
 	 * (restart, resume from a checkpoint, or keep going). */
