@@ -60,17 +60,22 @@ build() {
 # timed OUT_VAR CMD...: "seconds peak_kb", the fastest of BENCH_RUNS runs
 # (3) and the largest peak, output discarded: on a shared VM one run's
 # time moves by a third (the reference's import of the proto archive took
-# 9.6 s and 12.9 s in two runs of one hour).
+# 9.6 s and 12.9 s in two runs of one hour). The wall time is bash's clock
+# (EPOCHREALTIME, in microseconds) around the run: GNU time's %e has 10 ms
+# steps, a seventh of a 0.07 s scan (35x and 40x were the same run).
 runs=${BENCH_RUNS:-3}
 timed() {
-	local v=$1 i best="" peak=0; shift
+	local v=$1 i best="" peak=0 t0 t1 t k; shift
 	for ((i = 0; i < runs; i++)); do
-		/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+		t0=$EPOCHREALTIME
+		/usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
 			echo "  failed: $* ($(tail -n 1 "$work/err"))" >&2
 			printf -v "$v" '%s' "nan 0"
 			return
 		}
-		read -r t k <<<"$(tail -n 1 "$work/time")"
+		t1=$EPOCHREALTIME
+		t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+		k=$(tail -n 1 "$work/time")
 		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; fi
 		[ "$k" -gt "$peak" ] && peak=$k
 	done
@@ -103,7 +108,7 @@ row() { # kind source n aim_scan aim_export
 		-v as="$aim_s" -v ae="$aim_e" -v ref="$tp" 'BEGIN {
 		split(b, B, " "); split(s, S, " "); split(e, E, " ")
 		rs = S[1] > 0 ? B[1] / S[1] : 0; re = E[1] > 0 ? B[1] / E[1] : 0
-		printf "%-36s %8.2fs %7.2fs (%4.1fx) %7.2fs (%4.1fx) %9.0f MB / %4.0f MB\n",
+		printf "%-36s %8.3fs %7.3fs (%4.1fx) %7.3fs (%4.1fx) %9.0f MB / %4.0f MB\n",
 			name, B[1], S[1], rs, E[1], re, B[2] / 1024, (S[2] > E[2] ? S[2] : E[2]) / 1024
 		if (ref != "")
 			printf "%-36s %9s %9s >= %3dx %8s >= %3dx %22s\n", "  aim", "", "", as, "", ae, "<= 64 MB"
