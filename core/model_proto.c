@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "per_thread.h"
+#include "spool.h"
 #include "systrace.h"
 #include "trace.pb-c.h"
 
@@ -830,7 +831,7 @@ static void nested_value(tm_buf *b, const NestedValue *v, int depth)
 		}
 		tm_buf_put(b, "]", 1);
 	} else if (v->has_int_value) {
-		tm_buf_printf(b, "%" PRId64, v->int_value);
+		tm_buf_put_i64(b, v->int_value);
 	} else if (v->has_double_value) {
 		m_json_double(b, v->double_value);
 	} else if (v->has_bool_value) {
@@ -882,7 +883,7 @@ static void annotation_value(tm_buf *b, const DebugAnnotation *d, int depth)
 		tm_buf_printf(b, "%" PRIu64, d->uint_value);
 		break;
 	case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-		tm_buf_printf(b, "%" PRId64, d->int_value);
+		tm_buf_put_i64(b, d->int_value);
 		break;
 	case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
 		m_json_double(b, d->double_value);
@@ -1244,6 +1245,11 @@ static int extra_counters(tm_model *m, m_pctx *p, const tm_pr_event *pe, const T
 
 static void args_of(ev_state *s, const char **a, size_t *n)
 {
+	if (!m_wants_args(s->m)) {
+		*a = NULL;
+		*n = 0;
+		return;
+	}
 	render_args(s->p, s->e);
 	*a = s->p->args.data;
 	*n = s->p->args.len;

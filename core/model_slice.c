@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spool.h"
+
 #define MAX_DEPTH 512 /* SliceTracker::kMaxDepth */
 
 /* ---- contexts and tracks -------------------------------------------------- */
@@ -216,7 +218,7 @@ static void json_compact(tm_buf *b, const tj_value *v)
 	switch (v->type) {
 	case TJ_NULL: tm_buf_puts(b, "null"); break;
 	case TJ_BOOL: tm_buf_puts(b, v->b ? "true" : "false"); break;
-	case TJ_INT: tm_buf_printf(b, "%lld", (long long)v->i); break;
+	case TJ_INT: tm_buf_put_i64(b, v->i); break;
 	case TJ_DOUBLE: json_double(b, v->d); break;
 	case TJ_STRING: tm_buf_json_string(b, v->s, v->len); break;
 	case TJ_ARRAY:
@@ -268,7 +270,7 @@ static void add_json_args(m_open *o, const tj_value *args)
 void m_slice_add_arg(tm_model *m, uint32_t track, size_t ix, const char *key, const char *json_value)
 {
 	m_track *t = &m->tracks[track];
-	if (!ix || ix > t->depth)
+	if (!ix || ix > t->depth || !m_wants_args(m))
 		return;
 	m_open *o = &t->stack[ix - 1];
 	if (o->args.len)
@@ -297,7 +299,7 @@ static void emit_slice(tm_model *m, const m_track *t, const m_open *o)
 static void stack_pop(tm_model *m, m_track *t)
 {
 	m_open *o = &t->stack[--t->depth];
-	if (t->legacy_unnestable) {
+	if (t->legacy_unnestable && m_wants_args(m)) {
 		char v[32];
 		snprintf(v, sizeof v, "%lld", (long long)t->unnestable_begins);
 		if (o->args.len)
@@ -393,8 +395,10 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 	o->cat = cat;
 	o->name = name;
 	o->depth = (uint32_t)t->depth;
-	add_json_args(o, args);
-	add_raw_args(o, raw, raw_n);
+	if (m_wants_args(m)) {
+		add_json_args(o, args);
+		add_raw_args(o, raw, raw_n);
+	}
 	t->depth++;
 	m->last_slice_id = o->id;
 	m->last_slice_ts = ts;
@@ -486,8 +490,10 @@ static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint3
 		return 0;
 	m_open *o = &t->stack[ix];
 	o->dur = ts - o->ts;
-	add_json_args(o, args);
-	add_raw_args(o, raw, raw_n);
+	if (m_wants_args(m)) {
+		add_json_args(o, args);
+		add_raw_args(o, raw, raw_n);
+	}
 	m->last_slice_id = o->id;
 	m->last_slice_ts = o->ts;
 	if ((size_t)ix == t->depth - 1) {
