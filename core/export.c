@@ -7,7 +7,6 @@
 #include "export.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -701,10 +700,7 @@ static void pw_rewrite(void *ctx, const tm_buf *c)
  * (taskset, a container's cpuset) or no thread can start. */
 static tm_relay *pw_start(exp *x)
 {
-	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2)
-		return NULL;
-	return tm_relay_start(pw_rewrite, x, PW_QUEUE);
+	return tm_relay_useful() ? tm_relay_start(pw_rewrite, x, PW_QUEUE) : NULL;
 }
 
 static void pw_put(tm_relay *w, const tm_packet_out *po)

@@ -2,6 +2,7 @@
 #include "relay.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #define RELAY_MAX_DEPTH 16
@@ -45,6 +46,12 @@ static void *relay_main(void *arg)
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
+}
+
+int tm_relay_useful(void)
+{
+	cpu_set_t cpus;
+	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
 }
 
 tm_relay *tm_relay_start(void (*fn)(void *ctx, const tm_buf *batch), void *ctx, size_t depth)

@@ -4,7 +4,8 @@
  * (issue 10: both cores). At most `depth` full batches wait between the
  * two, so memory stays bounded; buffers go round, none is allocated per
  * batch. Used by the timeline's line formatter (core/timeline.c) and the
- * exporter's packet rewriter (core/export.c).
+ * exporter's packet rewriter (core/export.c) and the model's replay
+ * (core/model.c).
  *
  * One producer thread; fn runs on the relay's thread only, and nothing
  * it touches may be used by the producer until tm_relay_finish returns. */
@@ -16,6 +17,10 @@
 #include "tm.h"
 
 typedef struct tm_relay tm_relay;
+
+/* Whether this process may run on two CPUs or more (not so under taskset
+ * or a container's cpuset of one): on one, a relay only adds hand-overs. */
+int tm_relay_useful(void);
 
 /* Start the thread. NULL when it cannot start (the caller does the work
  * itself then). */
