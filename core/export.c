@@ -23,37 +23,6 @@
 
 /* ---- encoding ------------------------------------------------------------- */
 
-/* v as a varint at t (room for 10 bytes); its length. */
-static size_t varint_at(uint8_t *t, uint64_t v)
-{
-	size_t n = 0;
-	do {
-		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	return n;
-}
-
-/* Written in place: a packet's rewrite puts several of these. */
-static void put_varint(tm_buf *b, uint64_t v)
-{
-	if (b->len + 11 > b->cap)
-		tm_grow((void **)&b->data, &b->cap, b->len + 11, 1);
-	b->len += varint_at((uint8_t *)b->data + b->len, v);
-	b->data[b->len] = '\0';
-}
-
-static void put_tag(tm_buf *b, uint32_t id, unsigned wire)
-{
-	put_varint(b, ((uint64_t)id << 3) | wire);
-}
-
-static void put_uint(tm_buf *b, uint32_t id, uint64_t v)
-{
-	put_tag(b, id, TM_PB_VARINT);
-	put_varint(b, v);
-}
-
 static void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
 {
 	put_tag(b, id, TM_PB_LEN);

@@ -13,6 +13,39 @@
 #include "proto.h"
 #include "spool.h"
 
+/* ---- the wire level both halves write ---------------------------------------- */
+
+/* v as a varint at t (room for 10 bytes); its length. */
+static inline size_t varint_at(uint8_t *t, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* Written in place: a packet's rewrite puts several of these. */
+static inline void put_varint(tm_buf *b, uint64_t v)
+{
+	if (b->len + 11 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + 11, 1);
+	b->len += varint_at((uint8_t *)b->data + b->len, v);
+	b->data[b->len] = '\0';
+}
+
+static inline void put_tag(tm_buf *b, uint32_t id, unsigned wire)
+{
+	put_varint(b, ((uint64_t)id << 3) | wire);
+}
+
+static inline void put_uint(tm_buf *b, uint32_t id, uint64_t v)
+{
+	put_tag(b, id, TM_PB_VARINT);
+	put_varint(b, v);
+}
+
 /* A map from a (a, b) pair to a value, open addressing. */
 typedef struct exp_map_slot {
 	uint64_t a, b, v;
