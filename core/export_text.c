@@ -605,23 +605,24 @@ static bev *bundle_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu,
 /* A text argument as the reference's StringToInt32 / StringToUInt32 /
  * StringToDouble would read it; the model already checked that the line
  * parsed, so a missing value cannot happen here. */
-static int64_t arg_i(const char *args, const char *key)
+static int64_t arg_i(const systrace_args *args, const char *key)
 {
 	char v[64];
-	return systrace_arg(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
+	return systrace_args_get(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
 }
 
-static char *arg_s(const char *args, const char *key)
+static char *arg_s(const systrace_args *args, const char *key)
 {
 	char v[256];
-	return tm_xstrdup(systrace_arg(args, key, v, sizeof v) ? v : "");
+	return tm_xstrdup(systrace_args_get(args, key, v, sizeof v) ? v : "");
 }
 
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
 	const systrace_event *l = o->line;
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
-	const char *ev = l->event_name, *a = l->args;
+	const char *ev = l->event_name;
+	const systrace_args *a = o->line_args;
 	int print = strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "print") == 0 || strcmp(ev, "0") == 0;
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
@@ -632,7 +633,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
 		Perfetto__Protos__PrintFtraceEvent pr = PERFETTO__PROTOS__PRINT_FTRACE_EVENT__INIT;
 		b->u.pr = pr;
-		b->s1 = tm_xstrdup(a);
+		b->s1 = tm_xstrdup(l->args);
 		b->u.pr.buf = b->s1;
 		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT;
 	} else if (strcmp(ev, "sched_switch") == 0) {
@@ -640,7 +641,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 		Perfetto__Protos__SchedSwitchFtraceEvent sw = PERFETTO__PROTOS__SCHED_SWITCH_FTRACE_EVENT__INIT;
 		b->u.sw = sw;
 		char st[64];
-		systrace_arg(a, "prev_state", st, sizeof st) || (st[0] = '\0');
+		systrace_args_get(a, "prev_state", st, sizeof st) || (st[0] = '\0');
 		b->s1 = arg_s(a, "prev_comm");
 		b->s2 = arg_s(a, "next_comm");
 		b->u.sw.prev_comm = b->s1;
@@ -673,7 +674,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
 		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
 		char v[64];
-		double state = systrace_arg(a, "state", v, sizeof v) ? strtod(v, NULL) : 0;
+		double state = systrace_args_get(a, "state", v, sizeof v) ? strtod(v, NULL) : 0;
 		uint32_t cpu = (uint32_t)arg_i(a, "cpu_id");
 		if (ev[4] == 'f') {
 			Perfetto__Protos__CpuFrequencyFtraceEvent cf = PERFETTO__PROTOS__CPU_FREQUENCY_FTRACE_EVENT__INIT;

@@ -300,7 +300,7 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 		      e->bind_enclosing, 0, 0, e->flow_in, e->flow_out};
 	j.has_flow_id = flow_id(&e->id, &j.flow_id);
 	j.has_bind_id = flow_id(&e->bind_id, &j.bind_id);
-	tm_mobserved ob = {m, h, ts, &j, NULL, track, spilled, dropped};
+	tm_mobserved ob = {m, h, ts, &j, NULL, track, spilled, dropped, NULL};
 	m->sink.observed(m->sink.ctx, &ob);
 }
 

@@ -47,9 +47,9 @@ static int to_double(const char *s, double *out)
 	return *end == '\0';
 }
 
-static int arg(const char *args, const char *key, char *out, size_t n)
+static int arg(const systrace_args *args, const char *key, char *out, size_t n)
 {
-	if (!systrace_arg(args, key, out, n)) {
+	if (!systrace_args_get(args, key, out, n)) {
 		out[0] = '\0';
 		return 0;
 	}
@@ -559,7 +559,10 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		m_update_thread_name(m, utid, m_intern(&m->str, l.task, strlen(l.task)), TP_FTRACE);
 	if (l.tgid >= 0)
 		m_update_thread(m, mc, l.pid, l.tgid);
-	const char *ev = l.event_name, *a = l.args;
+	const char *ev = l.event_name;
+	systrace_args sa; /* the observer reads them too */
+	const systrace_args *a = &sa;
+	systrace_args_split(&sa, l.args);
 	char v1[256], v2[256], v3[256], v4[256], v5[256], v6[256], v7[256];
 	int acted = 1; /* the reference made rows or state of the line */
 	if (strcmp(ev, "sched_switch") == 0) {
@@ -630,7 +633,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			m_counter(m, t, ts, rate, file);
 		}
 	} else if (strcmp(ev, "workqueue_execute_start") == 0) {
-		const char *f = strstr(a, "function ");
+		const char *f = strstr(l.args, "function ");
 		if (f) {
 			f += 9;
 			const char *e = strstr(f, "function ");
@@ -665,7 +668,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 	if (!acted)
 		kernel_row(m, h, ts, &l);
 	if (m->sink.observed) {
-		tm_mobserved ob = {m, h, ts, NULL, &l, UINT32_MAX, 0, !acted};
+		tm_mobserved ob = {m, h, ts, NULL, &l, UINT32_MAX, 0, !acted, &sa};
 		m->sink.observed(m->sink.ctx, &ob);
 	}
 }

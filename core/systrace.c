@@ -425,55 +425,102 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 	return SYSTRACE_LINE_EVENT;
 }
 
+/* The token at *p (past spaces), its key kb..ke and value vb..ve; *p
+ * moves past it. 0 when no token is left. */
+static int next_arg(const char **p, const char **kb, const char **ke, const char **vb, const char **ve)
+{
+	const char *s = *p;
+	while (*s == ' ')
+		s++;
+	if (!*s)
+		return 0;
+	const char *e = strchr(s, ' ');
+	if (!e)
+		e = s + strlen(s);
+	const char *eq = memchr(s, '=', (size_t)(e - s));
+	if (!eq) {
+		/* §4.3: a bare token is stored under "name". */
+		*kb = "name";
+		*ke = *kb + 4;
+		*vb = s;
+		*ve = e;
+	} else {
+		/* The reference splits the token at every '=' and skips empty
+		 * pieces: the first piece is the key, the last the value. */
+		const char *k = s;
+		while (k < e && *k == '=')
+			k++;
+		const char *kend = memchr(k, '=', (size_t)(e - k));
+		if (!kend)
+			kend = e;
+		const char *v = e;
+		while (v > kend && v[-1] == '=')
+			v--;
+		*ve = v;
+		while (v > kend && v[-1] != '=')
+			v--;
+		*kb = k;
+		*ke = kend;
+		*vb = v;
+	}
+	*p = e;
+	return 1;
+}
+
+static void copy_value(const char *vb, const char *ve, char *out, size_t n)
+{
+	if (!n)
+		return;
+	size_t vl = (size_t)(ve - vb);
+	if (vl >= n)
+		vl = n - 1;
+	memcpy(out, vb, vl);
+	out[vl] = '\0';
+}
+
 int systrace_arg(const char *args, const char *key, char *out, size_t n)
 {
 	size_t klen = strlen(key);
-	const char *p = args;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		const char *e = strchr(p, ' ');
-		if (!e)
-			e = p + strlen(p);
-		const char *eq = memchr(p, '=', (size_t)(e - p));
-		const char *kb, *ke, *vb, *ve;
-		if (!eq) {
-			/* §4.3: a bare token is stored under "name". */
-			kb = "name";
-			ke = kb + 4;
-			vb = p;
-			ve = e;
-		} else {
-			/* The reference splits the token at every '=' and skips empty
-			 * pieces: the first piece is the key, the last the value. */
-			kb = p;
-			while (kb < e && *kb == '=')
-				kb++;
-			ke = memchr(kb, '=', (size_t)(e - kb));
-			if (!ke)
-				ke = e;
-			ve = e;
-			while (ve > ke && ve[-1] == '=')
-				ve--;
-			vb = ve;
-			while (vb > ke && vb[-1] != '=')
-				vb--;
-		}
+	const char *p = args, *kb, *ke, *vb, *ve;
+	while (next_arg(&p, &kb, &ke, &vb, &ve)) {
 		if ((size_t)(ke - kb) == klen && memcmp(kb, key, klen) == 0) {
-			if (n) {
-				size_t vl = (size_t)(ve - vb);
-				if (vl >= n)
-					vl = n - 1;
-				memcpy(out, vb, vl);
-				out[vl] = '\0';
-			}
+			copy_value(vb, ve, out, n);
 			return 1;
 		}
-		p = e;
 	}
 	return 0;
+}
+
+void systrace_args_split(systrace_args *a, const char *args)
+{
+	const char *p = args, *kb, *ke, *vb, *ve;
+	a->text = args;
+	a->n = 0;
+	a->more = 0;
+	while (next_arg(&p, &kb, &ke, &vb, &ve)) {
+		if (a->n == SYSTRACE_ARGS_KEPT) {
+			a->more = 1;
+			break;
+		}
+		a->kv[a->n].k = kb;
+		a->kv[a->n].kn = (size_t)(ke - kb);
+		a->kv[a->n].v = vb;
+		a->kv[a->n].vn = (size_t)(ve - vb);
+		a->n++;
+	}
+}
+
+int systrace_args_get(const systrace_args *a, const char *key, char *out, size_t n)
+{
+	size_t klen = strlen(key);
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->kv[i].kn == klen && memcmp(a->kv[i].k, key, klen) == 0) {
+			copy_value(a->kv[i].v, a->kv[i].v + a->kv[i].vn, out, n);
+			return 1;
+		}
+	}
+	/* not among the kept tokens, so the first match is past them */
+	return a->more && systrace_arg(a->text, key, out, n);
 }
 
 /* ---- the streaming reader (§4.1) ------------------------------------- */

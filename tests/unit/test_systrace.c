@@ -254,6 +254,45 @@ static void systrace_args_lookup(void)
 	CHECK(!systrace_arg(args, "cpu", v, sizeof v));
 }
 
+/* The split tokens answer every lookup as the text does: the first
+ * occurrence, '=' runs, bare tokens, truncation, and keys past the kept
+ * tokens (SYSTRACE_ARGS_KEPT). */
+static void systrace_args_split_agrees(void)
+{
+	static const char *const texts[] = {
+		"prev_comm=sh prev_pid=12 prev_prio=120 prev_state=R ==> next_comm=a next_pid=0 next_prio=120",
+		"  a=1  a=2 =b= ==c==d== bare other name=x  ",
+		"k0=0 k1=1 k2=2 k3=3 k4=4 k5=5 k6=6 k7=7 k8=8 k9=9 k10=10 k11=11 k12=12 k13=13 k14=14 k15=15 "
+		"k16=16 k0=dup k17=17 tail",
+		"",
+		"x=0123456789012345678901234567890123456789",
+	};
+	static const char *const keys[] = {"prev_pid", "next_comm", ">", "a", "b", "c", "name", "k0",  "k15",
+					   "k16",      "k17",       "x", "",  "=", "d", "k1", "none"};
+	int got = 0;
+	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+		systrace_args sa;
+		systrace_args_split(&sa, texts[t]);
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			char a[16] = "unset", b[16] = "unset";
+			int ra = systrace_arg(texts[t], keys[k], a, sizeof a);
+			int rb = systrace_args_get(&sa, keys[k], b, sizeof b);
+			CHECK_INT(rb, ra);
+			CHECK_STR(b, a);
+			got += ra;
+		}
+	}
+	CHECK(got > 10); /* the keys above do occur */
+	systrace_args sa;
+	char v[8];
+	systrace_args_split(&sa, texts[2]);
+	CHECK_INT(sa.more, 1);
+	CHECK(systrace_args_get(&sa, "k17", v, sizeof v));
+	CHECK_STR(v, "17");
+	CHECK(systrace_args_get(&sa, "k0", v, sizeof v));
+	CHECK_STR(v, "0");
+}
+
 static int stop_cb(void *ctx, const systrace_event *ev, tm_error *err)
 {
 	(void)ctx;
@@ -333,6 +372,7 @@ int main(void)
 	TT_RUN(systrace_html);
 	TT_RUN(systrace_chunk_sizes);
 	TT_RUN(systrace_args_lookup);
+	TT_RUN(systrace_args_split_agrees);
 	TT_RUN(systrace_callback_stops);
 	TT_RUN(systrace_memory_bounded);
 	TT_DONE();
