@@ -23,23 +23,6 @@
 
 /* ---- encoding ------------------------------------------------------------- */
 
-static void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
-{
-	put_tag(b, id, TM_PB_LEN);
-	put_varint(b, n);
-	if (n)
-		tm_buf_put(b, p, n);
-}
-
-static void put_fixed64(tm_buf *b, uint32_t id, uint64_t v)
-{
-	uint8_t t[8];
-	for (int i = 0; i < 8; i++)
-		t[i] = (uint8_t)(v >> (8 * i));
-	put_tag(b, id, TM_PB_I64);
-	tm_buf_put(b, t, 8);
-}
-
 /* A nested message from a scratch buffer. */
 static void put_msg(tm_buf *b, uint32_t id, const tm_buf *m)
 {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "export.h"
 #include "model.h"
@@ -45,6 +46,72 @@ static inline void put_uint(tm_buf *b, uint32_t id, uint64_t v)
 	put_tag(b, id, TM_PB_VARINT);
 	put_varint(b, v);
 }
+
+static inline void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
+{
+	put_tag(b, id, TM_PB_LEN);
+	put_varint(b, n);
+	if (n)
+		tm_buf_put(b, p, n);
+}
+
+static inline void put_fixed64(tm_buf *b, uint32_t id, uint64_t v)
+{
+	uint8_t t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = (uint8_t)(v >> (8 * i));
+	put_tag(b, id, TM_PB_I64);
+	tm_buf_put(b, t, 8);
+}
+
+/* A nested message written in place: its tag and a one-byte length, which
+ * nested_end fills (moving the body along when it outgrew 127 bytes). */
+static inline size_t nested_begin(tm_buf *b, uint32_t id)
+{
+	put_tag(b, id, TM_PB_LEN);
+	put_varint(b, 0);
+	return b->len;
+}
+
+static inline void nested_end(tm_buf *b, size_t body)
+{
+	size_t n = b->len - body;
+	uint8_t v[10];
+	size_t vn = varint_at(v, n);
+	if (vn > 1) {
+		if (b->len + vn > b->cap)
+			tm_grow((void **)&b->data, &b->cap, b->len + vn, 1);
+		memmove(b->data + body + vn - 1, b->data + body, n);
+		b->len += vn - 1;
+		b->data[b->len] = '\0';
+	}
+	memcpy(b->data + body - 1, v, vn);
+}
+
+/* A TrackEvent of the text export: the fields it writes (0 or NULL:
+ * absent). exp_te_wire writes it at the wire level (export_text.c says
+ * why); test_export_wire compares it with protobuf-c's packing. */
+typedef struct exp_te {
+	uint64_t track_uuid;
+	int type;                  /* a TrackEvent.Type */
+	const char *category, *name;
+	const tj_value *args;      /* an object: its members as debug annotations */
+	int has_counter;
+	double counter;            /* double_counter_value */
+	/* legacy_event, written when has_phase or has_bind_id */
+	int has_phase, phase;
+	int has_duration_us;
+	int64_t duration_us;
+	int has_unscoped_id;
+	uint64_t unscoped_id;
+	int has_bind_id;
+	uint64_t bind_id;
+	int bind_to_enclosing;
+	int flow_direction;        /* a LegacyEvent.FlowDirection */
+} exp_te;
+
+/* The TrackEvent's bytes (without tag or length) appended to b. */
+void exp_te_wire(tm_buf *b, const exp_te *e);
 
 /* A map from a (a, b) pair to a value, open addressing. */
 typedef struct exp_map_slot {
