@@ -49,7 +49,6 @@
 #define BUNDLE_MAX 512
 
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
-typedef Perfetto__Protos__FtraceEvent FtraceEvent;
 
 typedef struct pend_end {
 	int64_t ts;
@@ -57,20 +56,6 @@ typedef struct pend_end {
 	uint32_t file, row;
 	uint64_t uuid;
 } pend_end;
-
-/* An FtraceEvent kept for the bundle being filled (owned copies). */
-typedef struct bev {
-	FtraceEvent ev;
-	union {
-		Perfetto__Protos__SchedSwitchFtraceEvent sw;
-		Perfetto__Protos__SchedWakingFtraceEvent wk;
-		Perfetto__Protos__PrintFtraceEvent pr;
-		Perfetto__Protos__CpuFrequencyFtraceEvent cf;
-		Perfetto__Protos__CpuIdleFtraceEvent ci;
-		Perfetto__Protos__TaskRenameFtraceEvent tr;
-	} u;
-	char *s1, *s2;
-} bev;
 
 struct exp_text {
 	exp *x;
@@ -81,11 +66,13 @@ struct exp_text {
 	pend_end *heap;         /* X ends written later, by (ts, order) */
 	size_t n_heap, cap_heap;
 	uint64_t order;
-	/* the bundle being filled */
+	/* the bundle being filled: its events' bytes (each an
+	 * FtraceEventBundle.event field) */
 	int has_bundle;
 	uint32_t b_file, b_row, b_cpu;
-	bev *bevs;
-	size_t n_bevs, cap_bevs;
+	tm_buf bundle;
+	size_t n_bundle;
+	size_t ev_at, ev_data_at; /* the event being written: where its bodies start */
 	tm_buf buf;
 };
 
@@ -103,6 +90,7 @@ exp_text *exp_text_new(exp *x)
 typedef struct body {
 	const ProtobufCMessage *msg;
 	const exp_te *te;
+	const exp_text *bundle; /* its bundle (FtraceEventBundle) */
 } body;
 
 /* One TracePacket: `field` (an F_TracePacket_ data field) holding `in`,
@@ -142,6 +130,11 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, u
 				size_t at = nested_begin(b, field);
 				exp_te_wire(b, in.te);
 				nested_end(b, at);
+			} else if (in.bundle) {
+				size_t at = nested_begin(b, field);
+				put_uint(b, F_FtraceEventBundle_cpu, in.bundle->b_cpu);
+				tm_buf_put(b, in.bundle->bundle.data, in.bundle->bundle.len);
+				nested_end(b, at);
 			} else {
 				size_t n = protobuf_c_message_get_packed_size(in.msg);
 				put_tag(b, field, TM_PB_LEN);
@@ -162,7 +155,7 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, u
 /* A track descriptor packet (untimed, on the file's descriptor sequence). */
 static void write_descriptor(exp_text *t, uint32_t file, uint32_t row, TrackDescriptor *d)
 {
-	write_packet(t, file, row, -1, F_TracePacket_track_descriptor, (body){&d->base, NULL});
+	write_packet(t, file, row, -1, F_TracePacket_track_descriptor, (body){&d->base, NULL, NULL});
 }
 
 static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t pid)
@@ -393,7 +386,7 @@ static pend_end heap_pop(exp_text *t)
 
 static void write_track_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, const exp_te *te)
 {
-	write_packet(t, file, row, ts, F_TracePacket_track_event, (body){NULL, te});
+	write_packet(t, file, row, ts, F_TracePacket_track_event, (body){NULL, te, NULL});
 }
 
 /* Ends of X slices due at or before `ts` (they close before what begins
@@ -499,47 +492,30 @@ void exp_text_counter(exp_text *t, const tm_mcounter *c)
 
 /* ---- systrace lines -------------------------------------------------------------------- */
 
-static void bev_free(bev *b)
-{
-	free(b->s1);
-	free(b->s2);
-}
-
 static void flush_bundle(exp_text *t)
 {
 	if (!t->has_bundle)
 		return;
-	Perfetto__Protos__FtraceEventBundle fb = PERFETTO__PROTOS__FTRACE_EVENT_BUNDLE__INIT;
-	fb.has_cpu = 1;
-	fb.cpu = t->b_cpu;
-	FtraceEvent **evs = tm_xmalloc((t->n_bevs ? t->n_bevs : 1) * sizeof(*evs));
-	for (size_t i = 0; i < t->n_bevs; i++) {
-		bev *b = &t->bevs[i];
-		/* the union members moved with the array: point again */
-		switch (b->ev.event_case) {
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH: b->ev.sched_switch = &b->u.sw; break;
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_WAKING: b->ev.sched_waking = &b->u.wk; break;
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT: b->ev.print = &b->u.pr; break;
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY: b->ev.cpu_frequency = &b->u.cf; break;
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_IDLE: b->ev.cpu_idle = &b->u.ci; break;
-		case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME: b->ev.task_rename = &b->u.tr; break;
-		default: break;
-		}
-		evs[i] = &b->ev;
-	}
-	fb.n_event = t->n_bevs;
-	fb.event = evs;
-	write_packet(t, t->b_file, t->b_row, -1, F_TracePacket_ftrace_events, (body){&fb.base, NULL});
-	free(evs);
-	for (size_t i = 0; i < t->n_bevs; i++)
-		bev_free(&t->bevs[i]);
-	t->n_bevs = 0;
+	write_packet(t, t->b_file, t->b_row, -1, F_TracePacket_ftrace_events, (body){NULL, NULL, t});
+	t->bundle.len = 0;
+	t->n_bundle = 0;
 	t->has_bundle = 0;
 }
 
-static bev *bundle_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, int64_t ts, uint32_t pid)
+/* The ftrace events of the systrace export are written at the wire level
+ * into the bundle being filled, as the JSON export's TrackEvents are (see
+ * exp_te_wire): as protobuf-c structs each event was two string copies and
+ * a pack that visits every field of FtraceEvent and of the event inside.
+ * Fields go out in number order, as protobuf-c writes them:
+ *   FtraceEvent: timestamp 1, pid 2, then the one event field (3 and up);
+ *   the event's own fields as ftrace_event writes them, ascending.
+ * ftrace_event opens an event of `field` in the bundle of (file, row, cpu)
+ * (flushing the bundle when it is another's or full); ftrace_event_end
+ * closes it. */
+static void ftrace_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, int64_t ts, uint32_t pid,
+			 uint32_t field)
 {
-	if (t->has_bundle && (t->b_file != file || t->b_row != row || t->b_cpu != cpu || t->n_bevs >= BUNDLE_MAX))
+	if (t->has_bundle && (t->b_file != file || t->b_row != row || t->b_cpu != cpu || t->n_bundle >= BUNDLE_MAX))
 		flush_bundle(t);
 	if (!t->has_bundle) {
 		t->has_bundle = 1;
@@ -547,16 +523,29 @@ static bev *bundle_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu,
 		t->b_row = row;
 		t->b_cpu = cpu;
 	}
-	TM_GROW(t->bevs, t->cap_bevs, t->n_bevs + 1);
-	bev *b = &t->bevs[t->n_bevs++];
-	memset(b, 0, sizeof(*b));
-	FtraceEvent init = PERFETTO__PROTOS__FTRACE_EVENT__INIT;
-	b->ev = init;
-	b->ev.has_timestamp = 1;
-	b->ev.timestamp = (uint64_t)ts;
-	b->ev.has_pid = 1;
-	b->ev.pid = pid;
-	return b;
+	tm_buf *b = &t->bundle;
+	t->ev_at = nested_begin(b, F_FtraceEventBundle_event);
+	put_uint(b, F_FtraceEvent_timestamp, (uint64_t)ts);
+	put_uint(b, F_FtraceEvent_pid, pid);
+	t->ev_data_at = nested_begin(b, field);
+}
+
+static void ftrace_event_end(exp_text *t)
+{
+	nested_end(&t->bundle, t->ev_data_at);
+	nested_end(&t->bundle, t->ev_at);
+	t->n_bundle++;
+}
+
+/* int32 fields: a negative value takes ten bytes, sign-extended. */
+static void put_int32(tm_buf *b, uint32_t id, int32_t v)
+{
+	put_uint(b, id, (uint64_t)(int64_t)v);
+}
+
+static void put_str(tm_buf *b, uint32_t id, const char *s)
+{
+	put_bytes(b, id, s, strlen(s));
 }
 
 /* A text argument as the reference's StringToInt32 / StringToUInt32 /
@@ -568,10 +557,11 @@ static int64_t arg_i(const systrace_args *args, const char *key)
 	return systrace_args_get(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
 }
 
-static char *arg_s(const systrace_args *args, const char *key)
+/* A text argument as a string field: up to 255 bytes, "" when absent. */
+static void arg_str(tm_buf *b, uint32_t id, const systrace_args *args, const char *key)
 {
 	char v[256];
-	return tm_xstrdup(systrace_args_get(args, key, v, sizeof v) ? v : "");
+	put_str(b, id, systrace_args_get(args, key, v, sizeof v) ? v : "");
 }
 
 static void systrace_line(exp_text *t, const tm_mobserved *o)
@@ -585,70 +575,47 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	 * same parse failure when it reads it back */
 	if (o->dropped && !print)
 		return;
-	bev *b;
+	tm_buf *b = &t->bundle;
+	uint32_t cpu = l->cpu, pid = (uint32_t)l->pid;
 	if (print) {
-		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
-		Perfetto__Protos__PrintFtraceEvent pr = PERFETTO__PROTOS__PRINT_FTRACE_EVENT__INIT;
-		b->u.pr = pr;
-		b->s1 = tm_xstrdup(l->args);
-		b->u.pr.buf = b->s1;
-		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT;
+		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_print);
+		put_str(b, F_PrintFtraceEvent_buf, l->args);
 	} else if (strcmp(ev, "sched_switch") == 0) {
-		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
-		Perfetto__Protos__SchedSwitchFtraceEvent sw = PERFETTO__PROTOS__SCHED_SWITCH_FTRACE_EVENT__INIT;
-		b->u.sw = sw;
+		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_switch);
 		char st[64];
 		systrace_args_get(a, "prev_state", st, sizeof st) || (st[0] = '\0');
-		b->s1 = arg_s(a, "prev_comm");
-		b->s2 = arg_s(a, "next_comm");
-		b->u.sw.prev_comm = b->s1;
-		b->u.sw.next_comm = b->s2;
-		b->u.sw.has_prev_pid = b->u.sw.has_prev_prio = b->u.sw.has_prev_state = 1;
-		b->u.sw.has_next_pid = b->u.sw.has_next_prio = 1;
-		b->u.sw.prev_pid = (int32_t)arg_i(a, "prev_pid");
-		b->u.sw.prev_prio = (int32_t)arg_i(a, "prev_prio");
 		int major = 0, minor = 0;
 		const tm_machines *ms = &t->x->scan->machines;
 		if (row < ms->n && ms->rows[row].release)
 			sscanf(ms->rows[row].release, "%d.%d", &major, &minor);
+		arg_str(b, F_SchedSwitchFtraceEvent_prev_comm, a, "prev_comm");
+		put_int32(b, F_SchedSwitchFtraceEvent_prev_pid, (int32_t)arg_i(a, "prev_pid"));
+		put_int32(b, F_SchedSwitchFtraceEvent_prev_prio, (int32_t)arg_i(a, "prev_prio"));
 		/* the reference reads the text line with no kernel version (its
 		 * own trace), and merged.pftrace with the machine's SystemInfo */
-		b->u.sw.prev_state = tm_model_systrace_state_for(st, major, minor);
-		b->u.sw.next_pid = (int32_t)arg_i(a, "next_pid");
-		b->u.sw.next_prio = (int32_t)arg_i(a, "next_prio");
-		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH;
+		put_uint(b, F_SchedSwitchFtraceEvent_prev_state,
+			 (uint64_t)tm_model_systrace_state_for(st, major, minor));
+		arg_str(b, F_SchedSwitchFtraceEvent_next_comm, a, "next_comm");
+		put_int32(b, F_SchedSwitchFtraceEvent_next_pid, (int32_t)arg_i(a, "next_pid"));
+		put_int32(b, F_SchedSwitchFtraceEvent_next_prio, (int32_t)arg_i(a, "next_prio"));
 	} else if (strcmp(ev, "sched_waking") == 0) {
-		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
-		Perfetto__Protos__SchedWakingFtraceEvent wk = PERFETTO__PROTOS__SCHED_WAKING_FTRACE_EVENT__INIT;
-		b->u.wk = wk;
-		b->s1 = arg_s(a, "comm");
-		b->u.wk.comm = b->s1;
-		b->u.wk.has_pid = b->u.wk.has_prio = b->u.wk.has_target_cpu = 1;
-		b->u.wk.pid = (int32_t)arg_i(a, "pid");
-		b->u.wk.prio = (int32_t)arg_i(a, "prio");
-		b->u.wk.target_cpu = (int32_t)arg_i(a, "target_cpu");
-		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_WAKING;
+		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_waking);
+		arg_str(b, F_SchedWakingFtraceEvent_comm, a, "comm");
+		put_int32(b, F_SchedWakingFtraceEvent_pid, (int32_t)arg_i(a, "pid"));
+		put_int32(b, F_SchedWakingFtraceEvent_prio, (int32_t)arg_i(a, "prio"));
+		put_int32(b, F_SchedWakingFtraceEvent_target_cpu, (int32_t)arg_i(a, "target_cpu"));
 	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
-		b = bundle_event(t, file, row, l->cpu, o->ts, (uint32_t)l->pid);
+		int freq = ev[4] == 'f';
+		ftrace_event(t, file, row, cpu, o->ts, pid, freq ? F_FtraceEvent_cpu_frequency : F_FtraceEvent_cpu_idle);
 		char v[64];
 		double state = systrace_args_get(a, "state", v, sizeof v) ? strtod(v, NULL) : 0;
-		uint32_t cpu = (uint32_t)arg_i(a, "cpu_id");
-		if (ev[4] == 'f') {
-			Perfetto__Protos__CpuFrequencyFtraceEvent cf = PERFETTO__PROTOS__CPU_FREQUENCY_FTRACE_EVENT__INIT;
-			b->u.cf = cf;
-			b->u.cf.has_state = b->u.cf.has_cpu_id = 1;
-			b->u.cf.state = (uint32_t)state;
-			b->u.cf.cpu_id = cpu;
-			b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY;
-		} else {
-			Perfetto__Protos__CpuIdleFtraceEvent ci = PERFETTO__PROTOS__CPU_IDLE_FTRACE_EVENT__INIT;
-			b->u.ci = ci;
-			b->u.ci.has_state = b->u.ci.has_cpu_id = 1;
-			b->u.ci.state = (uint32_t)state;
-			b->u.ci.cpu_id = cpu;
-			b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_IDLE;
-		}
+		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_state : F_CpuIdleFtraceEvent_state, (uint32_t)state);
+		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_cpu_id : F_CpuIdleFtraceEvent_cpu_id,
+			 (uint32_t)arg_i(a, "cpu_id"));
+	} else {
+		return;
 	}
+	ftrace_event_end(t);
 }
 
 void exp_text_observed(exp_text *t, const tm_mobserved *o)
@@ -729,14 +696,11 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		const tm_mthread *th = tm_model_thread(m, i);
 		if (th->tid == 0 || th->upid >= 0 || !th->name || th->name_cpu < 0 || th->name_prio >= 2)
 			continue;
-		bev *b = bundle_event(t, 0, th->machine_row, (uint32_t)th->name_cpu, th->name_ts, (uint32_t)th->tid);
-		Perfetto__Protos__TaskRenameFtraceEvent tr = PERFETTO__PROTOS__TASK_RENAME_FTRACE_EVENT__INIT;
-		b->u.tr = tr;
-		b->s1 = tm_xstrdup(th->name);
-		b->u.tr.has_pid = 1;
-		b->u.tr.pid = (int32_t)th->tid;
-		b->u.tr.newcomm = b->s1;
-		b->ev.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME;
+		ftrace_event(t, 0, th->machine_row, (uint32_t)th->name_cpu, th->name_ts, (uint32_t)th->tid,
+			     F_FtraceEvent_task_rename);
+		put_int32(&t->bundle, F_TaskRenameFtraceEvent_pid, (int32_t)th->tid);
+		put_str(&t->bundle, F_TaskRenameFtraceEvent_newcomm, th->name);
+		ftrace_event_end(t);
 	}
 	flush_bundle(t);
 	/* One ProcessTree per machine: every live thread of a known process
@@ -795,7 +759,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			pt.processes = prp;
 			/* no timestamp: the reference gives it the latest one read,
 			 * the end of the trace, and it is not an event */
-			write_packet(t, 0, (uint32_t)row, -1, F_TracePacket_process_tree, (body){&pt.base, NULL});
+			write_packet(t, 0, (uint32_t)row, -1, F_TracePacket_process_tree, (body){&pt.base, NULL, NULL});
 		}
 	}
 	free(ths);
@@ -814,9 +778,7 @@ void exp_text_free(exp_text *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_bevs; i++)
-		bev_free(&t->bevs[i]);
-	free(t->bevs);
+	tm_buf_free(&t->bundle);
 	free(t->track_uuid);
 	free(t->procs.s);
 	free(t->threads.s);

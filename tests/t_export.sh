@@ -361,6 +361,38 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 else
 	skip "merged.pftrace on one CPU" "no taskset(1)"
 fi
+# The text export writes its TrackEvents, ftrace events and packets at
+# the wire level (core/export_text.c): protoc, decoding and encoding again
+# in field-number order, must give the same bytes. Text inputs only (kept
+# proto packets are copied as they came): JSON with args, and systrace
+# lines of every event written, negative int32 fields, a 300-byte comm
+# and threads of no process (task_rename).
+if command -v protoc >/dev/null; then
+	mkdir -p wire
+	gunzip -c "$real/chromium_startup.json.gz" >wire/c.json
+	cp "$real/node_trace.json" "$real/sched_switch.systrace" wire/
+	long=$(printf 'c%.0s' $(seq 300))
+	{
+		echo "# tracer: nop"
+		echo "  <idle>-0     (-----) [000] d..2  100.000001: cpu_idle: state=1 cpu_id=0"
+		echo "  <idle>-0     (-----) [001] d..2  100.000002: cpu_frequency: state=1800000 cpu_id=1"
+		echo "  foo-12    (-----) [000] d..2  100.000004: sched_switch: prev_comm=foo prev_pid=12 prev_prio=-5 prev_state=D ==> next_comm=$long next_pid=7 next_prio=120"
+		echo "  bar-13    (   13) [001] d..2  100.000005: sched_waking: comm=baz pid=14 prio=-1 target_cpu=001"
+		echo "  bar-13    (   13) [001] ...1  100.000006: tracing_mark_write: B|13|slice with spaces"
+		echo "  bar-13    (   13) [001] ...1  100.000007: tracing_mark_write: E|13"
+	} >wire/edge.systrace
+	(cd wire && zip -q -X ../wire.zip c.json node_trace.json sched_switch.systrace edge.systrace)
+	"$tm" cat -o noindex wire.zip merged.pftrace >wire.pb
+	P=$here/../protos
+	protoc --decode=perfetto.protos.Trace --proto_path="$P" "$P/trace.proto" <wire.pb >wire.txt
+	protoc --encode=perfetto.protos.Trace --proto_path="$P" "$P/trace.proto" <wire.txt >wire2.pb
+	ok "merged.pftrace of text inputs: protoc re-encodes the same bytes" cmp wire.pb wire2.pb
+	for e in track_event task_rename cpu_idle cpu_frequency sched_switch sched_waking print debug_annotations legacy_event; do
+		ok "merged.pftrace of text inputs: has $e" grep -q "$e {" wire.txt
+	done
+else
+	skip "merged.pftrace of text inputs: wire bytes" "no protoc"
+fi
 # The scan tier the pass made: kept in an index by `ls -l` (whose first
 # stat is merged.pftrace's), then read back, and shown through a mount.
 "$tm" ls -l -o index=once.idx once.tar >/dev/null
