@@ -617,8 +617,6 @@ typedef struct pw_rec {
 	uint64_t len, n_ftrace, n_switch, n_waking;
 } pw_rec;
 
-#define PAD8(n) (((n) + 7) & ~(size_t)7)
-
 /* tm_relay's fn: the packets of a chunk, on the worker's thread. */
 static void pw_rewrite(void *ctx, const tm_buf *c)
 {
@@ -627,7 +625,7 @@ static void pw_rewrite(void *ctx, const tm_buf *c)
 		pw_rec r;
 		memcpy(&r, c->data + at, sizeof r);
 		const char *p = c->data + at + sizeof r;
-		const int64_t *ts = (const int64_t *)(const void *)(p + PAD8(r.len));
+		const int64_t *ts = (const int64_t *)(const void *)(p + TM_RELAY_PAD8(r.len));
 		tm_packet_out po = {
 			.file_id = r.file_id,
 			.machine_row = r.machine_row,
@@ -644,7 +642,7 @@ static void pw_rewrite(void *ctx, const tm_buf *c)
 			.n_waking = r.n_waking,
 		};
 		on_packet(x, &po);
-		at += sizeof r + PAD8(r.len) + 8 * (r.n_ftrace + r.n_switch + r.n_waking);
+		at += sizeof r + TM_RELAY_PAD8(r.len) + 8 * (r.n_ftrace + r.n_switch + r.n_waking);
 	}
 }
 
@@ -662,12 +660,12 @@ static void pw_put(tm_relay *w, const tm_packet_out *po)
 	size_t n_ts = po->n_ftrace + po->n_switch + po->n_waking;
 	tm_buf *b = tm_relay_buf(w);
 	size_t at = b->len;
-	TM_GROW(b->data, b->cap, at + sizeof r + PAD8(po->len) + 8 * n_ts);
+	TM_GROW(b->data, b->cap, at + sizeof r + TM_RELAY_PAD8(po->len) + 8 * n_ts);
 	memcpy(b->data + at, &r, sizeof r);
 	at += sizeof r;
 	memcpy(b->data + at, po->data, po->len);
-	memset(b->data + at + po->len, 0, PAD8(po->len) - po->len);
-	at += PAD8(po->len);
+	memset(b->data + at + po->len, 0, TM_RELAY_PAD8(po->len) - po->len);
+	at += TM_RELAY_PAD8(po->len);
 	const int64_t *ts[3] = {po->ftrace_ts, po->switch_ts, po->waking_ts};
 	size_t n[3] = {po->n_ftrace, po->n_switch, po->n_waking};
 	for (size_t k = 0; k < 3; k++)

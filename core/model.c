@@ -477,8 +477,6 @@ typedef struct replay_rec {
 
 #define REPLAY_CHUNK (64u * 1024u)
 #define REPLAY_QUEUE 4
-#define PAD8(n) (((n) + 7) & ~(size_t)7)
-
 static void replay_batch(void *ctx, const tm_buf *b)
 {
 	tm_model *m = ctx;
@@ -487,7 +485,7 @@ static void replay_batch(void *ctx, const tm_buf *b)
 		memcpy(&r, b->data + at, sizeof r);
 		at += sizeof r;
 		apply(m, r.ts, b->data + at, r.len, r.json, (int)r.parsed);
-		at += PAD8(r.len);
+		at += TM_RELAY_PAD8(r.len);
 	}
 }
 
@@ -503,10 +501,10 @@ static void replay_put(tm_relay *rl, const tm_order_rec *o)
 		}
 	}
 	tm_buf *b = tm_relay_buf(rl);
-	TM_GROW(b->data, b->cap, b->len + sizeof r + PAD8(o->len));
+	TM_GROW(b->data, b->cap, b->len + sizeof r + TM_RELAY_PAD8(o->len));
 	memcpy(b->data + b->len, &r, sizeof r);
 	memcpy(b->data + b->len + sizeof r, o->data, o->len);
-	b->len += sizeof r + PAD8(o->len);
+	b->len += sizeof r + TM_RELAY_PAD8(o->len);
 	if (b->len >= REPLAY_CHUNK)
 		tm_relay_hand(rl);
 }

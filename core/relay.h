@@ -18,6 +18,10 @@
 
 typedef struct tm_relay tm_relay;
 
+/* n rounded up to 8: a record in a batch starts 8-aligned after the one
+ * before it, so its head can hold int64 fields. */
+#define TM_RELAY_PAD8(n) (((n) + 7) & ~(size_t)7)
+
 /* Whether this process may run on two CPUs or more (not so under taskset
  * or a container's cpuset of one): on one, a relay only adds hand-overs. */
 int tm_relay_useful(void);
