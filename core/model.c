@@ -178,15 +178,11 @@ tm_model *tm_model_new(const tm_model_sink *sink)
 	return m;
 }
 
-/* One record; `json` is its JSON event's parse when `parsed` (the replay
- * parsed it on the other thread), taken over either way. */
-static void apply(tm_model *m, int64_t ts, const void *rec, uint32_t len, tj_value *json, int parsed)
+void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
 {
 	tm_mrec_head h;
-	if (len < sizeof h) {
-		tj_free(json);
+	if (len < sizeof h)
 		return;
-	}
 	memcpy(&h, rec, sizeof h);
 	const char *body = (const char *)rec + sizeof h;
 	size_t n = len - sizeof h;
@@ -195,7 +191,7 @@ static void apply(tm_model *m, int64_t ts, const void *rec, uint32_t len, tj_val
 	m->cur_cpu = h.kind == TM_MREC_SYSTRACE ? h.cpu : -1;
 	switch (h.kind) {
 	case TM_MREC_JSON:
-		m_json_apply(m, &h, ts, parsed ? json : m_json_parse(body, n));
+		m_json_apply(m, &h, ts, body, n);
 		break;
 	case TM_MREC_SYSTRACE:
 		m_systrace_apply(m, &h, ts, body, n);
@@ -206,11 +202,6 @@ static void apply(tm_model *m, int64_t ts, const void *rec, uint32_t len, tj_val
 	default:
 		break;
 	}
-}
-
-void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
-{
-	apply(m, ts, rec, len, NULL, 0);
 }
 
 void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len)
@@ -460,23 +451,23 @@ static void start_contexts(tm_model *m, const struct tm_merge *merge, const tm_s
 /* ---- the replay ------------------------------------------------------------ */
 
 /* The records in order, applied on a thread of their own: the model, its
- * sinks and the builders they feed run on the relay's thread, while this
- * one takes the records out of order (merging the sorted runs, reading
- * them back from the temporary file) and parses each JSON event's text.
- * On the JSON bench those were a third of the replay's time (issue 10:
- * both cores). A record travels as a copy of its bytes behind a
- * replay_rec; a JSON event's parse travels with it, and the model takes
- * it over. The model sees the same records in the same order, so every
- * result is the same as applying them here. */
+ * sinks and the builders they feed (the JSON parse, the encoders) run on
+ * the relay's thread, while this one takes the records out of order
+ * (merging the sorted runs, reading them back from the temporary file)
+ * and copies them into batches (issue 10: both cores). The model sees the
+ * same records in the same order, so every result is the same as
+ * applying them here. JSON events are parsed on the model's thread too:
+ * parsed here, each tree crossed cores and was freed on the other thread,
+ * and with malloc's lock and cache misses the JSON bench's export took
+ * 1.1 to 2.1 s instead of 0.8 s, though half the instructions moved. */
 typedef struct replay_rec {
 	int64_t ts;
-	tj_value *json;   /* the event's parse (NULL: not an object) */
-	uint32_t len;
-	uint32_t parsed;  /* json is the parse: a JSON record */
+	uint64_t len;
 } replay_rec;
 
 #define REPLAY_CHUNK (64u * 1024u)
 #define REPLAY_QUEUE 4
+
 static void replay_batch(void *ctx, const tm_buf *b)
 {
 	tm_model *m = ctx;
@@ -484,22 +475,14 @@ static void replay_batch(void *ctx, const tm_buf *b)
 		replay_rec r;
 		memcpy(&r, b->data + at, sizeof r);
 		at += sizeof r;
-		apply(m, r.ts, b->data + at, r.len, r.json, (int)r.parsed);
+		tm_model_apply(m, r.ts, b->data + at, (uint32_t)r.len);
 		at += TM_RELAY_PAD8(r.len);
 	}
 }
 
 static void replay_put(tm_relay *rl, const tm_order_rec *o)
 {
-	replay_rec r = {o->ts, NULL, o->len, 0};
-	tm_mrec_head h;
-	if (o->len >= sizeof h) {
-		memcpy(&h, o->data, sizeof h);
-		if (h.kind == TM_MREC_JSON) {
-			r.json = m_json_parse((const char *)o->data + sizeof h, o->len - sizeof h);
-			r.parsed = 1;
-		}
-	}
+	replay_rec r = {o->ts, o->len};
 	tm_buf *b = tm_relay_buf(rl);
 	TM_GROW(b->data, b->cap, b->len + sizeof r + TM_RELAY_PAD8(o->len));
 	memcpy(b->data + b->len, &r, sizeof r);

@@ -289,11 +289,7 @@ static inline int m_wants_args(const tm_model *m)
 void m_counter(tm_model *m, uint32_t track, int64_t ts, double value, uint32_t file_id);
 
 /* Format parsers */
-/* A JSON record's event text parsed (NULL when it is not an object): a
- * function of the text alone, so the replay runs it on another thread
- * than the model's (core/model.c). m_json_apply takes the parse over. */
-tj_value *m_json_parse(const char *raw, size_t len);
-void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, tj_value *o);
+void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *raw, size_t len);
 /* Proto records (core/model_proto.c): reservations at once, the rest in
  * order. */
 void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len);

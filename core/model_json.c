@@ -304,21 +304,14 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 	m->sink.observed(m->sink.ctx, &ob);
 }
 
-tj_value *m_json_parse(const char *raw, size_t len)
+void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *raw, size_t len)
 {
 	tj_value *o = NULL;
 	tm_error err;
 	if (tj_parse(raw, len, &o, &err) != 0 || o->type != TJ_OBJECT) {
 		tj_free(o);
-		return NULL;
-	}
-	return o;
-}
-
-void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, tj_value *o)
-{
-	if (!o)
 		return;
+	}
 	jev e;
 	read_event(m, o, &e);
 	m_mach *mc = m_machine(m, h->machine_row);
