@@ -257,10 +257,21 @@ static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
  * 0.65 G of 1.6 G written here: protobuf-c visits every field of
  * TrackEvent, LegacyEvent and DebugAnnotation, set or not, once to size a
  * message and again to pack it, and sizes each nested message once more
- * per level. The fields set here are written
- * straight from the args, in field-number order as protobuf-c writes
- * them, so the bytes are what it gave; test_export_wire compares the two.
- * Other messages of the export stay protobuf-c's. */
+ * per level. The fields set here are written straight from the args, in
+ * field-number order as protobuf-c writes them, so the bytes are what it
+ * gave; test_export_wire compares the two. Other messages of the export
+ * stay protobuf-c's. */
+
+/* int32 and enum fields: a negative value takes ten bytes, sign-extended. */
+static void put_int32(tm_buf *b, uint32_t id, int32_t v)
+{
+	put_uint(b, id, (uint64_t)(int64_t)v);
+}
+
+static void put_str(tm_buf *b, uint32_t id, const char *s)
+{
+	put_bytes(b, id, s, strlen(s));
+}
 
 /* A string as protobuf-c packs a char *: up to its first NUL (JSON text
  * may hold escaped NULs). */
@@ -315,8 +326,8 @@ void exp_te_wire(tm_buf *b, const exp_te *e)
 	}
 	if (e->has_phase || e->has_bind_id) {
 		size_t at = nested_begin(b, F_TrackEvent_legacy_event);
-		if (e->has_phase) /* int32: a negative one would take ten bytes */
-			put_uint(b, F_TrackEvent_LegacyEvent_phase, (uint64_t)(int64_t)e->phase);
+		if (e->has_phase)
+			put_int32(b, F_TrackEvent_LegacyEvent_phase, e->phase);
 		if (e->has_duration_us)
 			put_uint(b, F_TrackEvent_LegacyEvent_duration_us, (uint64_t)e->duration_us);
 		if (e->has_unscoped_id)
@@ -326,16 +337,16 @@ void exp_te_wire(tm_buf *b, const exp_te *e)
 		if (e->bind_to_enclosing)
 			put_uint(b, F_TrackEvent_LegacyEvent_bind_to_enclosing, 1);
 		if (e->flow_direction)
-			put_uint(b, F_TrackEvent_LegacyEvent_flow_direction, (uint64_t)(int64_t)e->flow_direction);
+			put_int32(b, F_TrackEvent_LegacyEvent_flow_direction, e->flow_direction);
 		nested_end(b, at);
 	}
 	if (e->type)
-		put_uint(b, F_TrackEvent_type, (uint64_t)(int64_t)e->type);
+		put_int32(b, F_TrackEvent_type, e->type);
 	put_uint(b, F_TrackEvent_track_uuid, e->track_uuid);
 	if (e->category)
-		put_bytes(b, F_TrackEvent_categories, e->category, strlen(e->category));
+		put_str(b, F_TrackEvent_categories, e->category);
 	if (e->name)
-		put_bytes(b, F_TrackEvent_name, e->name, strlen(e->name));
+		put_str(b, F_TrackEvent_name, e->name);
 	if (e->has_counter) {
 		uint64_t bits;
 		memcpy(&bits, &e->counter, sizeof bits);
@@ -535,17 +546,6 @@ static void ftrace_event_end(exp_text *t)
 	nested_end(&t->bundle, t->ev_data_at);
 	nested_end(&t->bundle, t->ev_at);
 	t->n_bundle++;
-}
-
-/* int32 fields: a negative value takes ten bytes, sign-extended. */
-static void put_int32(tm_buf *b, uint32_t id, int32_t v)
-{
-	put_uint(b, id, (uint64_t)(int64_t)v);
-}
-
-static void put_str(tm_buf *b, uint32_t id, const char *s)
-{
-	put_bytes(b, id, s, strlen(s));
 }
 
 /* A text argument as the reference's StringToInt32 / StringToUInt32 /
