@@ -551,14 +551,14 @@ static void ftrace_event_end(exp_text *t)
 /* A text argument as the reference's StringToInt32 / StringToUInt32 /
  * StringToDouble would read it; the model already checked that the line
  * parsed, so a missing value cannot happen here. */
-static int64_t arg_i(const systrace_args *args, const char *key)
+static int64_t arg_i(systrace_args *args, const char *key)
 {
 	char v[64];
 	return systrace_args_get(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
 }
 
 /* A text argument as a string field: up to 255 bytes, "" when absent. */
-static void arg_str(tm_buf *b, uint32_t id, const systrace_args *args, const char *key)
+static void arg_str(tm_buf *b, uint32_t id, systrace_args *args, const char *key)
 {
 	char v[256];
 	put_str(b, id, systrace_args_get(args, key, v, sizeof v) ? v : "");
@@ -569,7 +569,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	const systrace_event *l = o->line;
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	const char *ev = l->event_name;
-	const systrace_args *a = o->line_args;
+	systrace_args *a = o->line_args;
 	int print = strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "print") == 0 || strcmp(ev, "0") == 0;
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */

@@ -245,7 +245,7 @@ typedef struct tm_mobserved {
 	uint32_t track;
 	int spilled;
 	int dropped;            /* the reference made no row of it */
-	const systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args split */
+	systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args, for lookups */
 } tm_mobserved;
 
 typedef struct tm_model_sink {

@@ -47,7 +47,7 @@ static int to_double(const char *s, double *out)
 	return *end == '\0';
 }
 
-static int arg(const systrace_args *args, const char *key, char *out, size_t n)
+static int arg(systrace_args *args, const char *key, char *out, size_t n)
 {
 	if (!systrace_args_get(args, key, out, n)) {
 		out[0] = '\0';
@@ -561,8 +561,8 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		m_update_thread(m, mc, l.pid, l.tgid);
 	const char *ev = l.event_name;
 	systrace_args sa; /* the observer reads them too */
-	const systrace_args *a = &sa;
-	systrace_args_split(&sa, l.args);
+	systrace_args *a = &sa;
+	systrace_args_init(&sa, l.args);
 	char v1[256], v2[256], v3[256], v4[256], v5[256], v6[256], v7[256];
 	int acted = 1; /* the reference made rows or state of the line */
 	if (strcmp(ev, "sched_switch") == 0) {

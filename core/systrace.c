@@ -491,10 +491,16 @@ int systrace_arg(const char *args, const char *key, char *out, size_t n)
 	return 0;
 }
 
-void systrace_args_split(systrace_args *a, const char *args)
+void systrace_args_init(systrace_args *a, const char *args)
 {
-	const char *p = args, *kb, *ke, *vb, *ve;
 	a->text = args;
+	a->split = 0;
+}
+
+static void args_split(systrace_args *a)
+{
+	const char *p = a->text, *kb, *ke, *vb, *ve;
+	a->split = 1;
 	a->n = 0;
 	a->more = 0;
 	while (next_arg(&p, &kb, &ke, &vb, &ve)) {
@@ -510,8 +516,10 @@ void systrace_args_split(systrace_args *a, const char *args)
 	}
 }
 
-int systrace_args_get(const systrace_args *a, const char *key, char *out, size_t n)
+int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n)
 {
+	if (!a->split)
+		args_split(a);
 	size_t klen = strlen(key);
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->kv[i].kn == klen && memcmp(a->kv[i].k, key, klen) == 0) {

@@ -102,10 +102,13 @@ int systrace_arg(const char *args, const char *key, char *out, size_t n);
 /* An argument string's tokens, split once: the model and the exporter
  * each look up several keys of every line, and each systrace_arg walks
  * the text again (on the systrace bench's export, 38% of the model
- * thread). Lookups give what systrace_arg gives. */
+ * thread). The split happens at the first lookup: most lines are of
+ * events nobody looks up a key of. Lookups give what systrace_arg
+ * gives. */
 #define SYSTRACE_ARGS_KEPT 16
 typedef struct systrace_args {
 	const char *text;
+	int split; /* the tokens below are read */
 	size_t n;
 	int more; /* tokens past the kept ones: a key not kept is looked up in the text */
 	struct {
@@ -113,7 +116,7 @@ typedef struct systrace_args {
 		size_t kn, vn;
 	} kv[SYSTRACE_ARGS_KEPT];
 } systrace_args;
-void systrace_args_split(systrace_args *a, const char *args);
-int systrace_args_get(const systrace_args *a, const char *key, char *out, size_t n);
+void systrace_args_init(systrace_args *a, const char *args);
+int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n);
 
 #endif

@@ -272,7 +272,7 @@ static void systrace_args_split_agrees(void)
 	int got = 0;
 	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
 		systrace_args sa;
-		systrace_args_split(&sa, texts[t]);
+		systrace_args_init(&sa, texts[t]);
 		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
 			char a[16] = "unset", b[16] = "unset";
 			int ra = systrace_arg(texts[t], keys[k], a, sizeof a);
@@ -285,9 +285,11 @@ static void systrace_args_split_agrees(void)
 	CHECK(got > 10); /* the keys above do occur */
 	systrace_args sa;
 	char v[8];
-	systrace_args_split(&sa, texts[2]);
-	CHECK_INT(sa.more, 1);
+	systrace_args_init(&sa, texts[2]);
+	CHECK_INT(sa.split, 0); /* split at the first lookup, not before */
 	CHECK(systrace_args_get(&sa, "k17", v, sizeof v));
+	CHECK_INT(sa.split, 1);
+	CHECK_INT(sa.more, 1);
 	CHECK_STR(v, "17");
 	CHECK(systrace_args_get(&sa, "k0", v, sizeof v));
 	CHECK_STR(v, "0");
