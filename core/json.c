@@ -9,6 +9,8 @@
  * follows it in the parent, inside the nested container's own step. */
 #include "json.h"
 
+#include "ahead.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -865,3 +867,83 @@ void tj_free(tj_value *v)
 	free(t);
 }
 
+/* ---- a tree copied through a buffer ------------------------------------- */
+
+/* Offsets stand where pointers go until tj_copy_in. */
+static void *as_ptr(size_t off)
+{
+	return (void *)(uintptr_t)off;
+}
+
+static size_t as_off(const void *p)
+{
+	return (size_t)(uintptr_t)p;
+}
+
+/* v's copy into the node reserved at `at` (b->data moves as b grows:
+ * everything is addressed by offset). */
+static void copy_node(const tj_value *v, tm_buf *b, size_t at)
+{
+	tj_value n = *v;
+	n.s = NULL;
+	n.items = NULL;
+	n.keys = NULL;
+	n.key_lens = NULL;
+	if (v->type == TJ_STRING && v->s) {
+		size_t s = tm_log_reserve(b, v->len + 1);
+		memcpy(b->data + s, v->s, v->len + 1); /* its NUL too */
+		n.s = as_ptr(s);
+	} else if ((v->type == TJ_ARRAY || v->type == TJ_OBJECT) && v->items && v->len) {
+		size_t items = tm_log_reserve(b, v->len * sizeof(tj_value));
+		n.items = as_ptr(items);
+		if (v->keys) {
+			size_t keys = tm_log_reserve(b, v->len * sizeof(char *));
+			size_t lens = tm_log_reserve(b, v->len * sizeof(size_t));
+			memcpy(b->data + lens, v->key_lens, v->len * sizeof(size_t));
+			n.keys = as_ptr(keys);
+			n.key_lens = as_ptr(lens);
+			for (size_t i = 0; i < v->len; i++) {
+				size_t k = tm_log_reserve(b, v->key_lens[i] + 1);
+				memcpy(b->data + k, v->keys[i], v->key_lens[i] + 1);
+				char *kp = as_ptr(k);
+				memcpy(b->data + keys + i * sizeof(char *), &kp, sizeof kp);
+			}
+		}
+		for (size_t i = 0; i < v->len; i++)
+			copy_node(&v->items[i], b, items + i * sizeof(tj_value));
+	} else if (v->type == TJ_ARRAY || v->type == TJ_OBJECT) {
+		n.len = 0; /* a container given without its items */
+	}
+	memcpy(b->data + at, &n, sizeof n);
+}
+
+size_t tj_copy_out(const tj_value *v, tm_buf *b)
+{
+	size_t root = tm_log_reserve(b, sizeof(tj_value));
+	copy_node(v, b, root);
+	return root;
+}
+
+static void copy_in(tj_value *v, char *base)
+{
+	if (v->s)
+		v->s = base + as_off(v->s);
+	if (!v->items)
+		return;
+	v->items = (tj_value *)(base + as_off(v->items));
+	if (v->keys) {
+		v->keys = (char **)(base + as_off(v->keys));
+		v->key_lens = (size_t *)(base + as_off(v->key_lens));
+		for (size_t i = 0; i < v->len; i++)
+			v->keys[i] = base + as_off(v->keys[i]);
+	}
+	for (size_t i = 0; i < v->len; i++)
+		copy_in(&v->items[i], base);
+}
+
+tj_value *tj_copy_in(char *base, size_t root)
+{
+	tj_value *v = (tj_value *)(base + root);
+	copy_in(v, base);
+	return v;
+}

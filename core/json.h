@@ -121,6 +121,15 @@ const tj_value *tj_get(const tj_value *obj, const char *key);
 /* Is `v` a number (integer or double)? NULL is not. */
 int tj_is_number(const tj_value *v);
 
+/* A tree written into a buffer that moves (core/ahead.h's logs): appends
+ * a copy of `v` and everything under it to b, 8-aligned, with offsets from
+ * b->data where the pointers go (0 for NULL, as in core/ahead.h's logs),
+ * and returns the offset of the copy's root. tj_copy_in turns the
+ * copy at `root` back into a tree, in place, once b->data stops moving;
+ * it then lives as long as b, and is not freed with tj_free. */
+size_t tj_copy_out(const tj_value *v, tm_buf *b);
+tj_value *tj_copy_in(char *base, size_t root);
+
 /* Free a tree returned by tj_parse (NULL is fine). */
 void tj_free(tj_value *v);
 

@@ -1,7 +1,10 @@
 /* core/json_trace.c - Chrome JSON trace reader (spec/formats.md §3). */
 #include "json_trace.h"
 
+#include "ahead.h"
+
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1078,4 +1081,233 @@ int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ct
 			tm_error *err)
 {
 	return read_impl(c, JSON_TRACE_CHUNK, flags, fn, ctx, st, err);
+}
+
+/* ---- read ahead (core/ahead.h) --------------------------------------------- */
+
+enum { LOG_EVENT = 1, LOG_STATS, LOG_END };
+
+/* An event entry's head holds its kind, its phase and these bits; the
+ * fields after ts, dur, pid and tid are there when `more` says so. */
+enum {
+	EV_HAS_TS = 1,
+	EV_HAS_PID = 2,
+	EV_HAS_TID = 4,
+	EV_PID_IS_STRING = 8,
+	EV_TID_IS_STRING = 16,
+};
+enum {
+	MORE_TTS = 1 << 0, /* tts, tdur */
+	MORE_COUNTER = 1 << 1,
+	MORE_RAW = 1 << 2,
+	MORE_PID_NAME = 1 << 3,
+	MORE_TID_NAME = 1 << 4,
+	MORE_NAME = 1 << 5,
+	MORE_CATEGORY = 1 << 6,
+	MORE_SUMMARY = 1 << 7,
+	MORE_ID = 1 << 8,
+	MORE_ARGS = 1 << 9,
+	MORE_SYSTRACE = 1 << 10,
+};
+
+typedef struct log_ctx {
+	tm_buf *b;
+	json_trace_stats st, logged;
+	int raw;
+} log_ctx;
+
+/* The counts so far, when they changed since the last entry. */
+static void log_stats(log_ctx *lc)
+{
+	if (memcmp(&lc->st, &lc->logged, sizeof lc->st) == 0)
+		return;
+	size_t at = tm_log_begin(lc->b, LOG_STATS, 0, 0, 0);
+	tm_buf_put(lc->b, &lc->st, sizeof lc->st);
+	tm_log_end(lc->b, at);
+	lc->logged = lc->st;
+}
+
+/* A tree: where the field ends, then the tree from the next 8-aligned
+ * offset. */
+static void put_tree(tm_buf *b, const tj_value *v)
+{
+	uint64_t end = 0;
+	size_t slot = b->len;
+	tm_buf_put(b, &end, sizeof end);
+	tj_copy_out(v, b);
+	end = b->len;
+	memcpy(b->data + slot, &end, sizeof end);
+}
+
+static const tj_value *get_tree(const char **p, char *base)
+{
+	uint64_t end;
+	tm_log_get(p, &end, sizeof end);
+	size_t root = ((size_t)(*p - base) + 7) & ~(size_t)7;
+	*p = base + end;
+	return tj_copy_in(base, root);
+}
+
+static void put_cstr(tm_buf *b, const char *s)
+{
+	tm_log_put_s(b, s, strlen(s));
+}
+
+static int log_event(void *ctx, const json_event *ev, tm_error *err)
+{
+	(void)err;
+	log_ctx *lc = ctx;
+	tm_buf *b = lc->b;
+	log_stats(lc);
+	int args = ev->args && (ev->phase == 'C' || ev->phase == 'M');
+	uint64_t counter_bits; /* -0.0 is kept too */
+	memcpy(&counter_bits, &ev->counter_value, sizeof counter_bits);
+	uint16_t more = (uint16_t)((ev->tts != -1 || ev->tdur != -1 ? MORE_TTS : 0) |
+				   (counter_bits ? MORE_COUNTER : 0) | (lc->raw && ev->raw ? MORE_RAW : 0) |
+				   (ev->pid_name ? MORE_PID_NAME : 0) | (ev->tid_name ? MORE_TID_NAME : 0) |
+				   (ev->name ? MORE_NAME : 0) | (ev->category ? MORE_CATEGORY : 0) |
+				   (ev->args_summary[0] ? MORE_SUMMARY : 0) | (ev->id ? MORE_ID : 0) |
+				   (args ? MORE_ARGS : 0) | (ev->systrace ? MORE_SYSTRACE : 0));
+	uint8_t bits = (uint8_t)((ev->has_ts ? EV_HAS_TS : 0) | (ev->has_pid ? EV_HAS_PID : 0) |
+				 (ev->has_tid ? EV_HAS_TID : 0) | (ev->pid_is_string ? EV_PID_IS_STRING : 0) |
+				 (ev->tid_is_string ? EV_TID_IS_STRING : 0));
+	size_t at = tm_log_begin(b, LOG_EVENT, (uint8_t)ev->kind, (uint8_t)ev->phase, bits);
+	struct {
+		int64_t ts, dur, pid, tid;
+		uint16_t more;
+	} f = {ev->ts, ev->dur, ev->pid, ev->tid, more};
+	tm_buf_put(b, &f, sizeof f);
+	if (more & MORE_TTS) {
+		tm_buf_put(b, &ev->tts, sizeof ev->tts);
+		tm_buf_put(b, &ev->tdur, sizeof ev->tdur);
+	}
+	if (more & MORE_COUNTER)
+		tm_buf_put(b, &ev->counter_value, sizeof ev->counter_value);
+	if (more & MORE_RAW)
+		tm_log_put_s(b, ev->raw, ev->raw_len);
+	if (more & MORE_PID_NAME)
+		put_cstr(b, ev->pid_name);
+	if (more & MORE_TID_NAME)
+		put_cstr(b, ev->tid_name);
+	if (more & MORE_NAME)
+		put_cstr(b, ev->name);
+	if (more & MORE_CATEGORY)
+		put_cstr(b, ev->category);
+	if (more & MORE_SUMMARY)
+		put_cstr(b, ev->args_summary);
+	if (more & MORE_ID)
+		put_tree(b, ev->id);
+	if (more & MORE_ARGS)
+		put_tree(b, ev->args);
+	if (more & MORE_SYSTRACE)
+		systrace_event_put(b, ev->systrace);
+	tm_log_end(b, at);
+	return 0;
+}
+
+void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log)
+{
+	log_ctx lc = {log, {0}, {0}, (flags & JSON_TRACE_RAW) != 0};
+	tm_error err;
+	tm_err_clear(&err);
+	unsigned read_flags = flags & ~(unsigned)(JSON_TRACE_METADATA | JSON_TRACE_RAW);
+	int rc = json_trace_read_opt(c, read_flags, log_event, &lc, &lc.st, &err);
+	log_stats(&lc);
+	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
+	if (rc)
+		tm_buf_put(log, &err, sizeof err);
+	tm_log_end(log, at);
+}
+
+static void add_stats(json_trace_stats *st, const json_trace_stats *start, const json_trace_stats *d)
+{
+	st->json_tokenizer_failure = start->json_tokenizer_failure + d->json_tokenizer_failure;
+	st->json_parser_failure = start->json_parser_failure + d->json_parser_failure;
+	st->json_display_time_unit = start->json_display_time_unit + d->json_display_time_unit;
+	st->systrace_parse_failure = start->systrace_parse_failure + d->systrace_parse_failure;
+}
+
+/* An event entry's fields (after its head) into ev. */
+static void get_event(const char **p, char *base, const tm_log_head *h, json_event *ev, systrace_event *sev)
+{
+	struct {
+		int64_t ts, dur, pid, tid;
+		uint16_t more;
+	} f;
+	tm_log_get(p, &f, sizeof f);
+	size_t n;
+	memset(ev, 0, offsetof(json_event, args_summary));
+	ev->kind = (json_event_kind)h->a;
+	ev->phase = (char)h->b;
+	ev->has_ts = (h->c & EV_HAS_TS) != 0;
+	ev->has_pid = (h->c & EV_HAS_PID) != 0;
+	ev->has_tid = (h->c & EV_HAS_TID) != 0;
+	ev->pid_is_string = (h->c & EV_PID_IS_STRING) != 0;
+	ev->tid_is_string = (h->c & EV_TID_IS_STRING) != 0;
+	ev->ts = f.ts;
+	ev->dur = f.dur;
+	ev->pid = f.pid;
+	ev->tid = f.tid;
+	ev->tts = ev->tdur = -1;
+	if (f.more & MORE_TTS) {
+		tm_log_get(p, &ev->tts, sizeof ev->tts);
+		tm_log_get(p, &ev->tdur, sizeof ev->tdur);
+	}
+	ev->counter_value = 0;
+	if (f.more & MORE_COUNTER)
+		tm_log_get(p, &ev->counter_value, sizeof ev->counter_value);
+	if (f.more & MORE_RAW)
+		ev->raw = tm_log_get_s(p, &ev->raw_len);
+	if (f.more & MORE_PID_NAME)
+		ev->pid_name = tm_log_get_s(p, &n);
+	if (f.more & MORE_TID_NAME)
+		ev->tid_name = tm_log_get_s(p, &n);
+	if (f.more & MORE_NAME)
+		ev->name = tm_log_get_s(p, &n);
+	if (f.more & MORE_CATEGORY)
+		ev->category = tm_log_get_s(p, &n);
+	ev->args_summary[0] = '\0';
+	if (f.more & MORE_SUMMARY) {
+		const char *s = tm_log_get_s(p, &n);
+		memcpy(ev->args_summary, s, n + 1); /* it was one: it fits */
+	}
+	if (f.more & MORE_ID)
+		ev->id = get_tree(p, base);
+	if (f.more & MORE_ARGS)
+		ev->args = get_tree(p, base);
+	ev->systrace = NULL;
+	ev->metadata_key = NULL;
+	ev->metadata_value = NULL;
+	if (f.more & MORE_SYSTRACE) {
+		systrace_event_get(p, sev);
+		ev->systrace = sev;
+	}
+}
+
+int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, json_trace_stats *st,
+		      tm_error *err)
+{
+	json_trace_stats start = *st;
+	for (size_t at = from; at + sizeof(tm_log_head) <= log->len;) {
+		const char *p = log->data + at;
+		tm_log_head h;
+		tm_log_get(&p, &h, sizeof h);
+		if (h.tag == LOG_EVENT) {
+			json_event ev;
+			systrace_event sev;
+			get_event(&p, log->data, &h, &ev, &sev);
+			if (fn(ctx, &ev, err))
+				return -1;
+		} else if (h.tag == LOG_STATS) {
+			json_trace_stats d;
+			tm_log_get(&p, &d, sizeof d);
+			add_stats(st, &start, &d);
+		} else {
+			if (h.a)
+				tm_log_get(&p, err, sizeof *err);
+			return h.a ? -1 : 0;
+		}
+		at += h.next;
+	}
+	return tm_err(err, TM_EIO, "a file read ahead left no outcome");
 }

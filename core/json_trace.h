@@ -97,6 +97,7 @@ int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *
 enum {
 	JSON_TRACE_SUMMARIES = 1, /* args_summary, and args for every event */
 	JSON_TRACE_METADATA = 2,  /* JSON_EV_METADATA records */
+	JSON_TRACE_RAW = 4,       /* json_trace_log only: keep `raw` (else NULL) */
 };
 
 /* As json_trace_read (which makes both), making only what `flags` ask:
@@ -104,6 +105,18 @@ enum {
  * good part of the cost when nobody reads them. */
 int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ctx, json_trace_stats *st,
 			tm_error *err);
+
+/* A file read ahead (core/ahead.h): json_trace_log reads like
+ * json_trace_read_opt with `flags` (never JSON_TRACE_METADATA), keeping
+ * every record, the counts and the outcome in `log`; json_trace_replay then
+ * calls fn with the records, in order, and returns what the read would
+ * have returned with that fn (st counted on from what it holds, as the
+ * read would). The log's entries start at `from`. The records are the
+ * read's, except that `object` is NULL, `args` is given to C and M events
+ * only (what the scan reads) and `raw` only with JSON_TRACE_RAW. */
+void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log);
+int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, json_trace_stats *st,
+		      tm_error *err);
 
 /* formats.md §3.3: a JSON time value in µs to ns. Returns 1 and sets *ns,
  * or 0 for anything that is not a time (the caller counts

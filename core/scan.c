@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "json_trace.h"
 #include "model.h"
 #include "scan_internal.h"
@@ -404,12 +405,16 @@ static int on_systrace_line(void *ctx, const systrace_event *l, tm_error *err)
 	return 0;
 }
 
-static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
+/* A file is read from its cursor c, or replayed from `log` (at `from`)
+ * where it was read ahead: the same callbacks either way. */
+static int scan_systrace(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from,
+			 tm_error *err)
 {
 	/* SystraceTraceParser: one stream */
 	text_ctx tc = {sf, t, scan_new_queue(sf), 0, {0}, NULL, NULL, 0, 0};
 	systrace_stats st = {0};
-	int rc = systrace_read(c, on_systrace_line, &tc, &st, err);
+	int rc = log ? systrace_replay(log, from, on_systrace_line, &tc, &st, err)
+		     : systrace_read(c, on_systrace_line, &tc, &st, err);
 	free(tc.tids);
 	free(tc.hashes);
 	tm_buf_free(&tc.rec);
@@ -527,7 +532,14 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	return 0;
 }
 
-static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error *err)
+/* What the JSON reader makes for the scan. */
+static unsigned json_flags(const scan_ctx *sc)
+{
+	/* the scan reads no metadata records */
+	return sc->sink && sc->sink->want_args ? JSON_TRACE_SUMMARIES : 0;
+}
+
+static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
 {
 	/* JsonTraceTokenizer: streams for events, systrace lines and V8 samples */
 	text_ctx tc = {sf, t, 0, 0, {0}, NULL, NULL, 0, 0};
@@ -535,9 +547,8 @@ static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_error 
 	tc.q_lines = scan_new_queue(sf);
 	scan_new_queue(sf); /* V8 samples */
 	json_trace_stats st = {0};
-	/* the scan reads no metadata records */
-	int rc = json_trace_read_opt(c, scan_wants_args(sf) ? JSON_TRACE_SUMMARIES : 0, on_json_event, &tc, &st,
-				     err);
+	int rc = log ? json_trace_replay(log, from, on_json_event, &tc, &st, err)
+		     : json_trace_read_opt(c, json_flags(sf->sc), on_json_event, &tc, &st, err);
 	free(tc.tids);
 	free(tc.hashes);
 	tm_buf_free(&tc.rec);
@@ -614,7 +625,92 @@ static tm_cursor *open_observed(scan_ctx *sc, const tm_file *f, tm_error *err)
 	return c;
 }
 
-static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
+/* ---- files read ahead (core/ahead.h) ---------------------------------------- */
+
+/* What a log starts with: whether the file opened, why not, the bytes
+ * read; the reader's entries follow from `from`. */
+typedef struct ahead_head {
+	int opened;      /* else a tm_error follows */
+	uint64_t bytes, from;
+} ahead_head;
+
+static void count_read(void *ctx, size_t n)
+{
+	*(uint64_t *)ctx += n;
+}
+
+/* Runs on either thread: reads only the merge's files and the sink's
+ * wishes, which nobody changes during the scan. */
+static void read_ahead(void *ctx, size_t i, tm_buf *log)
+{
+	const scan_ctx *sc = ctx;
+	const tm_file *f = &sc->m->files[sc->m->order[i]];
+	ahead_head h;
+	memset(&h, 0, sizeof h);
+	size_t at = tm_log_reserve(log, sizeof h);
+	tm_error err;
+	tm_cursor *c = tm_cursor_open(f->blob, &err);
+	if (!c)
+		tm_buf_put(log, &err, sizeof err);
+	if (c) {
+		h.opened = 1;
+		h.from = log->len;
+		tm_cursor_observe(c, count_read, &h.bytes);
+		if (f->type == TM_TYPE_JSON)
+			json_trace_log(c, json_flags(sc) | (sc->sink && sc->sink->record ? JSON_TRACE_RAW : 0), log);
+		else
+			systrace_log(c, log);
+		tm_cursor_close(c);
+	}
+	memcpy(log->data + at, &h, sizeof h);
+}
+
+/* The JSON and systrace files small enough to read ahead, by their place
+ * in the processing order; NULL when none are read ahead. */
+static tm_ahead *start_ahead(scan_ctx *sc)
+{
+	const tm_merge *m = sc->m;
+	uint64_t *cost = tm_xcalloc(m->n_order ? m->n_order : 1, sizeof *cost);
+	/* A systrace line parses in about the time its copy takes to reach
+	 * the other core: read ahead, the scan alone took 0.088 s instead of
+	 * 0.075 (bench archive of 200 files), while an export, whose scan
+	 * also feeds the sorter, gained 8%. */
+	int records = sc->sink && sc->sink->record;
+	for (size_t i = 0; i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		int64_t size = f->blob ? tm_blob_size(f->blob) : -1;
+		if ((f->type == TM_TYPE_JSON || (f->type == TM_TYPE_SYSTRACE && records)) && size > 0 &&
+		    size <= (int64_t)TM_AHEAD_MAX_FILE)
+			cost[i] = (uint64_t)size + TM_AHEAD_ITEM_COST;
+	}
+	tm_ahead *a = tm_ahead_start(m->n_order, cost, read_ahead, sc);
+	free(cost);
+	return a;
+}
+
+/* A file read ahead, replayed into the scan. */
+static int scan_logged(scan_file *sf, tm_clock_tracker *t, tm_buf *log, tm_error *err)
+{
+	scan_ctx *sc = sf->sc;
+	ahead_head h;
+	memcpy(&h, log->data + TM_LOG_FIRST, sizeof h);
+	if (!h.opened) {
+		memcpy(err, log->data + TM_LOG_FIRST + sizeof h, sizeof *err);
+		return -1;
+	}
+	if (sc->sink && sc->sink->progress) {
+		sc->progress.file = sf->f->name ? sf->f->name : sc->m->path;
+		report(sc);
+	}
+	int rc = sf->f->type == TM_TYPE_JSON ? scan_json(sf, t, NULL, log, h.from, err)
+					     : scan_systrace(sf, t, NULL, log, h.from, err);
+	if (sc->sink && sc->sink->progress && h.bytes)
+		on_read(sc, h.bytes);
+	return rc;
+}
+
+/* `at`: the file's place in the processing order. */
+static int scan_one(scan_ctx *sc, const tm_file *f, size_t at, tm_error *err)
 {
 	tm_scan *s = sc->s;
 	tm_manifest *man = sc->m->manifest;
@@ -649,10 +745,17 @@ static int scan_one(scan_ctx *sc, const tm_file *f, tm_error *err)
 	tm_tracker_claim(t, clock);
 	if (f->type != TM_TYPE_JSON && f->type != TM_TYPE_SYSTRACE)
 		return 0; /* claims and bridges like the reference, events not read */
+	tm_buf *log = tm_ahead_take(sc->ahead, at);
+	if (log) {
+		int rc = scan_logged(&sf, t, log, err);
+		tm_ahead_done(sc->ahead, at);
+		return rc;
+	}
 	tm_cursor *c = open_observed(sc, f, err);
 	if (!c)
 		return -1;
-	int rc = f->type == TM_TYPE_JSON ? scan_json(&sf, t, c, err) : scan_systrace(&sf, t, c, err);
+	int rc = f->type == TM_TYPE_JSON ? scan_json(&sf, t, c, NULL, 0, err)
+					 : scan_systrace(&sf, t, c, NULL, 0, err);
 	tm_cursor_close(c);
 	return rc;
 }
@@ -757,12 +860,15 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 		s->err = err;
 		s->err_file = m->manifest_file;
 	}
+	/* issue 10: the second core reads the next JSON and systrace files */
+	if (!s->failed)
+		sc.ahead = start_ahead(&sc);
 	for (size_t i = 0; !s->failed && i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
 		if (!is_trace_file(f->type) || !f->blob)
 			continue;
 		tm_err_clear(&err);
-		if (scan_one(&sc, f, &err) != 0) {
+		if (scan_one(&sc, f, i, &err) != 0) {
 			s->failed = 1;
 			if (err.code == TM_OK)
 				tm_err(&err, TM_EIO, "%s: read failed", f->name ? f->name : m->path);
@@ -771,6 +877,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 		}
 		fold_tracker_stats(s);
 	}
+	tm_ahead_stop(sc.ahead);
 	collect_clock_stats(s);
 	scan_sync_machines(&sc);
 	sc.progress.file = NULL;

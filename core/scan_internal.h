@@ -16,6 +16,7 @@ typedef struct scan_ctx {
 	tm_u64map raw_with_context;   /* raw machine ids some tracker exists for */
 	int64_t max_pushed;           /* the sorter's largest timestamp so far */
 	tm_scan_progress progress;    /* tm_scan_sink.progress */
+	struct tm_ahead *ahead;       /* files read ahead (core/ahead.h), or NULL */
 } scan_ctx;
 
 /* One trace file being read. */

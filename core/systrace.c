@@ -1,10 +1,13 @@
 /* core/systrace.c - systrace text reader (spec/formats.md §4). */
 #include "systrace.h"
 
+#include "ahead.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "per_thread.h"
@@ -733,4 +736,148 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
 int systrace_read(tm_cursor *c, systrace_event_fn fn, void *ctx, systrace_stats *st, tm_error *err)
 {
 	return systrace_read_chunked(c, SYSTRACE_CHUNK, fn, ctx, st, err);
+}
+
+/* ---- read ahead (core/ahead.h) --------------------------------------------- */
+
+enum {
+	LINE_JSON_EMBEDDED = 1,
+	LINE_BAD_PRINT = 2,
+	LINE_PRINT_HAS_TGID = 4,
+	LINE_SUMMARY_OF_ARGS = 8, /* the summary is the args' start, as lines give it */
+	LINE_PRINT = 16,          /* the print fields follow */
+};
+
+void systrace_event_put(tm_buf *b, const systrace_event *ev)
+{
+	size_t args_len = strlen(ev->args);
+	uint32_t summary_len = (uint32_t)strlen(ev->args_summary);
+	int of_args = summary_len <= args_len && memcmp(ev->args, ev->args_summary, summary_len) == 0;
+
+	int print = ev->print_phase || ev->print_has_tgid || ev->print_tgid || ev->print_value ||
+		    ev->print_name[0] || ev->print_track[0];
+	uint8_t bits = (uint8_t)((ev->json_embedded ? LINE_JSON_EMBEDDED : 0) | (ev->bad_print ? LINE_BAD_PRINT : 0) |
+				 (ev->print_has_tgid ? LINE_PRINT_HAS_TGID : 0) |
+				 (of_args ? LINE_SUMMARY_OF_ARGS : 0) | (print ? LINE_PRINT : 0));
+	struct {
+		int64_t ts, pid, tgid;
+		uint32_t cpu, summary_len;
+		uint8_t bits;
+		char print_phase;
+	} f = {ev->ts, ev->pid, ev->tgid, ev->cpu, summary_len, bits, ev->print_phase};
+	tm_buf_put(b, &f, sizeof f);
+	tm_log_put_s(b, ev->task, strlen(ev->task));
+	tm_log_put_s(b, ev->event_name, strlen(ev->event_name));
+	tm_log_put_s(b, ev->args, args_len);
+	if (!of_args)
+		tm_log_put_s(b, ev->args_summary, summary_len);
+	if (print) {
+		tm_buf_put(b, &ev->print_tgid, sizeof ev->print_tgid);
+		tm_buf_put(b, &ev->print_value, sizeof ev->print_value);
+		tm_log_put_s(b, ev->print_name, strlen(ev->print_name));
+		tm_log_put_s(b, ev->print_track, strlen(ev->print_track));
+	}
+}
+
+void systrace_event_get(const char **p, systrace_event *ev)
+{
+	struct {
+		int64_t ts, pid, tgid;
+		uint32_t cpu, summary_len;
+		uint8_t bits;
+		char print_phase;
+	} f;
+	tm_log_get(p, &f, sizeof f);
+	size_t n;
+	memset(ev, 0, offsetof(systrace_event, args_summary));
+	ev->ts = f.ts;
+	ev->pid = f.pid;
+	ev->tgid = f.tgid;
+	ev->cpu = f.cpu;
+	ev->task = tm_log_get_s(p, &n);
+	ev->event_name = tm_log_get_s(p, &n);
+	ev->args = tm_log_get_s(p, &n);
+	const char *summary = f.bits & LINE_SUMMARY_OF_ARGS ? ev->args : tm_log_get_s(p, &n);
+	memcpy(ev->args_summary, summary, f.summary_len);
+	ev->args_summary[f.summary_len] = '\0';
+	ev->json_embedded = (f.bits & LINE_JSON_EMBEDDED) != 0;
+	ev->bad_print = (f.bits & LINE_BAD_PRINT) != 0;
+	ev->print_has_tgid = (f.bits & LINE_PRINT_HAS_TGID) != 0;
+	ev->print_phase = f.print_phase;
+	ev->print_name = ev->print_track = "";
+	if (f.bits & LINE_PRINT) {
+		tm_log_get(p, &ev->print_tgid, sizeof ev->print_tgid);
+		tm_log_get(p, &ev->print_value, sizeof ev->print_value);
+		ev->print_name = tm_log_get_s(p, &n);
+		ev->print_track = tm_log_get_s(p, &n);
+	}
+}
+
+enum { LOG_LINE = 1, LOG_STATS, LOG_END };
+
+typedef struct log_ctx {
+	tm_buf *b;
+	systrace_stats st, logged;
+} log_ctx;
+
+/* The counts so far, when they changed since the last entry. */
+static void log_stats(log_ctx *lc)
+{
+	if (lc->st.systrace_parse_failure == lc->logged.systrace_parse_failure)
+		return;
+	size_t at = tm_log_begin(lc->b, LOG_STATS, 0, 0, 0);
+	tm_buf_put(lc->b, &lc->st, sizeof lc->st);
+	tm_log_end(lc->b, at);
+	lc->logged = lc->st;
+}
+
+static int log_line(void *ctx, const systrace_event *ev, tm_error *err)
+{
+	(void)err;
+	log_ctx *lc = ctx;
+	log_stats(lc);
+	size_t at = tm_log_begin(lc->b, LOG_LINE, 0, 0, 0);
+	systrace_event_put(lc->b, ev);
+	tm_log_end(lc->b, at);
+	return 0;
+}
+
+void systrace_log(tm_cursor *c, tm_buf *log)
+{
+	log_ctx lc = {log, {0}, {0}};
+	tm_error err;
+	tm_err_clear(&err);
+	int rc = systrace_read(c, log_line, &lc, &lc.st, &err);
+	log_stats(&lc);
+	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
+	if (rc)
+		tm_buf_put(log, &err, sizeof err);
+	tm_log_end(log, at);
+}
+
+int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
+		    tm_error *err)
+{
+	systrace_stats start = *st;
+	for (size_t at = from; at + sizeof(tm_log_head) <= log->len;) {
+		const char *p = log->data + at;
+		tm_log_head h;
+		tm_log_get(&p, &h, sizeof h);
+		if (h.tag == LOG_LINE) {
+			systrace_event ev;
+			systrace_event_get(&p, &ev);
+			if (fn(ctx, &ev, err))
+				return -1;
+		} else if (h.tag == LOG_STATS) {
+			systrace_stats d;
+			tm_log_get(&p, &d, sizeof d);
+			st->systrace_parse_failure = start.systrace_parse_failure + d.systrace_parse_failure;
+		} else {
+			if (h.a)
+				tm_log_get(&p, err, sizeof *err);
+			return h.a ? -1 : 0;
+		}
+		at += h.next;
+	}
+	return tm_err(err, TM_EIO, "a file read ahead left no outcome");
 }

@@ -73,6 +73,20 @@ int systrace_read(tm_cursor *c, systrace_event_fn fn, void *ctx, systrace_stats 
 int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void *ctx,
 			  systrace_stats *st, tm_error *err);
 
+/* A file read ahead (core/ahead.h): systrace_log reads like systrace_read,
+ * keeping every line, the counts and the outcome in `log`;
+ * systrace_replay then calls fn with them, in order, and returns what
+ * systrace_read would have returned with that fn (st counted on from what
+ * it holds, as the read would). The log's entries start at `from`. */
+void systrace_log(tm_cursor *c, tm_buf *log);
+int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
+		    tm_error *err);
+
+/* A line's fields into a log entry; systrace_event_get reads them back
+ * at *p (moved past them), the strings left in the log. */
+void systrace_event_put(tm_buf *log, const systrace_event *ev);
+void systrace_event_get(const char **p, systrace_event *ev);
+
 typedef enum systrace_line_result {
 	SYSTRACE_LINE_EVENT,    /* *ev is filled */
 	SYSTRACE_LINE_SKIP,     /* empty, '#' comment, or trace_event_clock_sync payload */

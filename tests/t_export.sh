@@ -310,10 +310,11 @@ mkdir -p once && (
 [ -f once/e.pftrace ] || skip "one read: an embedded machine" "protoc is missing or failed"
 if command -v strace >/dev/null 2>&1; then
 	# (LeakSanitizer cannot run under ptrace: off for this one run)
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=openat,read,pread64 \
+	# (a file per thread: reads of two threads at once are not cut in two)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -ff -qq -e trace=openat,read,pread64 \
 		-e signal=none -o once.st "$tm" cat -o noindex once.tar merged.pftrace >once.pf
-	fd=$(grep 'once\.tar' once.st | grep -o '= [0-9]*$' | head -n 1 | tr -dc 0-9)
-	read_bytes=$(awk -v fd="$fd" '$0 ~ "(pread64|read)\\(" fd "," && $NF + 0 > 0 { s += $NF } END { print s + 0 }' once.st)
+	fd=$(cat once.st.* | grep 'once\.tar' | grep -o '= [0-9]*$' | head -n 1 | tr -dc 0-9)
+	read_bytes=$(cat once.st.* | awk -v fd="$fd" '$0 ~ "(pread64|read)\\(" fd "," && $NF + 0 > 0 { s += $NF } END { print s + 0 }')
 	size=$(stat -c %s once.tar)
 	ok "one read: merged.pftrace reads the archive once ($read_bytes of $size bytes)" \
 		test "$read_bytes" -ge "$size" -a "$read_bytes" -lt $((size * 3 / 2))
@@ -360,6 +361,32 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	fi
 else
 	skip "merged.pftrace on one CPU" "no taskset(1)"
+fi
+# With two CPUs a second thread reads the next JSON (and, when exporting,
+# systrace) files ahead (core/ahead.h); held to one CPU everything is read
+# in place: the same files either way, a bad file's error included.
+if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
+	mkdir -p ahead ahead_bad
+	cp "$real/capture2/node_a.json" "$real/capture2/node_b.json" ahead/
+	gunzip -c "$real/capture2/chrome_devtools.json.gz" >ahead/devtools.json
+	gunzip -c "$real/capture2/kernel_ftrace.txt.gz" >ahead/ftrace.txt
+	gunzip -c "$real/capture2/kernel_tracecmd.txt.gz" >ahead/tracecmd.txt
+	cp ahead/node_a.json ahead/node_c.json
+	(cd ahead && tar -cf ../ahead.tar *)
+	cp ahead/* ahead_bad/
+	head -c 20000 ahead/devtools.json >ahead_bad/devtools.json # cut short
+	(cd ahead_bad && tar -cf ../ahead_bad.tar *)
+	for f in metadata.json merged.pftrace timeline.tsv; do
+		ok "read ahead: $f as on one CPU" \
+			cmp <("$tm" cat -o noindex ahead.tar $f) <(taskset -c 0 "$tm" cat -o noindex ahead.tar $f)
+	done
+	ok "read ahead: a bad file's metadata.json as on one CPU" \
+		cmp <("$tm" cat -o noindex ahead_bad.tar metadata.json) \
+		<(taskset -c 0 "$tm" cat -o noindex ahead_bad.tar metadata.json)
+	ok "read ahead: the bad file's error is reported" \
+		grep -q "JSON trace file is incomplete" <("$tm" cat -o noindex ahead_bad.tar metadata.json)
+else
+	skip "read ahead: the same files as on one CPU" "no taskset(1)"
 fi
 # The text export writes its TrackEvents, ftrace events and packets at
 # the wire level (core/export_text.c): protoc, decoding and encoding again

@@ -1,14 +1,17 @@
 /* tests/fuzz/fuzz_json_trace.c - the Chrome JSON reader on arbitrary
- * bytes, read whole and in small chunks (the results must agree); the
- * callback reads every field so ASan sees any dangling pointer. */
+ * bytes, read whole and in small chunks, and read into a log and replayed
+ * (core/ahead.h) (the results must agree); the callback reads every field
+ * so ASan sees any dangling pointer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "json_trace.h"
 
 typedef struct digest {
 	uint64_t n, h;
+	int raw; /* mix the event's bytes too */
 } digest;
 
 static void mix(digest *d, uint64_t v) { d->h = (d->h ^ v) * 1099511628211ULL; }
@@ -84,7 +87,32 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 	}
 	mix_str(d, ev->metadata_key);
 	mix_value(d, ev->metadata_value, 0);
+	if (d->raw) {
+		mix(d, ev->raw_len);
+		for (size_t i = 0; i < ev->raw_len; i++)
+			mix(d, (unsigned char)ev->raw[i]);
+	}
 	return 0;
+}
+
+/* Read as the scan reads in place, or logged and replayed. */
+static int run_scan(const uint8_t *data, size_t size, unsigned flags, int logged, digest *d,
+		    json_trace_stats *st, tm_error *err)
+{
+	tm_blob *b = tm_blob_open_memory(data, size);
+	tm_cursor *c = tm_cursor_open(b, err);
+	int rc = -1;
+	if (c && !logged) {
+		rc = json_trace_read_opt(c, flags, on_event, d, st, err);
+	} else if (c) {
+		tm_buf log = {0};
+		json_trace_log(c, flags | JSON_TRACE_RAW, &log);
+		rc = json_trace_replay(&log, TM_LOG_FIRST, on_event, d, st, err);
+		tm_buf_free(&log);
+	}
+	tm_cursor_close(c);
+	tm_blob_unref(b);
+	return rc;
 }
 
 static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, json_trace_stats *st,
@@ -100,7 +128,7 @@ static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, json_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	digest a = {0, 0}, b = {0, 0};
+	digest a = {0, 0, 0}, b = {0, 0, 0};
 	json_trace_stats sa = {0}, sb = {0};
 	tm_error ea, eb;
 	tm_err_clear(&ea);
@@ -110,5 +138,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ra != rb || a.n != b.n || a.h != b.h || memcmp(&sa, &sb, sizeof sa) != 0 ||
 	    strcmp(ea.msg, eb.msg) != 0)
 		abort(); /* the chunk size must not change the result */
+	for (unsigned flags = 0; flags <= JSON_TRACE_SUMMARIES; flags += JSON_TRACE_SUMMARIES) {
+		digest c = {0, 0, 1}, l = {0, 0, 1};
+		json_trace_stats sc = {0}, sl = {0};
+		tm_error ec, el;
+		tm_err_clear(&ec);
+		tm_err_clear(&el);
+		int rc = run_scan(data, size, flags, 0, &c, &sc, &ec);
+		int rl = run_scan(data, size, flags, 1, &l, &sl, &el);
+		if (rc != rl || c.n != l.n || c.h != l.h || memcmp(&sc, &sl, sizeof sc) != 0 ||
+		    strcmp(ec.msg, el.msg) != 0)
+			abort(); /* a file read ahead must give what it gives in place */
+	}
 	return 0;
 }

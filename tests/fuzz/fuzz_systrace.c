@@ -1,10 +1,12 @@
 /* tests/fuzz/fuzz_systrace.c - the systrace reader on arbitrary bytes,
- * read whole and in small chunks (the results must agree); the callback
- * reads every field so ASan sees any dangling string. */
+ * read whole and in small chunks, and read into a log and replayed
+ * (core/ahead.h) (the results must agree); the callback reads every field
+ * so ASan sees any dangling string. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "systrace.h"
 
 typedef struct digest {
@@ -39,6 +41,7 @@ static int on_event(void *ctx, const systrace_event *ev, tm_error *err)
 	mix_str(d, ev->print_name);
 	mix_str(d, ev->print_track);
 	mix(d, (uint64_t)ev->print_value);
+	mix(d, (uint64_t)(ev->json_embedded + 2 * ev->bad_print + 4 * ev->print_has_tgid));
 	if (systrace_arg(ev->args, "pid", v, sizeof v))
 		mix_str(d, v);
 	return 0;
@@ -55,6 +58,23 @@ static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, systra
 	return rc;
 }
 
+static int run_logged(const uint8_t *data, size_t size, digest *d, systrace_stats *st)
+{
+	tm_error err;
+	tm_blob *b = tm_blob_open_memory(data, size);
+	tm_cursor *c = tm_cursor_open(b, &err);
+	int rc = -1;
+	if (c) {
+		tm_buf log = {0};
+		systrace_log(c, &log);
+		rc = systrace_replay(&log, TM_LOG_FIRST, on_event, d, st, &err);
+		tm_buf_free(&log);
+	}
+	tm_cursor_close(c);
+	tm_blob_unref(b);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	digest a = {0, 0}, b = {0, 0};
@@ -63,5 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rb = run(data, size, 7, &b, &sb);
 	if (ra != rb || a.n != b.n || a.h != b.h || sa.systrace_parse_failure != sb.systrace_parse_failure)
 		abort(); /* the chunk size must not change the result */
+	digest l = {0, 0};
+	systrace_stats sl = {0};
+	int rl = run_logged(data, size, &l, &sl);
+	if (ra != rl || a.n != l.n || a.h != l.h || sa.systrace_parse_failure != sl.systrace_parse_failure)
+		abort(); /* a file read ahead must give what it gives in place */
 	return 0;
 }
