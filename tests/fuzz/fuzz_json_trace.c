@@ -11,7 +11,8 @@
 
 typedef struct digest {
 	uint64_t n, h;
-	int raw; /* mix the event's bytes too */
+	int raw; /* comparing with a read ahead: the event's bytes too, args
+		  * only where a read ahead gives them */
 } digest;
 
 static void mix(digest *d, uint64_t v) { d->h = (d->h ^ v) * 1099511628211ULL; }
@@ -77,7 +78,9 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 		else if (ev->id->type == TJ_INT)
 			mix(d, (uint64_t)ev->id->i);
 	}
-	mix_value(d, ev->args, 0);
+	/* a read ahead gives args to C and M events only (json_trace.h) */
+	if (!d->raw || ev->phase == 'C' || ev->phase == 'M')
+		mix_value(d, ev->args, 0);
 	if (ev->systrace) {
 		mix_str(d, ev->systrace->task);
 		mix_str(d, ev->systrace->event_name);
