@@ -805,6 +805,8 @@ void systrace_event_get(const char **p, systrace_event *ev)
 	ev->print_has_tgid = (f.bits & LINE_PRINT_HAS_TGID) != 0;
 	ev->print_phase = f.print_phase;
 	ev->print_name = ev->print_track = "";
+	ev->print_tgid = 0;
+	ev->print_value = 0;
 	if (f.bits & LINE_PRINT) {
 		tm_log_get(p, &ev->print_tgid, sizeof ev->print_tgid);
 		tm_log_get(p, &ev->print_value, sizeof ev->print_value);
