@@ -52,6 +52,12 @@ void tm_export_packet(tm_export_build *x, const tm_packet_out *po);
 void tm_export_observed(tm_export_build *x, const tm_mobserved *o);
 void tm_export_counter(tm_export_build *x, const tm_mcounter *c);
 
+/* A Chrome JSON event's args as the TrackEvent's debug_annotations
+ * fields (each a nested DebugAnnotation; null members left out), appended
+ * to b. Depends on nothing but the args, so the reader makes it where the
+ * file is read (core/json_rec.h) and the exporter copies the bytes. */
+void tm_export_json_args(tm_buf *b, const tj_value *args);
+
 /* After the model run: the names of threads and processes, then the
  * files. NULL with err set when a write failed. Frees `x` either way. */
 tm_export *tm_export_finish(tm_export_build *x, const tm_model *model, tm_error *err);

@@ -95,7 +95,8 @@ typedef struct exp_te {
 	uint64_t track_uuid;
 	int type;                  /* a TrackEvent.Type */
 	const char *category, *name;
-	const tj_value *args;      /* an object: its members as debug annotations */
+	const char *annot;         /* debug_annotations fields (tm_export_json_args) */
+	size_t annot_n;
 	int has_counter;
 	double counter;            /* double_counter_value */
 	/* legacy_event, written when has_phase or has_bind_id */

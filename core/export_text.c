@@ -312,18 +312,25 @@ static void annot_wire(tm_buf *b, const tj_value *v, const char *name, size_t na
 	}
 }
 
+void tm_export_json_args(tm_buf *b, const tj_value *args)
+{
+	if (!args || args->type != TJ_OBJECT)
+		return;
+	for (size_t i = 0; i < args->len; i++) {
+		if (args->items[i].type == TJ_NULL)
+			continue;
+		size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
+		annot_wire(b, &args->items[i], args->keys[i], args->key_lens[i]);
+		nested_end(b, at);
+	}
+}
+
 void exp_te_wire(tm_buf *b, const exp_te *e)
 {
-	const tj_value *args = e->args;
-	if (args && args->type == TJ_OBJECT) {
-		for (size_t i = 0; i < args->len; i++) {
-			if (args->items[i].type == TJ_NULL)
-				continue;
-			size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
-			annot_wire(b, &args->items[i], args->keys[i], args->key_lens[i]);
-			nested_end(b, at);
-		}
-	}
+	/* debug_annotations, the lowest field number written, as made where
+	 * the file was read */
+	if (e->annot_n)
+		tm_buf_put(b, e->annot, e->annot_n);
 	if (e->has_phase || e->has_bind_id) {
 		size_t at = nested_begin(b, F_TrackEvent_legacy_event);
 		if (e->has_phase)
@@ -436,8 +443,10 @@ static void json_event(exp_text *t, const tm_mobserved *o)
 		name = "[No name]";
 	te.name = name;
 	int v2_flow = ph == 'B' || ph == 'X' || ph == 'b' || ph == 'n';
-	if (ph != 's' && ph != 't' && ph != 'f')
-		te.args = j->args;
+	if (ph != 's' && ph != 't' && ph != 'f') {
+		te.annot = j->annot;
+		te.annot_n = j->annot_n;
+	}
 	switch (ph) {
 	case 'B':
 	case 'b':

@@ -2,6 +2,7 @@
 #include "json_trace.h"
 
 #include "ahead.h"
+#include "json_rec.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -83,6 +84,9 @@ typedef struct reader {
 	int object_form;
 	int summaries;  /* fill args_summary (JSON_TRACE_SUMMARIES) */
 	int metadata;   /* deliver JSON_EV_METADATA (JSON_TRACE_METADATA) */
+	int rec;        /* make json_event.rec (JSON_TRACE_REC) */
+	unsigned rec_forms; /* its args forms (JSON_REC_*) */
+	tm_buf recbuf;  /* the record being made */
 	tm_buf ev;      /* the event object (or metadata value) being buffered */
 	tm_buf line;    /* the systemTraceEvents line being unescaped */
 	tm_buf strs;    /* the fast path's strings, NUL-terminated */
@@ -446,48 +450,32 @@ int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, t
 /* The members of an event object that the record is made of (the last
  * one of each key: a key given twice is its last value, as tj_get finds
  * it). */
-enum { K_PH, K_TS, K_DUR, K_TTS, K_TDUR, K_PID, K_TID, K_NAME, K_CAT, K_ARGS, K_ID, K_COUNT };
+enum {
+	K_PH = JK_PH,
+	K_TS = JK_TS,
+	K_DUR = JK_DUR,
+	K_TTS = JK_TTS,
+	K_TDUR = JK_TDUR,
+	K_PID = JK_PID,
+	K_TID = JK_TID,
+	K_NAME = JK_NAME,
+	K_CAT = JK_CAT,
+	K_ARGS = JK_ARGS,
+	K_ID = JK_ID,
+	K_COUNT = JK_BIND_ID /* the keys past these are the record's only */
+};
 
 static int member_key(const char *k, size_t n)
 {
-	switch (n) {
-	case 2:
-		if (k[0] == 'p' && k[1] == 'h')
-			return K_PH;
-		if (k[0] == 't' && k[1] == 's')
-			return K_TS;
-		if (k[0] == 'i' && k[1] == 'd')
-			return K_ID;
-		break;
-	case 3:
-		if (memcmp(k, "dur", 3) == 0)
-			return K_DUR;
-		if (memcmp(k, "tts", 3) == 0)
-			return K_TTS;
-		if (memcmp(k, "pid", 3) == 0)
-			return K_PID;
-		if (memcmp(k, "tid", 3) == 0)
-			return K_TID;
-		if (memcmp(k, "cat", 3) == 0)
-			return K_CAT;
-		break;
-	case 4:
-		if (memcmp(k, "tdur", 4) == 0)
-			return K_TDUR;
-		if (memcmp(k, "name", 4) == 0)
-			return K_NAME;
-		if (memcmp(k, "args", 4) == 0)
-			return K_ARGS;
-		break;
-	}
-	return -1;
+	json_rec_key key = json_rec_key_of(k, n);
+	return (int)key < K_COUNT ? (int)key : -1;
 }
 
 /* Deliver one event object from its members (`obj` is the whole tree, or
  * NULL when the fast path read it without one); raw/raw_len are its bytes
- * in the file. */
+ * in the file; rec/rec_len its record (JSON_TRACE_REC), or NULL. */
 static int deliver_members(reader *r, const tj_value *const *f, const tj_value *obj, const char *raw,
-			   size_t raw_len)
+			   size_t raw_len, const char *rec, size_t rec_len)
 {
 	json_event ev;
 	memset(&ev, 0, sizeof ev);
@@ -495,6 +483,8 @@ static int deliver_members(reader *r, const tj_value *const *f, const tj_value *
 	ev.object = obj;
 	ev.raw = raw;
 	ev.raw_len = raw_len;
+	ev.rec = rec;
+	ev.rec_len = rec_len;
 	ev.dur = ev.tts = ev.tdur = -1;
 	ev.pid = ev.tid = -1;
 	const tj_value *ph = f[K_PH], *args = f[K_ARGS];
@@ -566,7 +556,13 @@ static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_
 			if (k >= 0)
 				f[k] = &obj->items[i];
 		}
-		rc = deliver_members(r, f, obj, raw, raw_len);
+		/* V8 samples (P) are not recorded */
+		const tj_value *ph = f[K_PH];
+		int want = r->rec && !(ph && ph->type == TJ_STRING && ph->len && ph->s[0] == 'P');
+		r->recbuf.len = 0;
+		if (want && json_rec_from_object(&r->recbuf, obj, r->rec_forms) != 0)
+			want = 0; /* cannot be: the args parsed with the event */
+		rc = deliver_members(r, f, obj, raw, raw_len, want ? r->recbuf.data : NULL, r->recbuf.len);
 	}
 	tj_free(obj);
 	return rc;
@@ -577,15 +573,19 @@ typedef struct shallow_ev {
 	tj_value v[K_COUNT];
 	int set[K_COUNT];
 	size_t n;                /* members, all keys */
+	json_rec_fields *jf;     /* the record's fields (JSON_TRACE_REC), or NULL */
 } shallow_ev;
 
 static int on_member(void *ctx, const tj_member *m)
 {
 	shallow_ev *se = ctx;
 	se->n++;
-	int k = member_key(m->key, m->key_len);
-	if (k < 0)
+	json_rec_key key = json_rec_key_of(m->key, m->key_len);
+	if (se->jf && key != JK_OTHER && json_rec_member_of(se->jf, key, &m->v, m->escaped, m->raw, m->raw_len) != 0)
+		return 1; /* the general path reads it */
+	if ((int)key >= K_COUNT)
 		return 0;
+	int k = (int)key;
 	/* a string this record reads must be decoded: tj_parse does that */
 	if (m->v.type == TJ_STRING && m->escaped && k != K_ARGS)
 		return 1;
@@ -602,31 +602,29 @@ static int on_member(void *ctx, const tj_member *m)
  * decoding every member of every event was most of the scan's time, and
  * the record needs ten of them and, for a few phases, the args. 1 when
  * delivered (*used set; with err set when the callback stopped), 0 when
- * the general path must read it. */
-static int deliver_fast(reader *r, const char *buf, size_t len, size_t *used, int *rc)
+ * the general path must read it. se->jf (may be NULL) gathers the model's
+ * record's fields on the way. */
+static int deliver_shallow(reader *r, shallow_ev *se, const char *buf, size_t len, size_t *used, int *rc)
 {
-	shallow_ev se;
-	se.n = 0;
-	memset(se.set, 0, sizeof se.set);
-	if (!tj_read_shallow(buf, len, on_member, &se, used) || *used > JSON_TRACE_EVENT_MAX)
+	if (!tj_read_shallow(buf, len, on_member, se, used) || *used > JSON_TRACE_EVENT_MAX)
 		return 0; /* the general path reads it, or reports it */
 	*rc = STEP_OK;
-	if (se.n == 0) /* §3.1: `{}` is skipped silently */
+	if (se->n == 0) /* §3.1: `{}` is skipped silently */
 		return 1;
 	/* the strings NUL-terminated, in one buffer made at once */
 	size_t room = 0;
 	for (int k = 0; k < K_COUNT; k++)
-		if (se.set[k] && se.v[k].type == TJ_STRING && k != K_ARGS)
-			room += se.v[k].len + 1;
+		if (se->set[k] && se->v[k].type == TJ_STRING && k != K_ARGS)
+			room += se->v[k].len + 1;
 	tm_buf *b = &r->strs;
 	b->len = 0;
 	if (room + 1 > b->cap)
 		tm_grow((void **)&b->data, &b->cap, room + 1, 1);
 	const tj_value *f[K_COUNT] = {0};
 	for (int k = 0; k < K_COUNT; k++) {
-		if (!se.set[k])
+		if (!se->set[k])
 			continue;
-		tj_value *v = &se.v[k];
+		tj_value *v = &se->v[k];
 		if (v->type == TJ_STRING && k != K_ARGS) {
 			char *d = b->data + b->len;
 			memcpy(d, v->s, v->len);
@@ -642,19 +640,54 @@ static int deliver_fast(reader *r, const char *buf, size_t len, size_t *used, in
 	const tj_value *ph = f[K_PH];
 	char phase = ph && ph->type == TJ_STRING && ph->len ? ph->s[0] : 0;
 	if (f[K_ARGS]) {
-		if (se.v[K_ARGS].type == TJ_OBJECT && (r->summaries || phase == 'C' || phase == 'M')) {
+		if (se->v[K_ARGS].type == TJ_OBJECT && (r->summaries || phase == 'C' || phase == 'M')) {
 			tm_error perr;
-			if (tj_parse(se.v[K_ARGS].s, se.v[K_ARGS].len, &args, &perr) < 0)
+			if (tj_parse(se->v[K_ARGS].s, se->v[K_ARGS].len, &args, &perr) < 0)
 				return 0; /* cannot be: tj_read_shallow checked it */
 			f[K_ARGS] = args;
-		} else if (se.v[K_ARGS].type == TJ_OBJECT) {
+		} else if (se->v[K_ARGS].type == TJ_OBJECT) {
 			static const tj_value empty = {.type = TJ_NULL};
 			f[K_ARGS] = &empty; /* an object nobody reads */
 		}
 	}
-	*rc = deliver_members(r, f, NULL, buf, *used);
+	/* the model's record, V8 samples (P) aside */
+	const char *rec = NULL;
+	if (se->jf && phase != 'P') {
+		/* the last args member is an object: the one the record takes,
+		 * already parsed when the tree above was made */
+		if (args) {
+			se->jf->args = args;
+			se->jf->args_text = NULL;
+		}
+		r->recbuf.len = 0;
+		if (json_rec_encode(&r->recbuf, se->jf, r->rec_forms) != 0) {
+			tj_free(args);
+			return 0; /* cannot be: tj_read_shallow checked the args */
+		}
+		rec = r->recbuf.data;
+	}
+	*rc = deliver_members(r, f, NULL, buf, *used, rec, rec ? r->recbuf.len : 0);
 	tj_free(args);
 	return 1;
+}
+
+/* deliver_shallow, with the record's fields gathered when records are
+ * made. */
+static int deliver_fast(reader *r, const char *buf, size_t len, size_t *used, int *rc)
+{
+	shallow_ev se;
+	se.n = 0;
+	memset(se.set, 0, sizeof se.set);
+	json_rec_fields jf;
+	se.jf = NULL;
+	if (r->rec) {
+		json_rec_fields_init(&jf);
+		se.jf = &jf;
+	}
+	int done = deliver_shallow(r, &se, buf, len, used, rc);
+	if (se.jf)
+		json_rec_fields_done(&jf);
+	return done;
 }
 
 static int deliver_trace_event(reader *r, const char *text, size_t len)
@@ -1035,7 +1068,10 @@ static int read_impl(tm_cursor *c, size_t chunk, unsigned flags, json_event_fn f
 		    .st = st,
 		    .err = err,
 		    .summaries = (flags & JSON_TRACE_SUMMARIES) != 0,
-		    .metadata = (flags & JSON_TRACE_METADATA) != 0};
+		    .metadata = (flags & JSON_TRACE_METADATA) != 0,
+		    .rec = (flags & JSON_TRACE_REC) != 0,
+		    .rec_forms = ((flags & JSON_TRACE_REC_ANNOT) ? JSON_REC_ANNOT : 0u) |
+				 ((flags & JSON_TRACE_REC_TEXT) ? JSON_REC_TEXT : 0u)};
 	if (!chunk)
 		chunk = 1;
 	r.src = (source){.c = c, .buf = tm_xmalloc(chunk), .chunk = chunk, .err = err};
@@ -1063,6 +1099,7 @@ static int read_impl(tm_cursor *c, size_t chunk, unsigned flags, json_event_fn f
 	tm_buf_free(&r.ev);
 	tm_buf_free(&r.line);
 	tm_buf_free(&r.strs);
+	tm_buf_free(&r.recbuf);
 	return rc ? -1 : 0;
 }
 
@@ -1099,7 +1136,7 @@ enum {
 enum {
 	MORE_TTS = 1 << 0, /* tts, tdur */
 	MORE_COUNTER = 1 << 1,
-	MORE_RAW = 1 << 2,
+	MORE_REC = 1 << 2,
 	MORE_PID_NAME = 1 << 3,
 	MORE_TID_NAME = 1 << 4,
 	MORE_NAME = 1 << 5,
@@ -1113,7 +1150,6 @@ enum {
 typedef struct log_ctx {
 	tm_buf *b;
 	json_trace_stats st, logged;
-	int raw;
 } log_ctx;
 
 /* The counts so far, when they changed since the last entry. */
@@ -1163,7 +1199,7 @@ static int log_event(void *ctx, const json_event *ev, tm_error *err)
 	uint64_t counter_bits; /* -0.0 is kept too */
 	memcpy(&counter_bits, &ev->counter_value, sizeof counter_bits);
 	uint16_t more = (uint16_t)((ev->tts != -1 || ev->tdur != -1 ? MORE_TTS : 0) |
-				   (counter_bits ? MORE_COUNTER : 0) | (lc->raw && ev->raw ? MORE_RAW : 0) |
+				   (counter_bits ? MORE_COUNTER : 0) | (ev->rec ? MORE_REC : 0) |
 				   (ev->pid_name ? MORE_PID_NAME : 0) | (ev->tid_name ? MORE_TID_NAME : 0) |
 				   (ev->name ? MORE_NAME : 0) | (ev->category ? MORE_CATEGORY : 0) |
 				   (ev->args_summary[0] ? MORE_SUMMARY : 0) | (ev->id ? MORE_ID : 0) |
@@ -1183,8 +1219,8 @@ static int log_event(void *ctx, const json_event *ev, tm_error *err)
 	}
 	if (more & MORE_COUNTER)
 		tm_buf_put(b, &ev->counter_value, sizeof ev->counter_value);
-	if (more & MORE_RAW)
-		tm_log_put_s(b, ev->raw, ev->raw_len);
+	if (more & MORE_REC)
+		tm_log_put_s(b, ev->rec, ev->rec_len);
 	if (more & MORE_PID_NAME)
 		put_cstr(b, ev->pid_name);
 	if (more & MORE_TID_NAME)
@@ -1207,10 +1243,10 @@ static int log_event(void *ctx, const json_event *ev, tm_error *err)
 
 void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log)
 {
-	log_ctx lc = {log, {0}, {0}, (flags & JSON_TRACE_RAW) != 0};
+	log_ctx lc = {log, {0}, {0}};
 	tm_error err;
 	tm_err_clear(&err);
-	unsigned read_flags = flags & ~(unsigned)(JSON_TRACE_METADATA | JSON_TRACE_RAW);
+	unsigned read_flags = flags & ~(unsigned)JSON_TRACE_METADATA;
 	int rc = json_trace_read_opt(c, read_flags, log_event, &lc, &lc.st, &err);
 	log_stats(&lc);
 	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
@@ -1256,8 +1292,8 @@ static void get_event(const char **p, char *base, const tm_log_head *h, json_eve
 	ev->counter_value = 0;
 	if (f.more & MORE_COUNTER)
 		tm_log_get(p, &ev->counter_value, sizeof ev->counter_value);
-	if (f.more & MORE_RAW)
-		ev->raw = tm_log_get_s(p, &ev->raw_len);
+	if (f.more & MORE_REC)
+		ev->rec = tm_log_get_s(p, &ev->rec_len);
 	if (f.more & MORE_PID_NAME)
 		ev->pid_name = tm_log_get_s(p, &n);
 	if (f.more & MORE_TID_NAME)

@@ -46,8 +46,13 @@ typedef struct json_event {
 				   * read the fields below) */
 	const tj_value *id;       /* TRACE: the "id" member, or NULL (a container
 				   * without its items unless `object` is set) */
-	const char *raw;          /* TRACE: the object's bytes as in the file */
+	const char *raw;          /* TRACE: the object's bytes as in the file
+				   * (NULL in a replayed log) */
 	size_t raw_len;
+	const char *rec;          /* TRACE: the model's record of it
+				   * (core/json_rec.h), with JSON_TRACE_REC; NULL
+				   * for a V8 sample (P) */
+	size_t rec_len;
 	char phase;               /* first character of "ph"; SYSTRACE: the print phase or 0 */
 	int has_ts;
 	int64_t ts;               /* ns (§3.3); 0 for an M event without ts */
@@ -97,7 +102,9 @@ int json_trace_read_chunked(tm_cursor *c, size_t chunk, json_event_fn fn, void *
 enum {
 	JSON_TRACE_SUMMARIES = 1, /* args_summary, and args for every event */
 	JSON_TRACE_METADATA = 2,  /* JSON_EV_METADATA records */
-	JSON_TRACE_RAW = 4,       /* json_trace_log only: keep `raw` (else NULL) */
+	JSON_TRACE_REC = 4,       /* json_event.rec, the model's record */
+	JSON_TRACE_REC_ANNOT = 8, /* ... with its args as debug annotations */
+	JSON_TRACE_REC_TEXT = 16, /* ... and as the slices' args text */
 };
 
 /* As json_trace_read (which makes both), making only what `flags` ask:
@@ -112,8 +119,8 @@ int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ct
  * calls fn with the records, in order, and returns what the read would
  * have returned with that fn (st counted on from what it holds, as the
  * read would). The log's entries start at `from`. The records are the
- * read's, except that `object` is NULL, `args` is given to C and M events
- * only (what the scan reads) and `raw` only with JSON_TRACE_RAW. */
+ * read's, except that `object` and `raw` are NULL and `args` is given
+ * to C and M events only (what the scan reads). */
 void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log);
 int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, json_trace_stats *st,
 		      tm_error *err);

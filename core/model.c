@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_rec.h"
 #include "merge.h"
 #include "order.h"
 #include "relay.h"
@@ -520,6 +521,8 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 {
 	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink), 0, also, 0, {0}, merge, {0}};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL};
+	/* a JSON event's args in the forms the sinks read (core/json_rec.h) */
+	ss.json_rec = (sink && sink->observed ? JSON_REC_ANNOT : 0u) | (sink && sink->slice ? JSON_REC_TEXT : 0u);
 	if (also) {
 		ss.event = also->event ? run_event : NULL;
 		ss.packet = also->packet ? run_packet : NULL;

@@ -34,7 +34,7 @@ typedef struct tm_model tm_model;
 /* ---- input records (what the scan hands over, in push order) ---------- */
 
 typedef enum tm_mrec_kind {
-	TM_MREC_JSON = 1,     /* a Chrome JSON event: the raw object bytes */
+	TM_MREC_JSON = 1,     /* a Chrome JSON event: its record (core/json_rec.h) */
 	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
 			       * text): the raw line without its newline */
 	TM_MREC_PROTO,        /* a proto record (core/model_proto.c) */
@@ -102,6 +102,12 @@ int64_t tm_model_systrace_state(const char *s);
  * shows for the text line read without one. A state that kernel cannot
  * report falls back to tm_model_systrace_state(). */
 int64_t tm_model_systrace_state_for(const char *s, int major, int minor);
+
+/* A Chrome JSON event's args as the slices' args column writes them
+ * ("k":v pairs, compact JSON, comma-separated; nothing for no members),
+ * appended to b. Depends on nothing but the args (core/json_rec.h makes it
+ * where the file is read). */
+void tm_model_json_args_text(tm_buf *b, const tj_value *args);
 
 /* Build a TM_MREC_SYSTRACE record (head and payload) from a parsed line. */
 void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l);
@@ -224,7 +230,9 @@ typedef struct tm_mjson {
 	char phase;
 	int64_t dur;            /* ns, -1 absent */
 	const char *name, *cat; /* NULL: null (absent or empty) */
-	const tj_value *args;   /* the args object, or NULL */
+	const char *annot;      /* the args as debug_annotations fields
+				 * (core/json_rec.h), or NULL */
+	size_t annot_n;
 	int has_flow_id;        /* s/t/f: the id as a flow id (hex when a string) */
 	uint64_t flow_id;
 	int bind_enclosing;     /* f: "bp":"e" */

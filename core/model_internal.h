@@ -238,25 +238,25 @@ uint32_t m_compress_cookie(tm_model *m, m_ctx *c, uint64_t set_key, int op, int6
 uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t ts, int64_t dur,
 				tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t utid, uint32_t name);
 
-/* SliceTracker. Args are JSON members added to the slice (a NULL args
- * value adds none). Returns the slice's stack index + 1, or 0 when no
- * slice was made / matched. */
+/* SliceTracker. Args are compact JSON members without braces (a JSON
+ * event's tm_model_json_args_text, proto debug annotations already
+ * rendered; NULL or empty adds none), kept only while a sink reads
+ * slices. Returns the slice's stack index + 1, or 0 when no slice was made
+ * / matched; m->last_slice_id / last_slice_ts name the slice begun or
+ * ended (valid when the call returned non-zero). An overlap (may be NULL)
+ * is told whether a complete slice was refused for overlapping partially. */
 typedef struct m_overlap {
 	int hit;
 } m_overlap;
 size_t m_slice_begin(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		     const tj_value *args, uint32_t file_id);
-size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		   const tj_value *args);
+		     uint32_t file_id);
+size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name);
 size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		      int64_t dur, const tj_value *args, m_overlap *overlap, uint32_t file_id);
-/* The same with args as compact JSON members (no braces), e.g. proto debug
- * annotations already rendered. m->last_slice_id / last_slice_ts name the
- * slice begun or ended (valid when the call returned non-zero). */
+		      int64_t dur, m_overlap *overlap, uint32_t file_id);
 size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 			 const char *args, size_t args_n, uint32_t file_id);
 size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			  int64_t dur, const char *args, size_t args_n, uint32_t file_id);
+			  int64_t dur, const char *args, size_t args_n, m_overlap *overlap, uint32_t file_id);
 size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		       const char *args, size_t args_n);
 size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,

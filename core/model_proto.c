@@ -1293,7 +1293,7 @@ static void slice_scoped(ev_state *s, uint32_t track, int64_t dur, int flows)
 	const char *a;
 	size_t an;
 	args_of(s, &a, &an);
-	if (m_slice_scoped_raw(s->m, s->c, track, s->ts, s->cat, s->name, dur, a, an, s->h->file_id)) {
+	if (m_slice_scoped_raw(s->m, s->c, track, s->ts, s->cat, s->name, dur, a, an, NULL, s->h->file_id)) {
 		args_effects(s);
 		if (flows)
 			event_flows(s, s->m->last_slice_id, s->m->last_slice_ts);

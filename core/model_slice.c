@@ -254,16 +254,16 @@ void m_json_double(tm_buf *b, double d)
 	json_double(b, d);
 }
 
-static void add_json_args(m_open *o, const tj_value *args)
+void tm_model_json_args_text(tm_buf *b, const tj_value *args)
 {
 	if (!args || args->type != TJ_OBJECT)
 		return;
 	for (size_t i = 0; i < args->len; i++) {
-		if (o->args.len)
-			tm_buf_put(&o->args, ",", 1);
-		tm_buf_json_string(&o->args, args->keys[i], args->key_lens[i]);
-		tm_buf_put(&o->args, ":", 1);
-		json_compact(&o->args, &args->items[i]);
+		if (i)
+			tm_buf_put(b, ",", 1);
+		tm_buf_json_string(b, args->keys[i], args->key_lens[i]);
+		tm_buf_put(b, ":", 1);
+		json_compact(b, &args->items[i]);
 	}
 }
 
@@ -368,8 +368,7 @@ static void add_raw_args(m_open *o, const char *raw, size_t n)
 }
 
 static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
-			  uint32_t name, const tj_value *args, const char *raw, size_t raw_n, m_overlap *overlap,
-			  uint32_t file_id)
+			  uint32_t name, const char *raw, size_t raw_n, m_overlap *overlap, uint32_t file_id)
 {
 	(void)file_id;
 	m_track *t = &m->tracks[track];
@@ -395,10 +394,8 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 	o->cat = cat;
 	o->name = name;
 	o->depth = (uint32_t)t->depth;
-	if (m_wants_args(m)) {
-		add_json_args(o, args);
+	if (m_wants_args(m))
 		add_raw_args(o, raw, raw_n);
-	}
 	t->depth++;
 	m->last_slice_id = o->id;
 	m->last_slice_ts = ts;
@@ -407,42 +404,38 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 }
 
 size_t m_slice_begin(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		     const tj_value *args, uint32_t file_id)
+		     uint32_t file_id)
 {
-	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, NULL, 0, NULL, file_id);
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, NULL, 0, NULL, file_id);
 }
 
 size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 			 const char *args, size_t args_n, uint32_t file_id)
 {
-	return start_slice(m, c, track, ts, M_PENDING, cat, name, NULL, args, args_n, NULL, file_id);
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, args_n, NULL, file_id);
 }
 
 size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			  int64_t dur, const char *args, size_t args_n, uint32_t file_id)
+			  int64_t dur, const char *args, size_t args_n, m_overlap *overlap, uint32_t file_id)
 {
 	if (dur < 0) {
 		m_stat(m, "slice_negative_duration", 1);
 		return 0;
 	}
-	return start_slice(m, c, track, ts, dur, cat, name, NULL, args, args_n, NULL, file_id);
+	return start_slice(m, c, track, ts, dur, cat, name, args, args_n, overlap, file_id);
 }
 
 size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		      int64_t dur, const tj_value *args, m_overlap *overlap, uint32_t file_id)
+		      int64_t dur, m_overlap *overlap, uint32_t file_id)
 {
-	if (dur < 0) {
-		m_stat(m, "slice_negative_duration", 1);
-		return 0;
-	}
-	return start_slice(m, c, track, ts, dur, cat, name, args, NULL, 0, overlap, file_id);
+	return m_slice_scoped_raw(m, c, track, ts, cat, name, dur, NULL, 0, overlap, file_id);
 }
 
 size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,
 				int64_t cookie, uint32_t file_id)
 {
 	m->tracks[track].legacy_unnestable = 1;
-	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, NULL, 0, NULL, file_id);
+	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, 0, NULL, file_id);
 	if (ix) {
 		char v[32];
 		snprintf(v, sizeof v, "%lld", (long long)cookie);
@@ -452,22 +445,21 @@ size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t t
 }
 
 static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			const tj_value *args, const char *raw, size_t raw_n);
+			const char *raw, size_t raw_n);
 
-size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		   const tj_value *args)
+size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name)
 {
-	return end_slice(m, c, track, ts, cat, name, args, NULL, 0);
+	return end_slice(m, c, track, ts, cat, name, NULL, 0);
 }
 
 size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		       const char *args, size_t args_n)
 {
-	return end_slice(m, c, track, ts, cat, name, NULL, args, args_n);
+	return end_slice(m, c, track, ts, cat, name, args, args_n);
 }
 
 static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			const tj_value *args, const char *raw, size_t raw_n)
+			const char *raw, size_t raw_n)
 {
 	(void)c;
 	m_track *t = &m->tracks[track];
@@ -490,10 +482,8 @@ static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint3
 		return 0;
 	m_open *o = &t->stack[ix];
 	o->dur = ts - o->ts;
-	if (m_wants_args(m)) {
-		add_json_args(o, args);
+	if (m_wants_args(m))
 		add_raw_args(o, raw, raw_n);
-	}
 	m->last_slice_id = o->id;
 	m->last_slice_ts = o->ts;
 	if ((size_t)ix == t->depth - 1) {

@@ -357,7 +357,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 	case 'B': {
 		int64_t utid = GET_UTID();
 		uint32_t track = m_thread_track(m, c, utid);
-		m_slice_begin(m, c, track, ts, 0, name_id, NULL, file);
+		m_slice_begin(m, c, track, ts, 0, name_id, file);
 		if (strncmp(name, "lmk,", 4) == 0) {
 			/* PostProcessSpecialSliceBegin: 'lmk,pid,reason,oom adj,...' */
 			char tmp[256];
@@ -375,7 +375,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 				m_counter(m, ct, ts, adj, file);
 				uint32_t it = m_named_track(m, c, TM_MT_PROCESS_INSTANT, TM_SCOPE_PROCESS, -1, kupid, -1,
 							    m_intern(&m->str, "mem.lmk", 7));
-				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, NULL, file);
+				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, file);
 			}
 		}
 		break;
@@ -389,7 +389,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		} else {
 			utid = m_update_thread(m, mc, pid, tgid);
 		}
-		m_slice_end(m, c, m_thread_track(m, c, utid), ts, 0, 0, NULL);
+		m_slice_end(m, c, m_thread_track(m, c, utid), ts, 0, 0);
 		break;
 	}
 	case 'S':
@@ -403,13 +403,13 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		} else {
 			uint32_t track = m_compress_end(m, c, set, l->print_value, TM_MT_ATRACE_ASYNC, TM_SCOPE_PROCESS,
 							upid, name_id);
-			m_slice_end(m, c, track, ts, 0, 0, NULL);
+			m_slice_end(m, c, track, ts, 0, 0);
 		}
 		break;
 	}
 	case 'I': {
 		int64_t utid = GET_UTID();
-		m_slice_scoped(m, c, m_thread_track(m, c, utid), ts, 0, name_id, 0, NULL, NULL, file);
+		m_slice_scoped(m, c, m_thread_track(m, c, utid), ts, 0, name_id, 0, NULL, file);
 		break;
 	}
 	case 'N':
@@ -419,7 +419,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		uint32_t tname_id = m_intern(&m->str, tname, strlen(tname));
 		if (strcmp(tname, "DeviceStateChanged") == 0 && l->print_phase == 'N') {
 			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_INSTANT, TM_SCOPE_GLOBAL, -1, -1, -1, tname_id);
-			m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, NULL, file);
+			m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, file);
 			break;
 		}
 		int64_t upid = m_get_or_create_process(m, mc, tgid);
@@ -429,21 +429,21 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 			uint32_t t = m_compress_scoped(m, c, set, ts, 0, TM_MT_ATRACE_TRACK, TM_SCOPE_PROCESS, upid,
 						       tname_id);
 			int64_t utid = m_get_or_create_thread(m, mc, pid);
-			size_t ix = m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, NULL, file);
+			size_t ix = m_slice_scoped(m, c, t, ts, 0, name_id, 0, NULL, file);
 			snprintf(v, sizeof v, "%lld", (long long)utid);
 			m_slice_add_arg(m, t, ix, "utid", v);
 		} else if (l->print_phase == 'G') {
 			uint32_t t = m_compress_begin(m, c, set, l->print_value, 1, TM_MT_ATRACE_TRACK,
 						      TM_SCOPE_PROCESS, upid, tname_id);
 			int64_t utid = m_get_or_create_thread(m, mc, pid);
-			size_t ix = m_slice_begin(m, c, t, ts, 0, name_id, NULL, file);
+			size_t ix = m_slice_begin(m, c, t, ts, 0, name_id, file);
 			snprintf(v, sizeof v, "%lld", (long long)utid);
 			m_slice_add_arg(m, t, ix, "utid", v);
 		} else {
 			uint32_t t = m_compress_end(m, c, set, l->print_value, TM_MT_ATRACE_TRACK, TM_SCOPE_PROCESS,
 						    upid, tname_id);
 			int64_t utid = m_get_or_create_thread(m, mc, pid);
-			size_t ix = m_slice_end(m, c, t, ts, 0, 0, NULL);
+			size_t ix = m_slice_end(m, c, t, ts, 0, 0);
 			(void)ix;
 			(void)utid;
 		}
@@ -456,7 +456,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 				int64_t kupid = m_get_or_create_process(m, mc, killed);
 				uint32_t it = m_named_track(m, c, TM_MT_PROCESS_INSTANT, TM_SCOPE_PROCESS, -1, kupid, -1,
 							    m_intern(&m->str, "mem.lmk", 7));
-				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, NULL, file);
+				m_slice_scoped(m, c, it, ts, 0, m_intern(&m->str, "mem.lmk", 7), 0, NULL, file);
 			}
 		} else if (strcmp(name, "ScreenState") == 0 || strncmp(name, "battery_stats.", 14) == 0) {
 			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1, name_id);
@@ -639,10 +639,10 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			const char *e = strstr(f, "function ");
 			size_t n = e ? (size_t)(e - f) : strlen(f);
 			m_slice_begin(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9),
-				      m_intern(&m->str, f, n), NULL, file);
+				      m_intern(&m->str, f, n), file);
 		}
 	} else if (strcmp(ev, "workqueue_execute_end") == 0) {
-		m_slice_end(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9), 0, NULL);
+		m_slice_end(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9), 0);
 	} else if (strcmp(ev, "thermal_temperature") == 0 || strcmp(ev, "cdev_update") == 0) {
 		int t_ = ev[0] == 't';
 		arg(a, t_ ? "thermal_zone" : "type", v1, sizeof v1);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ahead.h"
+#include "json_rec.h"
 #include "json_trace.h"
 #include "model.h"
 #include "scan_internal.h"
@@ -469,11 +470,11 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	int64_t out;
 	if (!push_time(sf, tc->t, TM_CLOCK_THIS_FILE, je->ts, &out))
 		return 0;
-	if (scan_wants_records(sf)) {
+	if (scan_wants_records(sf) && je->rec) {
 		tm_mrec_head h = {TM_MREC_JSON, 0, 0, sf->f->id, sf->base_row};
 		tc->rec.len = 0;
 		tm_buf_put(&tc->rec, &h, sizeof h);
-		tm_buf_put(&tc->rec, je->raw, je->raw_len);
+		tm_buf_put(&tc->rec, je->rec, je->rec_len);
 		scan_record(sf, tc->q_events, out, je->phase, je->dur, tc->rec.data, tc->rec.len);
 	}
 	if (je->phase == 'M' && je->name && je->args) {
@@ -536,7 +537,12 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 static unsigned json_flags(const scan_ctx *sc)
 {
 	/* the scan reads no metadata records */
-	return sc->sink && sc->sink->want_args ? JSON_TRACE_SUMMARIES : 0;
+	const tm_scan_sink *k = sc->sink;
+	unsigned f = k && k->want_args ? JSON_TRACE_SUMMARIES : 0;
+	if (k && k->record)
+		f |= JSON_TRACE_REC | ((k->json_rec & JSON_REC_ANNOT) ? JSON_TRACE_REC_ANNOT : 0) |
+		     ((k->json_rec & JSON_REC_TEXT) ? JSON_TRACE_REC_TEXT : 0);
+	return f;
 }
 
 static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
@@ -657,7 +663,7 @@ static void read_ahead(void *ctx, size_t i, tm_buf *log)
 		h.from = log->len;
 		tm_cursor_observe(c, count_read, &h.bytes);
 		if (f->type == TM_TYPE_JSON)
-			json_trace_log(c, json_flags(sc) | (sc->sink && sc->sink->record ? JSON_TRACE_RAW : 0), log);
+			json_trace_log(c, json_flags(sc), log);
 		else
 			systrace_log(c, log);
 		tm_cursor_close(c);

@@ -156,6 +156,8 @@ typedef struct tm_scan_sink {
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
 	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
 	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
+	unsigned json_rec; /* with `record`: the args forms a Chrome JSON
+			      event's record carries (core/json_rec.h) */
 	/* may be NULL: when a file starts, after each read of it, and once at
 	 * the end */
 	void (*progress)(void *ctx, const tm_scan_progress *p);

@@ -1,19 +1,49 @@
 /* tests/fuzz/fuzz_json_trace.c - the Chrome JSON reader on arbitrary
  * bytes, read whole and in small chunks, and read into a log and replayed
  * (core/ahead.h) (the results must agree); the callback reads every field
- * so ASan sees any dangling pointer. */
+ * so ASan sees any dangling pointer. Each model record the reader makes
+ * (core/json_rec.h, mostly from tj_read_shallow's members) must be the
+ * bytes json_rec_from_object makes from the event's whole tree. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ahead.h"
+#include "json_rec.h"
 #include "json_trace.h"
 
 typedef struct digest {
 	uint64_t n, h;
-	int raw; /* comparing with a read ahead: the event's bytes too, args
+	int rec; /* comparing with a read ahead: the model's records too, args
 		  * only where a read ahead gives them */
 } digest;
+
+#define REC_FLAGS (JSON_TRACE_REC | JSON_TRACE_REC_ANNOT | JSON_TRACE_REC_TEXT)
+
+/* An event's record is the one its tree gives. */
+static void check_rec(const json_event *ev)
+{
+	if (ev->kind != JSON_EV_TRACE || !ev->raw)
+		return; /* a replayed log has no raw bytes */
+	if (!ev->rec) {
+		if (ev->phase != 'P')
+			abort(); /* only V8 samples go without one */
+		return;
+	}
+	tj_value *obj = NULL;
+	tm_error err;
+	if (tj_parse(ev->raw, ev->raw_len, &obj, &err) != 0 || obj->type != TJ_OBJECT)
+		abort(); /* a delivered event is an object */
+	tm_buf want = {0};
+	if (json_rec_from_object(&want, obj, JSON_REC_ANNOT | JSON_REC_TEXT) != 0 || want.len != ev->rec_len ||
+	    memcmp(want.data, ev->rec, want.len) != 0)
+		abort();
+	json_rec_view v;
+	if (json_rec_decode(ev->rec, ev->rec_len, &v) != 0 || v.phase != ev->phase)
+		abort();
+	tm_buf_free(&want);
+	tj_free(obj);
+}
 
 static void mix(digest *d, uint64_t v) { d->h = (d->h ^ v) * 1099511628211ULL; }
 
@@ -79,7 +109,7 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 			mix(d, (uint64_t)ev->id->i);
 	}
 	/* a read ahead gives args to C and M events only (json_trace.h) */
-	if (!d->raw || ev->phase == 'C' || ev->phase == 'M')
+	if (!d->rec || ev->phase == 'C' || ev->phase == 'M')
 		mix_value(d, ev->args, 0);
 	if (ev->systrace) {
 		mix_str(d, ev->systrace->task);
@@ -90,10 +120,11 @@ static int on_event(void *ctx, const json_event *ev, tm_error *err)
 	}
 	mix_str(d, ev->metadata_key);
 	mix_value(d, ev->metadata_value, 0);
-	if (d->raw) {
-		mix(d, ev->raw_len);
-		for (size_t i = 0; i < ev->raw_len; i++)
-			mix(d, (unsigned char)ev->raw[i]);
+	if (d->rec) {
+		check_rec(ev);
+		mix(d, ev->rec_len);
+		for (size_t i = 0; i < ev->rec_len; i++)
+			mix(d, (unsigned char)ev->rec[i]);
 	}
 	return 0;
 }
@@ -109,7 +140,7 @@ static int run_scan(const uint8_t *data, size_t size, unsigned flags, int logged
 		rc = json_trace_read_opt(c, flags, on_event, d, st, err);
 	} else if (c) {
 		tm_buf log = {0};
-		json_trace_log(c, flags | JSON_TRACE_RAW, &log);
+		json_trace_log(c, flags, &log);
 		rc = json_trace_replay(&log, TM_LOG_FIRST, on_event, d, st, err);
 		tm_buf_free(&log);
 	}
@@ -141,7 +172,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ra != rb || a.n != b.n || a.h != b.h || memcmp(&sa, &sb, sizeof sa) != 0 ||
 	    strcmp(ea.msg, eb.msg) != 0)
 		abort(); /* the chunk size must not change the result */
-	for (unsigned flags = 0; flags <= JSON_TRACE_SUMMARIES; flags += JSON_TRACE_SUMMARIES) {
+	static const unsigned scan_flags[] = {REC_FLAGS, REC_FLAGS | JSON_TRACE_SUMMARIES};
+	for (size_t k = 0; k < sizeof scan_flags / sizeof scan_flags[0]; k++) {
+		unsigned flags = scan_flags[k];
 		digest c = {0, 0, 1}, l = {0, 0, 1};
 		json_trace_stats sc = {0}, sl = {0};
 		tm_error ec, el;

@@ -87,7 +87,7 @@ static DebugAnnotation *annot(owned *o, const tj_value *v)
 }
 
 /* 1 when exp_te_wire gives protobuf-c's bytes for e. */
-static int same_as_protobuf_c(const exp_te *e, size_t *len)
+static int same_as_protobuf_c(const exp_te *e, const tj_value *args, size_t *len)
 {
 	owned o = {.n = 0};
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
@@ -111,8 +111,8 @@ static int same_as_protobuf_c(const exp_te *e, size_t *len)
 		te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
 		te.double_counter_value = e->counter;
 	}
-	if (e->args && e->args->type == TJ_OBJECT) {
-		DebugAnnotation *root = annot(&o, e->args);
+	if (args && args->type == TJ_OBJECT) {
+		DebugAnnotation *root = annot(&o, args);
 		te.n_debug_annotations = root->n_dict_entries;
 		te.debug_annotations = root->dict_entries;
 	}
@@ -179,7 +179,12 @@ static void export_wire_matches_protobuf_c(void)
 		if (text)
 			CHECK(tj_parse(text, strlen(text), &args, &err) == 0);
 		for (int shape = 0; shape < 8; shape++) {
-			exp_te e = {.track_uuid = shape ? UINT64_C(0xfedcba9876543210) >> shape : 0, .args = args};
+			/* the args as the reader makes them (core/json_rec.h) */
+			tm_buf annot = {0};
+			tm_export_json_args(&annot, args);
+			exp_te e = {.track_uuid = shape ? UINT64_C(0xfedcba9876543210) >> shape : 0,
+				    .annot = annot.data,
+				    .annot_n = annot.len};
 			e.type = shape % 4;
 			e.category = shape & 1 ? "cat" : shape & 2 ? "" : NULL;
 			e.name = shape & 4 ? "name" : NULL;
@@ -202,7 +207,9 @@ static void export_wire_matches_protobuf_c(void)
 				e.flow_direction = shape == 6 ? 3 : 1;
 			}
 			size_t len;
-			if (!same_as_protobuf_c(&e, &len)) {
+			int same = same_as_protobuf_c(&e, args, &len);
+			tm_buf_free(&annot);
+			if (!same) {
 				tj_free(args);
 				tm_buf_free(&big);
 				TT_FAIL_("args %zu shape %d: bytes differ from protobuf-c's", a, shape);
