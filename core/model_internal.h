@@ -15,8 +15,9 @@
 
 typedef struct m_strings {
 	char **s;
+	uint32_t *lens;      /* strlen of each */
 	size_t n, cap;
-	uint32_t *slots;     /* open addressing on s, index + 1 */
+	uint64_t *slots;     /* open addressing on s: the hash's high half << 32 | index + 1 */
 	size_t n_slots;
 } m_strings;
 
