@@ -387,6 +387,24 @@ static step parse_number(parser *ps, tj_value *v)
 		if (cur < end && is_digit(*cur))
 			return fail(ps, "Invalid number: leading zero in '%.*s'", rest_len(ps, start), start);
 	} else if (cur < end && *cur >= '1' && *cur <= '9') {
+		/* eight digits at a time (a Chrome JSON ts has ten): all of a
+		 * word's bytes are digits when each is 0x3_ before and after
+		 * adding 6; then pairs, fours and eights of digits are joined
+		 * by multiplying (the first byte is the most significant) */
+		const uint64_t ones = 0x0101010101010101ull, f0 = 0xf0 * ones, d0 = 0x30 * ones;
+		while (end - cur >= 8) {
+			uint64_t w;
+			memcpy(&w, cur, sizeof w);
+			w = le64(w);
+			if ((w & f0) != d0 || ((w + 6 * ones) & f0) != d0)
+				break;
+			w -= d0;
+			w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffull;
+			w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffull;
+			w = (w * 10000 + (w >> 32)) & 0xffffffffull;
+			acc = acc * 100000000 + w;
+			cur += 8;
+		}
 		while (cur < end && is_digit(*cur))
 			acc = acc * 10 + (uint64_t)(*cur++ - '0');
 		if (cur < end && *cur != '.' && *cur != 'e' && *cur != 'E' && cur - digits0 <= 18) {

@@ -78,6 +78,39 @@ static void test_int_vs_double(void)
 
 /* The reference's integer reader misses overflow after a negative literal
  * reaches INT64_MIN; we reproduce it. */
+/* Integers of every length up to 19 digits, and with a non-digit at each
+ * place of the eight-digit words the parser reads at once, read as strtoll
+ * reads them (core/json.c parse_number). */
+static void test_integers_by_word(void)
+{
+	uint64_t x = 0x243f6a8885a308d3ull;
+	char text[64], lit[32];
+	for (int i = 0; i < 4000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int digits = 1 + i % 19;
+		snprintf(lit, sizeof lit, "%s%llu", i & 32 ? "-" : "", (unsigned long long)(x >> 1));
+		size_t keep = (size_t)digits + (lit[0] == '-');
+		if (keep < strlen(lit))
+			lit[keep] = '\0';
+		if (lit[lit[0] == '-'] == '0')
+			lit[lit[0] == '-'] = '7'; /* no leading zero */
+		/* ended by each delimiter a word may reach */
+		const char *ends[] = {"]", ",1]", " ]", ".5]", "e2]"};
+		const char *end = ends[i % 5];
+		snprintf(text, sizeof text, "[%s%s", lit, end);
+		tj_value *v = NULL;
+		tm_error err;
+		CHECK(tj_parse(text, strlen(text), &v, &err) == 0);
+		if (end[0] == '.' || end[0] == 'e') {
+			CHECK_INT(v->items[0].type, TJ_DOUBLE);
+		} else {
+			CHECK_INT(v->items[0].type, TJ_INT);
+			CHECK_INT(v->items[0].i, strtoll(lit, NULL, 10));
+		}
+		tj_free(v);
+	}
+}
+
 static void test_int64_min_wrap_quirk(void)
 {
 	tm_error err;
@@ -366,6 +399,7 @@ static void test_copy_through_buffer(void)
 int main(void)
 {
 	TT_RUN(test_int_vs_double);
+	TT_RUN(test_integers_by_word);
 	TT_RUN(test_copy_through_buffer);
 	TT_RUN(test_int64_min_wrap_quirk);
 	TT_RUN(test_duplicate_keys);
