@@ -15,13 +15,20 @@
 /* formats.md §4.1: the TRACE: marker is looked for in the first 128 bytes. */
 #define TRACE_MARKER_WINDOW 128
 
-/* POSIX [[:space:]], as the reference's regex \s. */
-static int is_space(int ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
-}
+/* Character classes by table: the line matcher tests every byte of a
+ * line, and six comparisons for \s were a tenth of the systrace scan
+ * (callgrind). */
+enum { C_SPACE = 1, C_DIGIT = 2 };
+static const unsigned char char_class[256] = {
+	/* POSIX [[:space:]], as the reference's regex \s */
+	[' '] = C_SPACE, ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\v'] = C_SPACE, ['\f'] = C_SPACE, ['\r'] = C_SPACE,
+	['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
+	['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+};
 
-static int is_digit(int ch) { return ch >= '0' && ch <= '9'; }
+static inline int is_space(int ch) { return char_class[(unsigned char)ch] & C_SPACE; }
+
+static inline int is_digit(int ch) { return char_class[(unsigned char)ch] & C_DIGIT; }
 
 static int is_flag_head(int ch)
 {
@@ -137,11 +144,12 @@ static int match_at(const char *s, size_t i, size_t n, line_match *m)
 	return match_ts_tail(s, q, n, m);
 }
 
-/* Partial match, first occurrence (the regex search of the reference). */
+/* Partial match, first occurrence (the regex search of the reference):
+ * the pattern starts at a '-'. */
 static int match_line(const char *s, size_t n, line_match *m)
 {
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == '-' && match_at(s, i, n, m))
+	for (const char *p = s; (p = memchr(p, '-', n - (size_t)(p - s))) != NULL; p++)
+		if (match_at(s, (size_t)(p - s), n, m))
 			return 1;
 	return 0;
 }
@@ -370,11 +378,20 @@ static char *print_copy(const char *args, size_t len)
 }
 
 /* formats.md §4.3: the events whose arguments are a print payload. */
-static const char *const PRINT_EVENTS[] = {"tracing_mark_write", "print", "0"};
+static const struct {
+	const char *name;
+	size_t len;
+} PRINT_EVENTS[] = {{"tracing_mark_write", 18}, {"print", 5}, {"0", 1}};
+
+_Static_assert(offsetof(systrace_event, json_embedded) > offsetof(systrace_event, args_summary),
+	       "the fields after the summary start at json_embedded");
 
 systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event *ev)
 {
-	memset(ev, 0, sizeof *ev);
+	/* all but the summary's bytes, which are written below */
+	memset(ev, 0, offsetof(systrace_event, args_summary));
+	ev->args_summary[0] = '\0';
+	memset(&ev->json_embedded, 0, sizeof *ev - offsetof(systrace_event, json_embedded));
 	ev->task = ev->event_name = ev->args = ev->print_name = ev->print_track = "";
 	ev->tgid = -1;
 	if (len == 0 || line[0] == '#')
@@ -420,7 +437,7 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 	ev->args_summary[an] = '\0';
 
 	for (size_t i = 0; i < sizeof PRINT_EVENTS / sizeof PRINT_EVENTS[0]; i++) {
-		if (name_len == strlen(PRINT_EVENTS[i]) && memcmp(ev->event_name, PRINT_EVENTS[i], name_len) == 0) {
+		if (name_len == PRINT_EVENTS[i].len && memcmp(ev->event_name, PRINT_EVENTS[i].name, name_len) == 0) {
 			/* The summary keeps the payload before it is cut up. */
 			return parse_print(print_copy(ev->args, args_len), ev);
 		}
