@@ -460,12 +460,13 @@ static step parse_number(parser *ps, tj_value *v)
 
 static const struct literal {
 	const char *word;
+	size_t n;
 	tj_type type;
 	int b;
 } literals[] = {
-	{"true", TJ_BOOL, 1},
-	{"false", TJ_BOOL, 0},
-	{"null", TJ_NULL, 0},
+	{"true", 4, TJ_BOOL, 1},
+	{"false", 5, TJ_BOOL, 0},
+	{"null", 4, TJ_NULL, 0},
 };
 
 static step parse_primitive(parser *ps, tj_value *v)
@@ -476,7 +477,7 @@ static step parse_primitive(parser *ps, tj_value *v)
 	}
 	for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++) {
 		const struct literal *l = &literals[k];
-		size_t n = strlen(l->word);
+		size_t n = l->n;
 		if (*ps->p != l->word[0])
 			continue;
 		if ((size_t)(ps->end - ps->p) < n)
@@ -745,7 +746,7 @@ static int shallow_value(parser *ps, int depth, tj_member *m)
 	}
 	for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++) {
 		const struct literal *l = &literals[k];
-		size_t n = strlen(l->word);
+		size_t n = l->n;
 		if (c != l->word[0])
 			continue;
 		if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, l->word, n) != 0)
@@ -830,7 +831,12 @@ int tj_read_shallow(const char *buf, size_t len, tj_member_fn fn, void *ctx, siz
 		if (!q || escaped)
 			return 0;
 		tj_member m;
-		memset(&m, 0, sizeof m);
+		/* what shallow_value does not set for every type */
+		m.v.items = NULL;
+		m.v.keys = NULL;
+		m.v.key_lens = NULL;
+		m.v.len = 0;
+		m.escaped = 0;
 		m.key = ps.p + 1;
 		m.key_len = (size_t)(q - m.key);
 		ps.p = q + 1;

@@ -471,6 +471,9 @@ static int member_key(const char *k, size_t n)
 	return (int)key < K_COUNT ? (int)key : -1;
 }
 
+_Static_assert(offsetof(json_event, counter_value) > offsetof(json_event, args_summary),
+	       "the fields after the summary start at counter_value");
+
 /* Deliver one event object from its members (`obj` is the whole tree, or
  * NULL when the fast path read it without one); raw/raw_len are its bytes
  * in the file; rec/rec_len its record (JSON_TRACE_REC), or NULL. */
@@ -478,7 +481,10 @@ static int deliver_members(reader *r, const tj_value *const *f, const tj_value *
 			   size_t raw_len, const char *rec, size_t rec_len)
 {
 	json_event ev;
-	memset(&ev, 0, sizeof ev);
+	/* cleared but for the summary's bytes: one event object at a time */
+	memset(&ev, 0, offsetof(json_event, args_summary));
+	ev.args_summary[0] = '\0';
+	memset(&ev.counter_value, 0, sizeof ev - offsetof(json_event, counter_value));
 	ev.kind = JSON_EV_TRACE;
 	ev.object = obj;
 	ev.raw = raw;
