@@ -155,6 +155,24 @@ tm_clock_origin tm_clock_graph_hash_origin(const tm_clock_graph *g, uint32_t has
 tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t value, tm_clock_node dst,
 			       int64_t *out);
 
+/* A conversion remembered by its caller, who converts long runs from one
+ * source (a tracker: each file's packets mostly name one or two clocks):
+ * tm_clock_graph_convert_memo converts as tm_clock_graph_convert does and
+ * fills *m; tm_clock_graph_convert_again then answers a later value of
+ * the same (src, dst) in one add while the graph has not changed since
+ * and the value takes every hop through the same gap as the last (1, *out
+ * set), else returns 0 and the caller converts again. Answers are those of
+ * tm_clock_graph_convert. */
+typedef struct tm_conv_memo {
+	uint64_t key, version;
+	size_t slot, cap;
+	uint32_t s;
+	int valid;
+} tm_conv_memo;
+tm_conv tm_clock_graph_convert_memo(tm_clock_graph *g, tm_clock_node src, int64_t value, tm_clock_node dst,
+				    int64_t *out, tm_conv_memo *m);
+int tm_clock_graph_convert_again(tm_clock_graph *g, const tm_conv_memo *m, int64_t value, int64_t *out);
+
 /* How many path searches actually ran (cache misses); tests use it to
  * prove the cache works. The cache is keyed by (src, dst) and is dropped
  * whenever the edge set changes. */

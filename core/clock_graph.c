@@ -1041,6 +1041,35 @@ static int value_at(const series *s, uint32_t snap, int64_t *v)
 
 tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t value, tm_clock_node dst, int64_t *out)
 {
+	return tm_clock_graph_convert_memo(g, src, value, dst, out, NULL);
+}
+
+int tm_clock_graph_convert_again(tm_clock_graph *g, const tm_conv_memo *m, int64_t value, int64_t *out)
+{
+	/* the same cache entry, for the same edges, in the same place */
+	if (!m->valid || m->version != g->version || m->cap != g->cache_cap)
+		return 0;
+	const cached *c = &g->cache[m->slot];
+	gnode *sn = &g->nodes[m->s];
+	if (c->key != m->key || c->version != g->version)
+		return 0;
+	uint64_t ns = (uint64_t)value * sn->unit;
+	if (sn->incremental) /* as tm_clock_graph_convert advances it */
+		ns = (uint64_t)sn->running + ns;
+	const span *sp = &c->sp;
+	if (sp->gen != g->series_gen + 1 || (int64_t)ns < sp->lo || (int64_t)ns >= sp->hi)
+		return 0;
+	if (sn->incremental)
+		sn->running = (int64_t)ns;
+	*out = (int64_t)(ns + sp->add);
+	return 1;
+}
+
+tm_conv tm_clock_graph_convert_memo(tm_clock_graph *g, tm_clock_node src, int64_t value, tm_clock_node dst,
+				    int64_t *out, tm_conv_memo *m)
+{
+	if (m)
+		m->valid = 0;
 	if (node_eq(src, dst)) {
 		*out = value;
 		return TM_CONV_OK;
@@ -1070,6 +1099,8 @@ tm_conv tm_clock_graph_convert(tm_clock_graph *g, tm_clock_node src, int64_t val
 	}
 	if (!c->found)
 		return TM_CONV_NO_PATH;
+	if (m)
+		*m = (tm_conv_memo){c->key, g->version, (size_t)(c - g->cache), g->cache_cap, (uint32_t)s, 1};
 	gnode *sn = &g->nodes[s];
 	/* Arithmetic wraps like the reference's (clocks.md §10 "Overflow"). */
 	uint64_t ns = (uint64_t)value * sn->unit;

@@ -1527,6 +1527,56 @@ static void test_conversion_memo_matches_literal(void)
 	CHECK_INT(bad, 0);
 }
 
+/* A tracker answers a run of one clock from its last path
+ * (tm_clock_graph_convert_again): the answers must be the graph's, also
+ * with several sequence clocks interleaved (one incremental, its running
+ * value advanced by each answer), snapshots added in between (every memo
+ * voided) and values leaving the gap. Two clock sets are fed the same
+ * snapshots; one converts through its tracker, the other through the
+ * graph alone. */
+static void test_tracker_again_matches_graph(void)
+{
+	tm_clocks *sets[2] = {tm_clocks_new(), tm_clocks_new()};
+	tm_clock_tracker *t[2];
+	for (int k = 0; k < 2; k++) {
+		t[k] = tm_clocks_open_tracker(sets[k], 0, 0, 1);
+		tm_tracker_set_sync_clock(t[k], BT);
+	}
+	uint64_t seed = 777;
+	int bad = 0, fast = 0;
+	int64_t now = 1000000;
+	for (int round = 0; round < 20000; round++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		if (round % 500 == 0) {
+			now += 100000 + r % 5000;
+			const tm_raw_reading snap[] = {
+				R(BT, now), R(MONO, now - 7000), RU(64, now / 1000 + 3, 1000, 1), R(65, now + 50), R(66, now - 9)};
+			for (int k = 0; k < 2; k++) {
+				tm_error e;
+				tm_tracker_set_default_clock(t[k], BT);
+				tm_tracker_claim(t[k], BT);
+				for (uint32_t seq = 1; seq <= 3; seq++)
+					CHECK(tm_tracker_insert_snapshot(t[k], snap, 5, seq, TM_CLOCK_ORIGIN_SNAPSHOT, &e) >= 0);
+			}
+		}
+		uint32_t clock = (uint32_t[]){MONO, 64, 65, 66}[r % 4];
+		uint32_t seq = 1 + (r >> 4) % 3;
+		/* runs of small steps, now and then a jump outside the gap */
+		int64_t v = clock == 64 ? (int64_t)(r % 7) : now - 200000 + (int64_t)((r >> 8) % 400000);
+		int64_t a = 0, b = 0;
+		tm_conv ra = tm_tracker_to_trace_time(t[0], clock, seq, v, 1, &a);
+		tm_clock_graph *g = (tm_clock_graph *)tm_clocks_view(sets[1]);
+		tm_conv rb = tm_clock_graph_convert(g, tm_tracker_node(t[1], clock, seq), v, *tm_clock_graph_trace_time(g), &b);
+		bad += ra != rb || (ra == TM_CONV_OK && a != b);
+		fast += ra == TM_CONV_OK;
+	}
+	tm_clocks_free(sets[0]);
+	tm_clocks_free(sets[1]);
+	CHECK(fast > 15000);
+	CHECK_INT(bad, 0);
+}
+
 /* The path search must give exactly the reference's answer: breadth-first
  * over paths in FIFO order, edges in edge-set order, first edge reaching
  * dst, paths of 4 edges never expanded, no visited set. That search is
@@ -1714,6 +1764,7 @@ int main(void)
 	TT_RUN(test_placement);
 	TT_RUN(test_conversion_stress_uses_cache);
 	TT_RUN(test_conversion_memo_matches_literal);
+	TT_RUN(test_tracker_again_matches_graph);
 	TT_RUN(test_search_matches_literal_bfs);
 	tm_clocks_free(c);
 	TT_DONE();
