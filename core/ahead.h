@@ -2,7 +2,8 @@
  * both cores), while the scan goes through them in order.
  *
  * Reading a Chrome JSON or systrace file (tokenizing its events, parsing
- * its lines) depends on nothing but its bytes; what the scan then does
+ * its lines) or a proto file's packets (framing, inflating, extracting
+ * their fields) depends on nothing but its bytes; what the scan then does
  * with each event (clock conversion, placement, the sorter) depends on the
  * files before it. So a helper thread reads the next files, each into a
  * log of the reader's callbacks, and the scan replays a file's log when

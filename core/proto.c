@@ -12,6 +12,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -205,6 +206,167 @@ int tm_packet_extract(tm_span raw, tm_packet *pkt, tm_error *err)
 	if (packet_extract(raw, pkt) < 0)
 		return tm_err(err, TM_EINPUT, "%s", ERR_NOT_FULLY);
 	return 0;
+}
+
+/* ---- packets in a batch --------------------------------------------------- */
+
+/* What tm_packet_put writes: a head, the scalars the head says are there
+ * (8 bytes each, in this order), a (start, length) per span in `raw`,
+ * then the packet's bytes. Most packets are a timestamp, a sequence id
+ * and one span: 40 bytes besides their own. */
+typedef struct put_head {
+	uint32_t raw_n, span_mask;
+	uint32_t bits;
+	uint32_t pad;
+} put_head;
+
+enum {
+	PB_FROM_COMPRESSED = 1u << 0,
+	PB_TIMESTAMP = 1u << 1,
+	PB_CLOCK = 1u << 2,
+	PB_SEQ = 1u << 3,
+	PB_MACHINE = 1u << 4,
+	PB_UID = 1u << 5,
+	PB_PID = 1u << 6,
+	PB_CLEARED = 1u << 7,
+	PB_FIRST_ON_SEQ = 1u << 8,
+	PB_SYNC_MARKER = 1u << 9,
+	/* scalars that follow the head */
+	PB_HAS_OFFSET = 1u << 16,
+	PB_HAS_TIMESTAMP = 1u << 17,
+	PB_HAS_IDS = 1u << 18,      /* clock id and sequence id */
+	PB_HAS_MACHINE = 1u << 19,  /* machine id and sequence flags */
+	PB_HAS_DROPPED = 1u << 20,  /* previous_packet_dropped */
+	PB_HAS_TRUSTED = 1u << 21,  /* uid and pid */
+};
+
+static inline char *put8(char *o, uint64_t v)
+{
+	memcpy(o, &v, 8);
+	return o + 8;
+}
+
+static inline char *put2x4(char *o, uint32_t a, uint32_t b)
+{
+	uint32_t w[2] = {a, b};
+	memcpy(o, w, 8);
+	return o + 8;
+}
+
+void tm_packet_put(tm_buf *b, const tm_packet *p)
+{
+	uint32_t bits = (p->from_compressed ? PB_FROM_COMPRESSED : 0u) | (p->has_timestamp ? PB_TIMESTAMP : 0u) |
+			(p->has_timestamp_clock_id ? PB_CLOCK : 0u) | (p->has_trusted_packet_sequence_id ? PB_SEQ : 0u) |
+			(p->has_machine_id ? PB_MACHINE : 0u) | (p->has_trusted_uid ? PB_UID : 0u) |
+			(p->has_trusted_pid ? PB_PID : 0u) | (p->incremental_state_cleared ? PB_CLEARED : 0u) |
+			(p->first_packet_on_sequence ? PB_FIRST_ON_SEQ : 0u) |
+			(p->synchronization_marker ? PB_SYNC_MARKER : 0u) | (p->offset ? PB_HAS_OFFSET : 0u) |
+			(p->timestamp ? PB_HAS_TIMESTAMP : 0u) |
+			(p->timestamp_clock_id || p->trusted_packet_sequence_id ? PB_HAS_IDS : 0u) |
+			(p->machine_id || p->sequence_flags ? PB_HAS_MACHINE : 0u) |
+			(p->previous_packet_dropped ? PB_HAS_DROPPED : 0u) |
+			(p->trusted_uid || p->trusted_pid ? PB_HAS_TRUSTED : 0u);
+	/* room for every scalar and a span per bit: a bound, not a size */
+	size_t at = (b->len + 7) & ~(size_t)7;
+	size_t bound = at + sizeof(put_head) + 6 * 8 + TM_PKT_NSPANS * 8 + p->raw.n;
+	if (bound + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, bound + 1, 1);
+	char *o = b->data + at;
+	put_head h = {(uint32_t)p->raw.n, p->span_mask, bits, 0};
+	memcpy(o, &h, sizeof h);
+	o += sizeof h;
+	if (bits & PB_HAS_OFFSET)
+		o = put8(o, p->offset);
+	if (bits & PB_HAS_TIMESTAMP)
+		o = put8(o, p->timestamp);
+	if (bits & PB_HAS_IDS)
+		o = put2x4(o, p->timestamp_clock_id, p->trusted_packet_sequence_id);
+	if (bits & PB_HAS_MACHINE)
+		o = put2x4(o, p->machine_id, p->sequence_flags);
+	if (bits & PB_HAS_DROPPED)
+		o = put2x4(o, p->previous_packet_dropped, 0);
+	if (bits & PB_HAS_TRUSTED)
+		o = put2x4(o, (uint32_t)p->trusted_uid, (uint32_t)p->trusted_pid);
+	for (uint32_t m = p->span_mask; m; m &= m - 1) {
+		const tm_span *sp = &p->span[__builtin_ctz(m)];
+		o = put2x4(o, (uint32_t)(sp->p - p->raw.p), (uint32_t)sp->n);
+	}
+	if (p->raw.n)
+		memcpy(o, p->raw.p, p->raw.n);
+	b->len = (size_t)(o - b->data) + p->raw.n;
+	b->data[b->len] = '\0';
+}
+
+static inline uint64_t get8(const char **i)
+{
+	uint64_t v;
+	memcpy(&v, *i, 8);
+	*i += 8;
+	return v;
+}
+
+void tm_packet_get(const char **at, tm_packet *p)
+{
+	/* where tm_packet_put started it (a batch's buffer is malloc'd) */
+	const char *i = (const char *)(((uintptr_t)*at + 7) & ~(uintptr_t)7);
+	put_head h;
+	memcpy(&h, i, sizeof h);
+	i += sizeof h;
+	uint32_t bits = h.bits;
+	uint32_t w[2];
+	p->offset = bits & PB_HAS_OFFSET ? get8(&i) : 0;
+	p->timestamp = bits & PB_HAS_TIMESTAMP ? get8(&i) : 0;
+	p->timestamp_clock_id = p->trusted_packet_sequence_id = 0;
+	if (bits & PB_HAS_IDS) {
+		memcpy(w, i, 8);
+		i += 8;
+		p->timestamp_clock_id = w[0];
+		p->trusted_packet_sequence_id = w[1];
+	}
+	p->machine_id = p->sequence_flags = 0;
+	if (bits & PB_HAS_MACHINE) {
+		memcpy(w, i, 8);
+		i += 8;
+		p->machine_id = w[0];
+		p->sequence_flags = w[1];
+	}
+	p->previous_packet_dropped = 0;
+	if (bits & PB_HAS_DROPPED) {
+		memcpy(w, i, 8);
+		i += 8;
+		p->previous_packet_dropped = w[0];
+	}
+	p->trusted_uid = p->trusted_pid = 0;
+	if (bits & PB_HAS_TRUSTED) {
+		memcpy(w, i, 8);
+		i += 8;
+		p->trusted_uid = (int32_t)w[0];
+		p->trusted_pid = (int32_t)w[1];
+	}
+	for (uint32_t m = p->span_mask; m; m &= m - 1)
+		p->span[__builtin_ctz(m)] = (tm_span){NULL, 0};
+	const char *spans = i;
+	for (uint32_t m = h.span_mask; m; m &= m - 1)
+		i += 8;
+	const uint8_t *raw = (const uint8_t *)i;
+	for (uint32_t m = h.span_mask; m; m &= m - 1) {
+		memcpy(w, spans, 8);
+		spans += 8;
+		p->span[__builtin_ctz(m)] = (tm_span){raw + w[0], w[1]};
+	}
+	p->raw = (tm_span){raw, h.raw_n};
+	p->span_mask = h.span_mask;
+	p->from_compressed = (bits & PB_FROM_COMPRESSED) != 0;
+	p->has_timestamp = (bits & PB_TIMESTAMP) != 0;
+	p->has_timestamp_clock_id = (bits & PB_CLOCK) != 0;
+	p->has_trusted_packet_sequence_id = (bits & PB_SEQ) != 0;
+	p->has_machine_id = (bits & PB_MACHINE) != 0;
+	p->has_trusted_uid = (bits & PB_UID) != 0;
+	p->has_trusted_pid = (bits & PB_PID) != 0;
+	p->incremental_state_cleared = (bits & PB_CLEARED) != 0;
+	p->first_packet_on_sequence = (bits & PB_FIRST_ON_SEQ) != 0;
+	p->synchronization_marker = (bits & PB_SYNC_MARKER) != 0;
+	*at = (const char *)raw + h.raw_n;
 }
 
 /* ---- the streaming reader ----------------------------------------------- */

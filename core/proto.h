@@ -263,6 +263,14 @@ enum {
  * pkt->from_compressed are left 0. */
 int tm_packet_extract(tm_span raw, tm_packet *pkt, tm_error *err);
 
+/* A packet carried to another thread in a batch (core/relay.h): its
+ * fields and a copy of its bytes, appended to b at an 8-aligned offset;
+ * tm_packet_get reads the one at *at back into *pkt (spans pointing into
+ * the batch, valid as long as it is) and moves *at past it. *pkt must be
+ * a packet tm_packet_get filled before, or zeroed. */
+void tm_packet_put(tm_buf *b, const tm_packet *pkt);
+void tm_packet_get(const char **at, tm_packet *pkt);
+
 /* ---- the streaming reader ----------------------------------------------- */
 
 /* Packets (and a compressed_packets bundle once inflated) above this size

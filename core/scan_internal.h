@@ -87,8 +87,17 @@ void scan_record_side(scan_file *sf, const void *data, size_t len);
  * packet without a timestamp). */
 int64_t scan_max_pushed(const scan_file *sf);
 
-/* Read a proto file (core/scan_proto.c). Returns 0, or -1 with err set
- * (the exact text; the merge then fails). */
-int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err);
+/* Read a proto file (core/scan_proto.c) from its cursor c, or from `log`
+ * at `from` where scan_proto_log read its packets ahead. Returns 0, or -1
+ * with err set (the exact text; the merge then fails). */
+int scan_proto(scan_file *sf, tm_cursor *c, const tm_buf *log, size_t from, tm_error *err);
+
+/* A proto file's packets read ahead (core/ahead.h): every packet as
+ * tm_proto_reader_next gives it, and the reader's outcome, appended to
+ * log; runs on any thread (it reads nothing but c). Returns 0 when the
+ * log holds the file, or -1 when it would pass `max` bytes (packets
+ * inflated from compressed bundles can be many times the file): the log
+ * is then of no use and the file is read in place. */
+int scan_proto_log(tm_cursor *c, size_t max, tm_buf *log);
 
 #endif

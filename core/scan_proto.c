@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "proto.h"
 #include "model.h"
 #include "scan_internal.h"
@@ -122,6 +123,7 @@ typedef struct pscan {
 	tm_interned_data idata;
 	tm_ftrace_bundle bundle;
 	tm_packet retry;
+	tm_packet logged;         /* the packet read from a log (read_logged) */
 	tm_raw_reading *rr;
 	size_t cap_rr;
 	tm_sync_reading *sr;
@@ -1552,7 +1554,80 @@ static void pscan_free(pscan *ps)
 	free(ps->rounds);
 }
 
-int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err)
+/* The packets of the file, handled as they are read. */
+static int read_in_place(pscan *ps, tm_proto_reader *r, tm_error *err)
+{
+	const tm_packet *pkt;
+	int rc;
+	while ((rc = tm_proto_reader_next(r, &pkt, err)) == 1) {
+		ps->sf->out->packets++;
+		if (on_packet(ps, pkt, err) != 0)
+			return -1;
+	}
+	return rc;
+}
+
+/* ---- a file read ahead (core/ahead.h) ----------------------------------------
+ *
+ * Issue 10: the proto scan ran on one core, and reading the packets (the
+ * framing, inflating compressed bundles, extracting each packet's fields)
+ * was a third of it. The read-ahead thread reads the next files' packets
+ * into logs (tm_packet_put: each packet's fields and bytes), and the scan
+ * handles a file's packets from its log when it gets there: the same
+ * packets in the same order, then the reader's outcome, so every result
+ * is the one a read in place gives. */
+
+/* What a log holds before its packets (filled in at the end). */
+typedef struct proto_log_head {
+	uint64_t n_packets;
+	uint64_t end;   /* offset past the last packet */
+	int rc;         /* the reader's outcome: 0, or -1 with err */
+	tm_error err;
+} proto_log_head;
+
+int scan_proto_log(tm_cursor *c, size_t max, tm_buf *log)
+{
+	size_t at = tm_log_reserve(log, sizeof(proto_log_head));
+	proto_log_head h;
+	memset(&h, 0, sizeof h);
+	tm_proto_reader *r = tm_proto_reader_new(c);
+	const tm_packet *pkt;
+	int rc;
+	while ((rc = tm_proto_reader_next(r, &pkt, &h.err)) == 1) {
+		tm_packet_put(log, pkt);
+		h.n_packets++;
+		if (log->len > max) {
+			tm_proto_reader_free(r);
+			return -1;
+		}
+	}
+	tm_proto_reader_free(r);
+	h.rc = rc;
+	h.end = log->len;
+	memcpy(log->data + at, &h, sizeof h);
+	return 0;
+}
+
+/* The packets of a log, handled as read in place would. */
+static int read_logged(pscan *ps, const tm_buf *log, size_t from, tm_error *err)
+{
+	from = (from + 7) & ~(size_t)7; /* where tm_log_reserve put the head */
+	proto_log_head h;
+	memcpy(&h, log->data + from, sizeof h);
+	const char *at = log->data + from + sizeof h;
+	tm_packet *pkt = &ps->logged;
+	for (uint64_t i = 0; i < h.n_packets; i++) {
+		tm_packet_get(&at, pkt);
+		ps->sf->out->packets++;
+		if (on_packet(ps, pkt, err) != 0)
+			return -1;
+	}
+	if (h.rc < 0)
+		*err = h.err;
+	return h.rc;
+}
+
+int scan_proto(scan_file *sf, tm_cursor *c, const tm_buf *log, size_t from, tm_error *err)
 {
 	pscan ps;
 	memset(&ps, 0, sizeof(ps));
@@ -1573,16 +1648,8 @@ int scan_proto(scan_file *sf, tm_cursor *c, tm_error *err)
 		tm_tracker_set_clock_override(t);
 	reader_add(&ps, sf->base_row, t);
 
-	tm_proto_reader *r = tm_proto_reader_new(c);
-	const tm_packet *pkt;
-	int rc;
-	while ((rc = tm_proto_reader_next(r, &pkt, err)) == 1) {
-		sf->out->packets++;
-		if (on_packet(&ps, pkt, err) != 0) {
-			rc = -1;
-			break;
-		}
-	}
+	tm_proto_reader *r = log ? NULL : tm_proto_reader_new(c);
+	int rc = log ? read_logged(&ps, log, from, err) : read_in_place(&ps, r, err);
 	if (rc == 0)
 		rc = retry_aside(&ps, err);
 	tm_proto_reader_free(r);

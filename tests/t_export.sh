@@ -366,16 +366,34 @@ fi
 # systrace) files ahead (core/ahead.h); held to one CPU everything is read
 # in place: the same files either way, a bad file's error included.
 if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
-	mkdir -p ahead ahead_bad
+	mkdir -p ahead ahead_bad ahead_pbad
 	cp "$real/capture2/node_a.json" "$real/capture2/node_b.json" ahead/
 	gunzip -c "$real/capture2/chrome_devtools.json.gz" >ahead/devtools.json
 	gunzip -c "$real/capture2/kernel_ftrace.txt.gz" >ahead/ftrace.txt
 	gunzip -c "$real/capture2/kernel_tracecmd.txt.gz" >ahead/tracecmd.txt
 	cp ahead/node_a.json ahead/node_c.json
+	# proto files are read ahead for the scan alone (metadata.json)
+	gunzip -c "$real/capture2/chrome_startup.pftrace.gz" >ahead/p1.pftrace
+	cp ahead/p1.pftrace ahead/p2.pftrace
+	# a bundle that inflates past what a log may hold: read in place
+	if "$BUILD/tools/gen_trace" proto 3 | gzip -9 >bundle.gz; then
+		n=$(stat -c %s bundle.gz)
+		varint() { # the bytes of an unsigned varint, as printf escapes
+			local v=$1 o=""
+			while [ "$v" -ge 128 ]; do o="$o$(printf '\\x%02x' $(((v & 127) | 128)))"; v=$((v >> 7)); done
+			printf '%s\\x%02x' "$o" "$v"
+		}
+		# Trace.packet { TracePacket.compressed_packets (50): the gzip }
+		inner=$((2 + $(printf "$(varint "$n")" | wc -c) + n))
+		{ printf "\\x0a$(varint "$inner")\\x92\\x03$(varint "$n")"; cat bundle.gz; } >ahead/bundle.pftrace
+	fi
 	(cd ahead && tar -cf ../ahead.tar *)
 	cp ahead/* ahead_bad/
 	head -c 20000 ahead/devtools.json >ahead_bad/devtools.json # cut short
 	(cd ahead_bad && tar -cf ../ahead_bad.tar *)
+	cp ahead/* ahead_pbad/
+	printf '\\x0a\\x02\\x40\\x80' >>ahead_pbad/p2.pftrace # a last packet that does not parse
+	(cd ahead_pbad && tar -cf ../ahead_pbad.tar *)
 	for f in metadata.json merged.pftrace timeline.tsv; do
 		ok "read ahead: $f as on one CPU" \
 			cmp <("$tm" cat -o noindex ahead.tar $f) <(taskset -c 0 "$tm" cat -o noindex ahead.tar $f)
@@ -385,6 +403,18 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 		<(taskset -c 0 "$tm" cat -o noindex ahead_bad.tar metadata.json)
 	ok "read ahead: the bad file's error is reported" \
 		grep -q "JSON trace file is incomplete" <("$tm" cat -o noindex ahead_bad.tar metadata.json)
+	ok "read ahead: a damaged proto file's metadata.json as on one CPU" \
+		cmp <("$tm" cat -o noindex ahead_pbad.tar metadata.json) \
+		<(taskset -c 0 "$tm" cat -o noindex ahead_pbad.tar metadata.json)
+	ok "read ahead: the damaged proto file's error is reported" \
+		grep -q "ERR:tp-corrupt" <("$tm" cat -o noindex ahead_pbad.tar metadata.json)
+	if [ -f ahead/bundle.pftrace ]; then
+		ok "read ahead: a big inflated bundle's packets are counted" \
+			test "$("$tm" cat -o noindex ahead.tar metadata.json |
+				jq '.files[] | select(.path == "bundle.pftrace") | .packets')" -gt 1000
+	else
+		skip "read ahead: a big inflated bundle" "gen_trace or gzip failed"
+	fi
 else
 	skip "read ahead: the same files as on one CPU" "no taskset(1)"
 fi

@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_proto.c - arbitrary bytes as a Perfetto trace: every
  * packet is read (whole input, then 7 bytes at a time; both readings must
- * agree), and every span of every packet goes through every decoder,
+ * agree), carried through a batch (tm_packet_put / tm_packet_get: it must
+ * come back the same), and every span of every packet goes through every decoder,
  * whatever field it came from, so each decoder meets every kind of
  * garbage. The digest touches every byte a decoder points at, so ASan sees
  * any span that escapes its message. */
@@ -166,9 +167,40 @@ static void decode_all(digest *d, decoders *x, tm_span s)
 	decode_ftrace(d, x, s);
 }
 
+/* Every field of a packet, spans by their place in its bytes. */
+static uint64_t packet_digest(const tm_packet *p)
+{
+	digest d = {0, 0};
+	mix_span(&d, p->raw);
+	mix(&d, p->offset);
+	mix(&d, p->timestamp);
+	mix(&d, p->timestamp_clock_id);
+	mix(&d, p->trusted_packet_sequence_id);
+	mix(&d, p->machine_id);
+	mix(&d, p->sequence_flags);
+	mix(&d, p->previous_packet_dropped);
+	mix(&d, (uint32_t)p->trusted_uid);
+	mix(&d, (uint32_t)p->trusted_pid);
+	mix(&d, p->span_mask);
+	bool b[] = {p->from_compressed, p->has_timestamp, p->has_timestamp_clock_id,
+		    p->has_trusted_packet_sequence_id, p->has_machine_id, p->has_trusted_uid,
+		    p->has_trusted_pid, p->incremental_state_cleared, p->first_packet_on_sequence,
+		    p->synchronization_marker};
+	for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+		mix(&d, b[i]);
+	for (int i = 0; i < TM_PKT_NSPANS; i++) {
+		mix(&d, p->span[i].p ? (uint64_t)(p->span[i].p - p->raw.p) : UINT64_MAX);
+		mix_span(&d, p->span[i]);
+	}
+	return d.h;
+}
+
 static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, decoders *x,
 	       tm_error *err)
 {
+	tm_buf batch = {0};
+	tm_packet back;
+	memset(&back, 0, sizeof back);
 	tm_blob *b = tm_blob_open_memory(data, size);
 	tm_cursor *c = tm_cursor_open(b, err);
 	tm_proto_reader *r = tm_proto_reader_new(c);
@@ -184,12 +216,21 @@ static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, decode
 		mix(d, pkt->timestamp);
 		mix(d, pkt->machine_id ^ pkt->trusted_packet_sequence_id ^ pkt->sequence_flags);
 		mix_span(d, pkt->raw);
+		if (x) {
+			batch.len = 0;
+			tm_packet_put(&batch, pkt);
+			const char *at = batch.data;
+			tm_packet_get(&at, &back);
+			if (packet_digest(&back) != packet_digest(pkt) || at != batch.data + batch.len)
+				abort(); /* a packet handed to another thread must be the same */
+		}
 		if (x)
 			for (int i = 0; i < TM_PKT_NSPANS; i++)
 				if (TM_SPAN_HAS(pkt->span[i]))
 					decode_all(d, x, pkt->span[i]);
 	}
 	mix(d, tm_proto_reader_trailing(r));
+	tm_buf_free(&batch);
 	tm_proto_reader_free(r);
 	tm_cursor_close(c);
 	tm_blob_unref(b);

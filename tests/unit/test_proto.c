@@ -1152,6 +1152,100 @@ static void test_extract_last_wins(void)
 	tm_buf_free(&p);
 }
 
+/* ---- packets carried in a batch (tm_packet_put / tm_packet_get) -------------- */
+
+static int pkt_same(const tm_packet *a, const tm_packet *b)
+{
+	if (a->raw.n != b->raw.n || memcmp(a->raw.p, b->raw.p, a->raw.n) != 0 || a->offset != b->offset ||
+	    a->from_compressed != b->from_compressed || a->has_timestamp != b->has_timestamp ||
+	    a->has_timestamp_clock_id != b->has_timestamp_clock_id ||
+	    a->has_trusted_packet_sequence_id != b->has_trusted_packet_sequence_id ||
+	    a->has_machine_id != b->has_machine_id || a->has_trusted_uid != b->has_trusted_uid ||
+	    a->has_trusted_pid != b->has_trusted_pid || a->incremental_state_cleared != b->incremental_state_cleared ||
+	    a->first_packet_on_sequence != b->first_packet_on_sequence ||
+	    a->synchronization_marker != b->synchronization_marker || a->timestamp != b->timestamp ||
+	    a->timestamp_clock_id != b->timestamp_clock_id ||
+	    a->trusted_packet_sequence_id != b->trusted_packet_sequence_id || a->machine_id != b->machine_id ||
+	    a->sequence_flags != b->sequence_flags || a->previous_packet_dropped != b->previous_packet_dropped ||
+	    a->trusted_uid != b->trusted_uid || a->trusted_pid != b->trusted_pid || a->span_mask != b->span_mask)
+		return 0;
+	for (int k = 0; k < TM_PKT_NSPANS; k++) {
+		const tm_span *x = &a->span[k], *y = &b->span[k];
+		if (x->n != y->n || !x->p != !y->p)
+			return 0;
+		if (x->p && (x->p - a->raw.p != y->p - b->raw.p || memcmp(x->p, y->p, x->n) != 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* Every packet of a trace (fields of every kind, packets inflated from a
+ * bundle among them) put in a batch comes back the same, spans in place. */
+static void test_packet_through_batch(void)
+{
+	tm_buf trace = {0}, inner = {0}, z = {0}, p = {0};
+	put_v(&p, 98, 7);
+	put_v(&p, 8, 10);
+	put_v(&p, 58, 6);
+	put_v(&p, 13, 3);
+	put_v(&p, 42, 1);
+	put_v(&p, 87, 1);
+	put_v(&p, 41, 1);
+	put_v(&p, 10, 77);
+	put_v(&p, 3, 0xffffffffu);
+	put_v(&p, 79, 4242);
+	put_bytes(&p, 6, "BB", 2);
+	put_bytes(&p, 11, "te", 2);
+	put_bytes(&p, 12, "", 0);
+	put_bytes(&p, 36, "sync", 4);
+	put_msg(&trace, 1, &p);
+	put_ts_packet(&trace, 0);
+	put_ts_packet(&trace, UINT64_MAX);
+	tm_buf empty = {0};
+	for (uint64_t t = 1; t <= 5; t++)
+		put_ts_packet(&inner, t * 10);
+	deflate_to(&z, inner.data, inner.len, 1);
+	put_compressed_packet(&trace, 50, &z);
+	put_msg(&trace, 1, &empty); /* an empty packet: dropped */
+	rd x;
+	rd_mem(&x, trace.data, trace.len);
+	tm_packet want[16];
+	tm_buf batch = {0};
+	size_t n = 0;
+	const tm_packet *pkt;
+	while (n < 16 && tm_proto_reader_next(x.r, &pkt, &x.err) == 1) {
+		want[n] = *pkt;
+		/* the reader's buffer is reused: keep each packet's bytes */
+		uint8_t *copy = malloc(pkt->raw.n + 1);
+		memcpy(copy, pkt->raw.p, pkt->raw.n);
+		for (int k = 0; k < TM_PKT_NSPANS; k++)
+			if (want[n].span[k].p)
+				want[n].span[k].p = copy + (pkt->span[k].p - pkt->raw.p);
+		want[n].raw.p = copy;
+		tm_packet_put(&batch, &want[n]);
+		n++;
+	}
+	rd_close(&x);
+	tm_packet got;
+	memset(&got, 0, sizeof got);
+	const char *at = batch.data;
+	int same = 1;
+	for (size_t i = 0; i < n; i++) {
+		tm_packet_get(&at, &got);
+		same &= pkt_same(&want[i], &got);
+		free((void *)want[i].raw.p);
+	}
+	int whole = at == batch.data + batch.len;
+	tm_buf_free(&batch);
+	tm_buf_free(&trace);
+	tm_buf_free(&inner);
+	tm_buf_free(&z);
+	tm_buf_free(&p);
+	CHECK_INT(n, 8); /* the first, the two timestamps and the bundle's five */
+	CHECK(same);
+	CHECK(whole);
+}
+
 /* ---- decoders ------------------------------------------------------------------- */
 
 static void test_track_event_decode(void)
@@ -1802,6 +1896,7 @@ int main(int argc, char **argv)
 	have_fixtures = system(cmd) == 0;
 
 	TT_RUN(test_fixture_spine);
+	TT_RUN(test_packet_through_batch);
 	TT_RUN(test_fixture_multi_machine_ids);
 	TT_RUN(test_fixture_remote_clock_sync);
 	TT_RUN(test_fixture_rcs_example_b);
