@@ -111,6 +111,7 @@ typedef struct pscan {
 	size_t n_readers, cap_readers;
 	tm_u64map by_machine;        /* embedded machine_id -> readers index */
 	int keep_ts;              /* a packet sink: keep ft / sw / wk below */
+	int records;              /* the model's records are made (scan_wants_records) */
 	int host_used, adopted_set;
 	uint32_t adopted;
 	int eof;                  /* retrying set-aside packets */
@@ -821,7 +822,7 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		if (tm_tracker_to_trace_time(rd->t, TM_CLOCK_MONOTONIC, 0, when, 0, &out) == TM_CONV_OK)
 			when = out; /* else the raw value is kept */
 	}
-	if (when >= 0 && scan_wants_records(sf)) {
+	if (when >= 0 && ps->records) {
 		tm_pr_event pe;
 		memset(&pe, 0, sizeof(pe));
 		pe.seq_id = p->trusted_packet_sequence_id;
@@ -989,7 +990,7 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			PUSH(ps->sw, -1);
 			continue;
 		}
-		if (out >= 0 && scan_wants_records(sf)) {
+		if (out >= 0 && ps->records) {
 			tm_pr_switch ps_ = {b->cpu, sw.next_pid, sw.next_prio, sw.prev_state};
 			pr_record(ps, rd, TM_PR_COMPACT_SWITCH, cpu_queue(ps, &rd->q_switch, b->cpu), out, &ps_,
 				  sizeof ps_, sw.next_comm.p, sw.next_comm.n, 0);
@@ -1016,7 +1017,7 @@ static void ftrace_compact(pscan *ps, reader *rd, const tm_ftrace_bundle *b, uin
 			PUSH(ps->wk, -1);
 			continue;
 		}
-		if (out >= 0 && scan_wants_records(sf)) {
+		if (out >= 0 && ps->records) {
 			tm_pr_waking pw = {b->cpu, wk.pid, wk.target_cpu, wk.prio, wk.has_common_flags ? wk.common_flags : 0};
 			pr_record(ps, rd, TM_PR_COMPACT_WAKING, cpu_queue(ps, &rd->q_waking, b->cpu), out, &pw, sizeof pw,
 				  wk.comm.p, wk.comm.n, 0);
@@ -1095,7 +1096,7 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 			PUSH(ps->ft, -1);
 			continue;
 		}
-		if (out >= 0 && scan_wants_records(sf)) {
+		if (out >= 0 && ps->records) {
 			tm_pr_ftrace pf = {cpu};
 			pr_record(ps, rd, TM_PR_FTRACE, cpu_queue(ps, &rd->q_ftrace, cpu), out, &pf, sizeof pf, ff.data.p,
 				  ff.data.n, 0);
@@ -1125,7 +1126,7 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 			int64_t out;
 			if (tm_tracker_to_trace_time(rd->t, clock, seq, (int64_t)raw, 0, &out) != TM_CONV_OK)
 				return tm_err(err, TM_EINPUT, "Failed to convert timestamp to trace time");
-			if (scan_wants_records(sf)) /* ftrace_latest_data_start_ns */
+			if (ps->records) /* ftrace_latest_data_start_ns */
 				pr_record(ps, rd, TM_PR_FTRACE_START, 0, 0, &out, sizeof out, NULL, 0, 1);
 		}
 	}
@@ -1262,7 +1263,7 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		ps->po_has_ts = 1;
 		ps->po_ts = ts;
 	}
-	if (scan_wants_records(sf) && (TM_SPAN_HAS(p->process_tree) || TM_SPAN_HAS(p->process_descriptor) ||
+	if (ps->records && (TM_SPAN_HAS(p->process_tree) || TM_SPAN_HAS(p->process_descriptor) ||
 				       TM_SPAN_HAS(p->thread_descriptor) ||
 				       (TM_SPAN_HAS(p->track_descriptor) && ss->valid))) {
 		if (TM_SPAN_HAS(p->track_descriptor))
@@ -1304,7 +1305,7 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	}
 	/* FtraceStats (field 34, no span of its own): a packet with no other
 	 * payload may be one; the model wants its preserve_ftrace_buffer */
-	if (scan_wants_records(sf) &&
+	if (ps->records &&
 	    !(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
 		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
 		tm_pb_field f = {0};
@@ -1358,7 +1359,7 @@ static void intern_names(pscan *ps, seq_state *ss, const tm_packet *p)
 	tm_interned_data *d = &ps->idata;
 	tm_interned_data_decode(p->interned_data, d);
 	intern_table(ps, ss, IK_NAME, d->event_names.v, d->event_names.n);
-	if (scan_wants_records(ps->sf)) {
+	if (ps->records) {
 		intern_table(ps, ss, IK_CATEGORY, d->event_categories.v, d->event_categories.n);
 		intern_table(ps, ss, IK_ANNOTATION, d->debug_annotation_names.v, d->debug_annotation_names.n);
 	}
@@ -1404,7 +1405,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
 			ss->has_default_track = d.has_track_uuid;
 			ss->default_track = d.track_uuid;
-			if (scan_wants_records(sf))
+			if (ps->records)
 				defaults_extra_uuids(ss, p->trace_packet_defaults);
 		}
 	}
@@ -1424,7 +1425,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		int64_t raw = (int64_t)p->timestamp, out = raw;
 		if (tm_tracker_to_trace_time(rd->t, clock, seq, raw, 1, &out) != TM_CONV_OK)
 			out = raw;
-		if (scan_wants_records(sf))
+		if (ps->records)
 			pr_record(ps, rd, TM_PR_SERVICE, 0, 0, &out, sizeof out, p->service_event.p, p->service_event.n, 1);
 		tm_event ev = event_init(rd, TM_EV_PACKET);
 		ev.ts = out;
@@ -1464,7 +1465,7 @@ static void po_reset(pscan *ps)
 /* Hand the packet just handled to the exporter unless it was dropped. */
 static void po_emit(pscan *ps, size_t ri, const tm_packet *p)
 {
-	if (ps->po_drop || !scan_wants_packets(ps->sf))
+	if (ps->po_drop || !ps->keep_ts)
 		return;
 	tm_packet_out po;
 	memset(&po, 0, sizeof(po));
@@ -1634,6 +1635,7 @@ int scan_proto(scan_file *sf, tm_cursor *c, const tm_buf *log, size_t from, tm_e
 	ps.sf = sf;
 	ps.sc = sf->sc;
 	ps.keep_ts = scan_wants_packets(sf);
+	ps.records = scan_wants_records(sf);
 	ps.man = sf->sc->m->manifest;
 	if (ps.man && sf->entry >= 0) {
 		const tm_mf_file *mf = &ps.man->files[sf->entry];
