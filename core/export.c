@@ -129,13 +129,17 @@ void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
  * for the host). */
 static void emit_kept(exp *x, uint32_t row, const void *pkt, size_t len)
 {
-	uint8_t tail[20];
-	size_t tn = 0;
-	if (row < x->scan->machines.n && x->mach_id[row]) {
-		tn = varint_at(tail, TM_PB_TAG(F_TracePacket_machine_id, TM_PB_VARINT));
-		tn += varint_at(tail + tn, x->mach_id[row]);
+	if (row >= x->scan->machines.n || !x->mach_id[row]) {
+		emit_tail(x, row, pkt, len, NULL, 0);
+		return;
 	}
-	emit_tail(x, row, pkt, len, tail, tn);
+	/* the last row's tail, kept: packets come in runs of a row */
+	if (row != x->tail_row || !x->tail_n) {
+		x->tail_n = (uint8_t)varint_at(x->tail, TM_PB_TAG(F_TracePacket_machine_id, TM_PB_VARINT));
+		x->tail_n += (uint8_t)varint_at(x->tail + x->tail_n, x->mach_id[row]);
+		x->tail_row = row;
+	}
+	emit_tail(x, row, pkt, len, x->tail, x->tail_n);
 }
 
 uint32_t exp_seq(exp *x, uint32_t file, uint32_t row, uint64_t seq)
@@ -497,7 +501,15 @@ static int copy_deferred(exp *x, tm_error *err)
 	for (;;) {
 		const uint8_t *p = buf + at, *end = buf + have;
 		uint64_t row, len;
-		int head = tm_pb_varint(&p, end, &row) && tm_pb_varint(&p, end, &len);
+		int head;
+		if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) { /* most records */
+			row = p[0];
+			len = p[1];
+			p += 2;
+			head = 1;
+		} else {
+			head = tm_pb_varint(&p, end, &row) && tm_pb_varint(&p, end, &len);
+		}
 		if (head && len <= (uint64_t)(end - p)) {
 			emit_kept(x, (uint32_t)row, p, (size_t)len);
 			at = (size_t)(p - buf) + (size_t)len;
@@ -659,12 +671,15 @@ static void pw_put(tm_relay *w, const tm_packet_out *po)
 		    po->len,      po->n_ftrace,    po->n_switch, po->n_waking};
 	size_t n_ts = po->n_ftrace + po->n_switch + po->n_waking;
 	tm_buf *b = tm_relay_buf(w);
-	size_t at = b->len;
-	TM_GROW(b->data, b->cap, at + sizeof r + TM_RELAY_PAD8(po->len) + 8 * n_ts);
+	size_t at = b->len, need = at + sizeof r + TM_RELAY_PAD8(po->len) + 8 * n_ts;
+	if (need > b->cap)
+		tm_grow((void **)&b->data, &b->cap, need, 1);
 	memcpy(b->data + at, &r, sizeof r);
 	at += sizeof r;
+	/* the padding's word zeroed first, the bytes over it */
+	if (po->len)
+		memset(b->data + at + TM_RELAY_PAD8(po->len) - 8, 0, 8);
 	memcpy(b->data + at, po->data, po->len);
-	memset(b->data + at + po->len, 0, TM_RELAY_PAD8(po->len) - po->len);
 	at += TM_RELAY_PAD8(po->len);
 	const int64_t *ts[3] = {po->ftrace_ts, po->switch_ts, po->waking_ts};
 	size_t n[3] = {po->n_ftrace, po->n_switch, po->n_waking};

@@ -147,6 +147,9 @@ typedef struct exp {
 	exp_text *text;
 	int deferred;          /* kept packets go to `body` (tm_export_new_deferred) */
 	tm_spool body;
+	uint8_t tail[12];      /* emit_kept: the machine_id field of row tail_row */
+	uint8_t tail_n;
+	uint32_t tail_row;
 	/* The scan's thread reads these for every packet while the worker
 	 * that rewrites kept packets (and writes the fields above) runs: a
 	 * cache line of their own. */

@@ -1467,20 +1467,20 @@ static void po_emit(pscan *ps, size_t ri, const tm_packet *p)
 {
 	if (ps->po_drop || !ps->keep_ts)
 		return;
-	tm_packet_out po;
-	memset(&po, 0, sizeof(po));
-	po.machine_row = ps->readers[ri].row;
-	po.seq_id = p->trusted_packet_sequence_id;
-	po.data = p->raw.p;
-	po.len = p->raw.n;
-	po.has_ts = ps->po_has_ts;
-	po.ts = ps->po_ts;
-	po.ftrace_ts = ps->ft.v;
-	po.n_ftrace = ps->ft.n;
-	po.switch_ts = ps->sw.v;
-	po.n_switch = ps->sw.n;
-	po.waking_ts = ps->wk.v;
-	po.n_waking = ps->wk.n;
+	/* every field, without clearing it first: a packet at a time */
+	tm_packet_out po = {.file_id = 0,
+			    .machine_row = ps->readers[ri].row,
+			    .seq_id = p->trusted_packet_sequence_id,
+			    .data = p->raw.p,
+			    .len = p->raw.n,
+			    .has_ts = ps->po_has_ts,
+			    .ts = ps->po_ts,
+			    .ftrace_ts = ps->ft.v,
+			    .n_ftrace = ps->ft.n,
+			    .switch_ts = ps->sw.v,
+			    .n_switch = ps->sw.n,
+			    .waking_ts = ps->wk.v,
+			    .n_waking = ps->wk.n};
 	scan_emit_packet(ps->sf, &po);
 }
 
