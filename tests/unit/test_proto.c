@@ -1111,23 +1111,29 @@ static void test_wire_iterator(void)
 	tm_buf_free(&r);
 }
 
+/* A TracePacket's fields of most kinds, some given twice. */
+static void put_many_fields(tm_buf *p)
+{
+	put_v(p, 98, 3);
+	put_v(p, 8, 10);
+	put_v(p, 98, 7);
+	put_v(p, 58, 6);
+	put_v(p, 13, 3);
+	put_v(p, 42, 1);
+	put_v(p, 87, 1);
+	put_v(p, 3, 0xffffffffu); /* trusted_uid -1 */
+	put_v(p, 79, 4242);
+	put_bytes(p, 6, "A", 1);
+	put_bytes(p, 6, "BB", 2);
+	put_bytes(p, 36, "", 0);
+	put_bytes(p, 8, "x", 1); /* timestamp with the wrong wire type: ignored */
+	put_bytes(p, 999, "?", 1);
+}
+
 static void test_extract_last_wins(void)
 {
 	tm_buf p = {0};
-	put_v(&p, 98, 3);
-	put_v(&p, 8, 10);
-	put_v(&p, 98, 7);
-	put_v(&p, 58, 6);
-	put_v(&p, 13, 3);
-	put_v(&p, 42, 1);
-	put_v(&p, 87, 1);
-	put_v(&p, 3, 0xffffffffu); /* trusted_uid -1 */
-	put_v(&p, 79, 4242);
-	put_bytes(&p, 6, "A", 1);
-	put_bytes(&p, 6, "BB", 2);
-	put_bytes(&p, 36, "", 0);
-	put_bytes(&p, 8, "x", 1); /* timestamp with the wrong wire type: ignored */
-	put_bytes(&p, 999, "?", 1);
+	put_many_fields(&p);
 	tm_packet pkt;
 	tm_error err;
 	CHECK_INT(tm_packet_extract((tm_span){(const uint8_t *)p.data, p.len}, &pkt, &err), 0);
@@ -1184,20 +1190,11 @@ static int pkt_same(const tm_packet *a, const tm_packet *b)
 static void test_packet_through_batch(void)
 {
 	tm_buf trace = {0}, inner = {0}, z = {0}, p = {0};
-	put_v(&p, 98, 7);
-	put_v(&p, 8, 10);
-	put_v(&p, 58, 6);
-	put_v(&p, 13, 3);
-	put_v(&p, 42, 1);
-	put_v(&p, 87, 1);
+	put_many_fields(&p);
 	put_v(&p, 41, 1);
 	put_v(&p, 10, 77);
-	put_v(&p, 3, 0xffffffffu);
-	put_v(&p, 79, 4242);
-	put_bytes(&p, 6, "BB", 2);
 	put_bytes(&p, 11, "te", 2);
 	put_bytes(&p, 12, "", 0);
-	put_bytes(&p, 36, "sync", 4);
 	put_msg(&trace, 1, &p);
 	put_ts_packet(&trace, 0);
 	put_ts_packet(&trace, UINT64_MAX);
