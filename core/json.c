@@ -387,23 +387,34 @@ static step parse_number(parser *ps, tj_value *v)
 		if (cur < end && is_digit(*cur))
 			return fail(ps, "Invalid number: leading zero in '%.*s'", rest_len(ps, start), start);
 	} else if (cur < end && *cur >= '1' && *cur <= '9') {
-		/* eight digits at a time (a Chrome JSON ts has ten): all of a
-		 * word's bytes are digits when each is 0x3_ before and after
-		 * adding 6; then pairs, fours and eights of digits are joined
-		 * by multiplying (the first byte is the most significant) */
+		/* up to eight digits at a time (a Chrome JSON ts has ten, a
+		 * pid five): a byte is a digit when it is 0x3_ before and after
+		 * adding 6; the digits of a word, moved to its top, are joined
+		 * in pairs, fours and eights by multiplying (the first byte is
+		 * the most significant) */
 		const uint64_t ones = 0x0101010101010101ull, f0 = 0xf0 * ones, d0 = 0x30 * ones;
 		while (end - cur >= 8) {
 			uint64_t w;
 			memcpy(&w, cur, sizeof w);
 			w = le64(w);
-			if ((w & f0) != d0 || ((w + 6 * ones) & f0) != d0)
+			/* a byte that is no digit leaves a mark in its nibbles */
+			uint64_t stray = ((w & f0) ^ d0) | (((w + 6 * ones) & f0) ^ d0);
+			unsigned n = stray ? (unsigned)__builtin_ctzll(stray) / 8 : 8;
+			if (!n)
 				break;
+			/* the n digits to the top of the word, zeros below them */
 			w -= d0;
+			if (n < 8)
+				w <<= 8 * (8 - n);
 			w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffull;
 			w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffull;
 			w = (w * 10000 + (w >> 32)) & 0xffffffffull;
-			acc = acc * 100000000 + w;
-			cur += 8;
+			static const uint64_t scale[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+							  100000000};
+			acc = acc * scale[n] + w;
+			cur += n;
+			if (n < 8)
+				break;
 		}
 		while (cur < end && is_digit(*cur))
 			acc = acc * 10 + (uint64_t)(*cur++ - '0');
