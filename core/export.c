@@ -920,12 +920,13 @@ static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 			if (scan->files[i].machines[k] < nm)
 				x->kernel_text[scan->files[i].machines[k]] = 1;
 	}
-	if (tm_views_open(&x->out, nm, err))
+	/* no machine views at all without per_machine (TM_GEN_TOP) */
+	if (tm_views_open(&x->out, x->per_machine ? nm : 0, err))
 		return -1;
 	header(x, 0, -1);
 	/* With one machine the whole merge's header is that machine's (the
 	 * same packets of the same row): the file is shared (tm_views). */
-	for (size_t r = 0; r < nm && !x->out.shared; r++)
+	for (size_t r = 0; x->per_machine && r < nm && !x->out.shared; r++)
 		header(x, r + 1, (int64_t)r);
 	x->text = exp_text_new(x);
 	return 0;
@@ -940,9 +941,10 @@ static exp *exp_alloc(tm_merge *m)
 	return x;
 }
 
-tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, int per_machine, tm_error *err)
 {
 	exp *x = exp_alloc(m);
+	x->per_machine = per_machine;
 	if (export_start(x, scan, err) != 0) {
 		tm_export_abort(x);
 		return NULL;
@@ -950,9 +952,10 @@ tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err)
 	return x;
 }
 
-tm_export_build *tm_export_new_deferred(tm_merge *m, tm_error *err)
+tm_export_build *tm_export_new_deferred(tm_merge *m, int per_machine, tm_error *err)
 {
 	exp *x = exp_alloc(m);
+	x->per_machine = per_machine;
 	x->deferred = 1;
 	if (tm_spool_open(&x->body, err) != 0) {
 		tm_export_abort(x);

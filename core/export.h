@@ -35,14 +35,15 @@ typedef tm_spooled tm_export;
 typedef struct exp tm_export_build;
 
 /* Start the export of the merge `m` whose first scan is `scan` (it must
- * not have failed): the header is written. NULL with err set when a
+ * not have failed): the header is written. With per_machine 0 only the
+ * whole merge's file is made (TM_GEN_TOP). NULL with err set when a
  * temporary file cannot be created. */
-tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, tm_error *err);
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, int per_machine, tm_error *err);
 
 /* The same for a pass whose own scan makes the scan's results
  * (tm_gen_build_scanning): kept packets are held until tm_export_attach
  * gives it those results, then written after the header. */
-tm_export_build *tm_export_new_deferred(tm_merge *m, tm_error *err);
+tm_export_build *tm_export_new_deferred(tm_merge *m, int per_machine, tm_error *err);
 /* -1 with err set when a temporary file failed (the caller aborts). */
 int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
 

@@ -146,6 +146,7 @@ typedef struct exp {
 	TM_VEC(uint64_t) col[12];
 	exp_text *text;
 	int deferred;          /* kept packets go to `body` (tm_export_new_deferred) */
+	int per_machine;       /* every machine's file too, not only the whole one's */
 	tm_spool body;
 	uint8_t tail[12];      /* emit_kept: the machine_id field of row tail_row */
 	uint8_t tail_n;

@@ -79,10 +79,11 @@ static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants
 {
 	if (g->x && tm_export_attach(g->x, scan, err) != 0)
 		return -1;
-	if ((wants & TM_GEN_PFTRACE) && !g->x && !(g->x = tm_export_new(m, scan, err)))
+	int per_machine = !(wants & TM_GEN_TOP);
+	if ((wants & TM_GEN_PFTRACE) && !g->x && !(g->x = tm_export_new(m, scan, per_machine, err)))
 		return -1;
 	if (wants & TM_GEN_TIMELINE)
-		g->tl = tm_timeline_new(m, scan, sort_bytes);
+		g->tl = tm_timeline_new(m, scan, per_machine, sort_bytes);
 	if (wants & TM_GEN_TABLES)
 		g->tb = tm_tables_new(scan, sort_bytes);
 	return 0;
@@ -131,7 +132,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 		 * still gets the scan. */
 		tm_error later;
 		if (wants & TM_GEN_PFTRACE)
-			g.x = tm_export_new_deferred(m, &later);
+			g.x = tm_export_new_deferred(m, !(wants & TM_GEN_TOP), &later);
 		pass.packet = g.x ? on_packet : NULL;
 		pass.progress = scanned->progress ? on_progress : NULL;
 		tm_model_scanned sc = {&g, gen_scanned};

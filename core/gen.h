@@ -26,7 +26,13 @@ enum {
 	TM_GEN_PFTRACE = 1,  /* merged.pftrace */
 	TM_GEN_TIMELINE = 2, /* timeline.tsv */
 	TM_GEN_TABLES = 4,   /* the machine tables */
-	TM_GEN_ALL = 7
+	TM_GEN_ALL = 7,
+	/* With it, merged.pftrace and timeline.tsv are made for the whole
+	 * merge alone, not for every machine too (tm_spooled.n_mach is 0):
+	 * what `tracemount cat` of a top-level file shows. A machine's copy of
+	 * the bytes was a tenth of the JSON export, where the machines'
+	 * events interleave. */
+	TM_GEN_TOP = 8
 };
 
 typedef struct tm_gen {

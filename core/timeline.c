@@ -41,6 +41,7 @@ typedef struct rec {
 
 struct tm_timeline_build {
 	tm_merge *merge;
+	int per_machine;   /* every machine's file too (else TM_GEN_TOP) */
 	const tm_scan *scan;
 	tm_xsort *sort;
 	uint64_t arrivals;
@@ -74,9 +75,10 @@ static int rec_cmp(const void *a, const void *b)
 	return sa < sb ? -1 : sa > sb;
 }
 
-tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, size_t run_bytes)
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes)
 {
 	tm_timeline_build *b = tm_xcalloc(1, sizeof(*b));
+	b->per_machine = per_machine;
 	b->merge = m;
 	b->scan = scan;
 	b->sort = tm_xsort_new(rec_cmp, run_bytes);
@@ -421,7 +423,7 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	}
 	if (tm_xsort_finish(b->sort, err))
 		goto out;
-	if (tm_views_open(&w.out, nm, err))
+	if (tm_views_open(&w.out, b->per_machine ? nm : 0, err))
 		goto out;
 	tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
 	if (write_lines(&w, b->sort, err))

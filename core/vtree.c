@@ -126,6 +126,7 @@ struct tm_vtree {
 	pthread_mutex_t gen_mu;
 	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
 	unsigned gen_have;      /* the TM_GEN_* families in `gen` */
+	unsigned gen_top;       /* those made for the whole merge alone (TM_GEN_TOP) */
 	int gen_only_wanted;    /* vt_inputs.gen_only_wanted */
 	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
@@ -902,9 +903,20 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 		free(g);
 	}
 	if (g) {
-		t->gen_have |= build;
+		if (build & TM_GEN_TOP)
+			t->gen_top |= build & ~(unsigned)TM_GEN_TOP;
+		else
+			t->gen_have |= build;
 		sizes_from_gen(t, s, t->gen, build);
 	}
+}
+
+/* Has the family `want` (TM_GEN_*, with TM_GEN_TOP: its whole-merge
+ * file alone) been built? Caller holds `gen_mu`. */
+static int gen_built(const tm_vtree *t, unsigned want)
+{
+	unsigned fam = want & ~(unsigned)TM_GEN_TOP;
+	return (t->gen_have & fam) || ((want & TM_GEN_TOP) && (t->gen_top & fam));
 }
 
 /* The generation pass for the family `want` (TM_GEN_*): run once under
@@ -913,12 +925,12 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char *what, tm_error *err)
 {
 	pthread_mutex_lock(&t->gen_mu);
-	if (!(t->gen_have & want) && t->gen_err.code == TM_OK) {
+	if (!gen_built(t, want) && t->gen_err.code == TM_OK) {
 		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
 		tm_gen *g = tm_gen_build(t->merge, s, build, 0, &t->gen_err);
 		gen_store(t, s, g, build, what);
 	}
-	tm_gen *gen = t->gen_have & want ? t->gen : NULL;
+	tm_gen *gen = gen_built(t, want) ? t->gen : NULL;
 	if (!gen)
 		*err = t->gen_err;
 	pthread_mutex_unlock(&t->gen_mu);
@@ -979,6 +991,9 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 {
 	vt_gen *g = n->g;
 	unsigned want = n->gen == GEN_PFTRACE ? TM_GEN_PFTRACE : n->gen == GEN_TIMELINE ? TM_GEN_TIMELINE : TM_GEN_TABLES;
+	/* `tracemount cat` of a top-level file: no machine's copy of it */
+	if (t->gen_only_wanted && n->row == ROW_ALL && want != TM_GEN_TABLES)
+		want |= TM_GEN_TOP;
 	gen_first(t, want, n->name);
 	tm_scan *s = scan_get(t);
 	if (s->failed)

@@ -472,4 +472,36 @@ if [ $mode == fuse ]; then
 		fail "one read: mount" "$(cat "$m.log")"
 	fi
 fi
+# `tracemount cat` of a top-level merged.pftrace or timeline.tsv makes no
+# machine's copy (TM_GEN_TOP): the same bytes as the mount's, whose pass
+# makes every machine's too; a machine's file, asked for, is still made.
+mkdir -p top
+gunzip -c "$real/capture2/chrome_devtools.json.gz" >top/a.json
+cp "$real/capture2/node_a.json" top/b.json
+gunzip -c "$real/capture2/kernel_ftrace.txt.gz" >top/c.txt
+printf '%s\n' '{"perfetto_manifest": {"version": 1, "files": [' \
+	'{"path": "a.json", "machine": {"name": "m0"}}, {"path": "b.json", "machine": {"name": "m1"}},' \
+	'{"path": "c.txt", "machine": {"name": "m2"}}]}}' >top/perfetto_manifest.json
+(cd top && tar -cf ../top.tar perfetto_manifest.json a.json b.json c.txt)
+if [ $mode == fuse ]; then
+	m=$T_TMP/top_mnt
+	if tm_mount top.tar "$m" -o noindex; then
+		for f in merged.pftrace timeline.tsv machines/m1/merged.pftrace machines/m2/timeline.tsv; do
+			ok "cat of $f: the mount's bytes" cmp "$m/$f" <("$tm" cat -o noindex top.tar "$f")
+		done
+		tm_umount "$m" || fail "top-level cat: clean unmount" "$(cat "$m.log")"
+	else
+		fail "top-level cat: mount" "$(cat "$m.log")"
+	fi
+else
+	skip "top-level cat: the mount's bytes" "no FUSE here"
+fi
+# A top-level file's pass keeps its size in the index, and no machine's:
+# a later pass for the rest gives the same.
+"$tm" cat -o index=top.idx top.tar merged.pftrace >top.pf
+ok "top-level cat: its size as ls -l gives it after" \
+	test "$("$tm" ls -l -o index=top.idx top.tar | awk '$NF == "merged.pftrace" { print $2 }')" = "$(stat -c %s top.pf)"
+ok "top-level cat: a machine's file after it" \
+	cmp <("$tm" cat -o index=top.idx top.tar machines/m0/merged.pftrace) \
+	<("$tm" cat -o noindex top.tar machines/m0/merged.pftrace)
 exit $T_FAILED

@@ -133,6 +133,21 @@ static void check_one_read(tm_merge *m, const tm_spooled *want)
 	tm_scan_free(s);
 }
 
+/* A pass for the whole merge's files alone (TM_GEN_TOP, what `tracemount
+ * cat` of one makes) gives the bytes the pass for every machine's gives. */
+static void check_top_only(tm_merge *m, const tm_scan *s, const tm_gen *want)
+{
+	tm_error err;
+	tm_err_clear(&err);
+	tm_gen *g = tm_gen_build(m, s, TM_GEN_PFTRACE | TM_GEN_TIMELINE | TM_GEN_TOP, 64, &err);
+	if (!g || !same_view(want->pftrace, g->pftrace, TM_SPOOLED_ALL) ||
+	    !same_view(want->timeline, g->timeline, TM_SPOOLED_ALL) || g->pftrace->n_mach || g->timeline->n_mach) {
+		fprintf(stderr, "the whole merge's files alone differ: %s\n", err.msg);
+		abort();
+	}
+	tm_gen_free(g);
+}
+
 /* Merge the bytes at fd again, alone; returns whether it failed. */
 static int remerge(int src, uint64_t size)
 {
@@ -186,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (g->pftrace->size && remerge(g->pftrace->fd, g->pftrace->size))
 					abort();
 				check_one_read(m, g->pftrace);
+				check_top_only(m, s, g);
 				/* every per-machine line is in the whole timeline */
 				uint64_t lines = 0;
 				for (size_t i = 0; i < g->timeline->n_mach; i++)
