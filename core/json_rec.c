@@ -489,7 +489,7 @@ static const char *get_section(reader *r, int present, size_t *n)
 	return s;
 }
 
-int json_rec_next_str(const char **at, json_rec_str *s)
+void json_rec_next_str(const char **at, json_rec_str *s)
 {
 	/* decode checked the bytes: no bound is needed here */
 	reader r = {*at, *at + 5, 0};
@@ -499,7 +499,6 @@ int json_rec_next_str(const char **at, json_rec_str *s)
 	s->s = r.p;
 	s->n = len;
 	*at = r.p + len + 1;
-	return 1;
 }
 
 int json_rec_decode(const void *p, size_t n, json_rec_view *v)

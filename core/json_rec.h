@@ -147,9 +147,9 @@ typedef struct json_rec_view {
 /* 0, or -1 when p[0..n) is not a record. */
 int json_rec_decode(const void *p, size_t n, json_rec_view *v);
 
-/* The interned strings in order: *at starts at v->strs; 1 while one is
- * read. */
-int json_rec_next_str(const char **at, json_rec_str *s);
+/* The next of a view's n_strs interned strings, in order: *at starts at
+ * v->strs and moves past it. */
+void json_rec_next_str(const char **at, json_rec_str *s);
 
 /* One top-level args member of a C or M event. */
 typedef struct json_rec_member_view {

@@ -199,6 +199,7 @@ uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t
 
 /* Compact JSON of a value (numbers as the reference reads them). */
 static void json_compact(tm_buf *b, const tj_value *v);
+static void json_members(tm_buf *b, const tj_value *v);
 
 static void json_double(tm_buf *b, double d)
 {
@@ -232,15 +233,21 @@ static void json_compact(tm_buf *b, const tj_value *v)
 		break;
 	case TJ_OBJECT:
 		tm_buf_put(b, "{", 1);
-		for (size_t i = 0; i < v->len; i++) {
-			if (i)
-				tm_buf_put(b, ",", 1);
-			tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
-			tm_buf_put(b, ":", 1);
-			json_compact(b, &v->items[i]);
-		}
+		json_members(b, v);
 		tm_buf_put(b, "}", 1);
 		break;
+	}
+}
+
+/* An object's members as compact JSON, without its braces. */
+static void json_members(tm_buf *b, const tj_value *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		if (i)
+			tm_buf_put(b, ",", 1);
+		tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
+		tm_buf_put(b, ":", 1);
+		json_compact(b, &v->items[i]);
 	}
 }
 
@@ -256,15 +263,8 @@ void m_json_double(tm_buf *b, double d)
 
 void tm_model_json_args_text(tm_buf *b, const tj_value *args)
 {
-	if (!args || args->type != TJ_OBJECT)
-		return;
-	for (size_t i = 0; i < args->len; i++) {
-		if (i)
-			tm_buf_put(b, ",", 1);
-		tm_buf_json_string(b, args->keys[i], args->key_lens[i]);
-		tm_buf_put(b, ":", 1);
-		json_compact(b, &args->items[i]);
-	}
+	if (args && args->type == TJ_OBJECT)
+		json_members(b, args);
 }
 
 void m_slice_add_arg(tm_model *m, uint32_t track, size_t ix, const char *key, const char *json_value)

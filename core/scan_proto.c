@@ -1581,7 +1581,6 @@ static int read_in_place(pscan *ps, tm_proto_reader *r, tm_error *err)
 /* What a log holds before its packets (filled in at the end). */
 typedef struct proto_log_head {
 	uint64_t n_packets;
-	uint64_t end;   /* offset past the last packet */
 	int rc;         /* the reader's outcome: 0, or -1 with err */
 	tm_error err;
 } proto_log_head;
@@ -1604,7 +1603,6 @@ int scan_proto_log(tm_cursor *c, size_t max, tm_buf *log)
 	}
 	tm_proto_reader_free(r);
 	h.rc = rc;
-	h.end = log->len;
 	memcpy(log->data + at, &h, sizeof h);
 	return 0;
 }
