@@ -1128,7 +1128,7 @@ int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ct
 
 /* ---- read ahead (core/ahead.h) --------------------------------------------- */
 
-enum { LOG_EVENT = 1, LOG_STATS, LOG_END };
+enum { LOG_EVENT = 1, LOG_STATS, LOG_TIMES, LOG_END };
 
 /* An event entry's head holds its kind, its phase and these bits; the
  * fields after ts, dur, pid and tid are there when `more` says so. */
@@ -1156,13 +1156,22 @@ enum {
 typedef struct log_ctx {
 	tm_buf *b;
 	json_trace_stats st, logged;
+	size_t times_at; /* the open LOG_TIMES entry's head, 0 when none */
 } log_ctx;
+
+static void close_times(log_ctx *lc)
+{
+	if (lc->times_at)
+		tm_log_end(lc->b, lc->times_at);
+	lc->times_at = 0;
+}
 
 /* The counts so far, when they changed since the last entry. */
 static void log_stats(log_ctx *lc)
 {
 	if (memcmp(&lc->st, &lc->logged, sizeof lc->st) == 0)
 		return;
+	close_times(lc);
 	size_t at = tm_log_begin(lc->b, LOG_STATS, 0, 0, 0);
 	tm_buf_put(lc->b, &lc->st, sizeof lc->st);
 	tm_log_end(lc->b, at);
@@ -1247,14 +1256,50 @@ static int log_event(void *ctx, const json_event *ev, tm_error *err)
 	return 0;
 }
 
+/* An event of a times-only log: runs of them in one entry. A whole
+ * event costs about what its read does to hand to the other core, and
+ * the scan alone reads only these of it. */
+typedef struct event_time {
+	int64_t ts, dur;
+	uint32_t numbers; /* C: its numeric args */
+	uint8_t kind, phase, has_ts, bad_print;
+} event_time;
+
+/* Long before an entry's 32-bit `next` would overflow. */
+#define TIMES_RUN_MAX (1u << 20)
+
+static int log_time(void *ctx, const json_event *ev, tm_error *err)
+{
+	(void)err;
+	log_ctx *lc = ctx;
+	log_stats(lc);
+	if (lc->times_at && lc->b->len - lc->times_at > TIMES_RUN_MAX)
+		close_times(lc);
+	if (!lc->times_at)
+		lc->times_at = tm_log_begin(lc->b, LOG_TIMES, 0, 0, 0);
+	event_time t = {ev->ts, ev->dur, 0, (uint8_t)ev->kind, (uint8_t)ev->phase, ev->has_ts != 0, 0};
+	if (ev->systrace) {
+		t.ts = ev->systrace->ts;
+		t.bad_print = ev->systrace->bad_print != 0;
+	}
+	const tj_value *a = ev->args;
+	if (ev->phase == 'C' && a && a->type == TJ_OBJECT)
+		for (size_t i = 0; i < a->len; i++)
+			t.numbers += tj_is_number(&a->items[i]);
+	tm_buf_put(lc->b, &t, sizeof t);
+	return 0;
+}
+
 void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log)
 {
-	log_ctx lc = {log, {0}, {0}};
+	log_ctx lc = {log, {0}, {0}, 0};
 	tm_error err;
 	tm_err_clear(&err);
-	unsigned read_flags = flags & ~(unsigned)JSON_TRACE_METADATA;
-	int rc = json_trace_read_opt(c, read_flags, log_event, &lc, &lc.st, &err);
+	unsigned read_flags = flags & ~(unsigned)(JSON_TRACE_METADATA | JSON_TRACE_TIMES);
+	int rc = json_trace_read_opt(c, read_flags, flags & JSON_TRACE_TIMES ? log_time : log_event, &lc, &lc.st,
+				     &err);
 	log_stats(&lc);
+	close_times(&lc);
 	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
 	if (rc)
 		tm_buf_put(log, &err, sizeof err);
@@ -1326,6 +1371,65 @@ static void get_event(const char **p, char *base, const tm_log_head *h, json_eve
 	}
 }
 
+/* A LOG_TIMES entry's events, p to e. */
+static int replay_times(const char *p, const char *e, json_event_fn fn, void *ctx, tm_error *err)
+{
+	json_event ev;
+	memset(&ev, 0, offsetof(json_event, args_summary));
+	ev.args_summary[0] = '\0';
+	memset(&ev.counter_value, 0, sizeof ev - offsetof(json_event, counter_value));
+	systrace_event sev;
+	memset(&sev, 0, offsetof(systrace_event, args_summary));
+	sev.tgid = -1;
+	sev.task = sev.event_name = sev.args = sev.print_name = sev.print_track = "";
+	sev.args_summary[0] = '\0';
+	sev.json_embedded = 1;
+	/* a C event's numbers: values of 0 under empty keys */
+	tj_value args = {.type = TJ_OBJECT};
+	size_t cap = 0;
+	static char empty_key[1];
+	int rc = 0;
+	while (p + sizeof(event_time) <= e) {
+		event_time t;
+		tm_log_get(&p, &t, sizeof t);
+		ev.kind = (json_event_kind)t.kind;
+		ev.phase = (char)t.phase;
+		ev.has_ts = t.has_ts;
+		ev.ts = t.ts;
+		ev.dur = t.dur;
+		ev.tts = ev.tdur = ev.pid = ev.tid = -1;
+		ev.args = NULL;
+		ev.systrace = NULL;
+		if (ev.kind == JSON_EV_SYSTRACE) {
+			sev.ts = t.ts;
+			sev.bad_print = t.bad_print;
+			ev.systrace = &sev;
+		} else if (ev.phase == 'C') {
+			if (t.numbers > cap) {
+				cap = t.numbers;
+				args.items = tm_xrealloc(args.items, cap * sizeof *args.items);
+				args.keys = tm_xrealloc(args.keys, cap * sizeof *args.keys);
+				args.key_lens = tm_xrealloc(args.key_lens, cap * sizeof *args.key_lens);
+				for (size_t i = 0; i < cap; i++) {
+					args.items[i] = (tj_value){.type = TJ_INT};
+					args.keys[i] = empty_key;
+					args.key_lens[i] = 0;
+				}
+			}
+			args.len = t.numbers;
+			ev.args = &args;
+		}
+		if (fn(ctx, &ev, err)) {
+			rc = -1;
+			break;
+		}
+	}
+	free(args.items);
+	free(args.keys);
+	free(args.key_lens);
+	return rc;
+}
+
 int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, json_trace_stats *st,
 		      tm_error *err)
 {
@@ -1339,6 +1443,9 @@ int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, jso
 			systrace_event sev;
 			get_event(&p, log->data, &h, &ev, &sev);
 			if (fn(ctx, &ev, err))
+				return -1;
+		} else if (h.tag == LOG_TIMES) {
+			if (replay_times(p, log->data + at + h.next, fn, ctx, err))
 				return -1;
 		} else if (h.tag == LOG_STATS) {
 			json_trace_stats d;

@@ -105,6 +105,7 @@ enum {
 	JSON_TRACE_REC = 4,       /* json_event.rec, the model's record */
 	JSON_TRACE_REC_ANNOT = 8, /* ... with its args as debug annotations */
 	JSON_TRACE_REC_TEXT = 16, /* ... and as the slices' args text */
+	JSON_TRACE_TIMES = 32,    /* json_trace_log alone: see there */
 };
 
 /* As json_trace_read (which makes both), making only what `flags` ask:
@@ -120,7 +121,12 @@ int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ct
  * have returned with that fn (st counted on from what it holds, as the
  * read would). The log's entries start at `from`. The records are the
  * read's, except that `object` and `raw` are NULL and `args` is given
- * to C and M events only (what the scan reads). */
+ * to C and M events only (what the scan reads).
+ * With JSON_TRACE_TIMES (for a reader of nothing else, such as the scan
+ * alone), an event keeps only its kind, phase, has_ts, ts and dur, and a
+ * C event its args as that many numbers (keys "", values 0); an embedded
+ * systrace line keeps what systrace_log keeps with times_only. The rest
+ * is replayed empty: NULL, 0, or -1 for the other durations and ids. */
 void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log);
 int json_trace_replay(tm_buf *log, size_t from, json_event_fn fn, void *ctx, json_trace_stats *st,
 		      tm_error *err);

@@ -650,6 +650,15 @@ static void count_read(void *ctx, size_t n)
 	*(uint64_t *)ctx += n;
 }
 
+/* Whether the scan reads nothing of a systrace line but its time and
+ * bad_print, nor of a JSON event but what JSON_TRACE_TIMES keeps: no
+ * records, names or events are wanted (systrace_line, on_json_event), as
+ * in the scan alone. */
+static int reads_times_only(const scan_ctx *sc)
+{
+	return !sc->sink || (!sc->sink->record && !sc->sink->name && !sc->sink->event);
+}
+
 /* Runs on either thread: reads only the merge's files and the sink's
  * wishes, which nobody changes during the scan. */
 static void read_ahead(void *ctx, size_t i, tm_buf *log)
@@ -668,9 +677,9 @@ static void read_ahead(void *ctx, size_t i, tm_buf *log)
 		h.from = log->len;
 		tm_cursor_observe(c, count_read, &h.bytes);
 		if (f->type == TM_TYPE_JSON)
-			json_trace_log(c, json_flags(sc), log);
+			json_trace_log(c, json_flags(sc) | (reads_times_only(sc) ? JSON_TRACE_TIMES : 0), log);
 		else if (f->type == TM_TYPE_SYSTRACE)
-			systrace_log(c, log);
+			systrace_log(c, reads_times_only(sc), log);
 		else if (scan_proto_log(c, PROTO_LOG_MAX(tm_blob_size(f->blob)), log) != 0) {
 			/* read in place after all: the log's memory goes now */
 			h.opened = 0;
@@ -690,10 +699,12 @@ static tm_ahead *start_ahead(scan_ctx *sc)
 	const tm_merge *m = sc->m;
 	uint64_t *cost = tm_xcalloc(m->n_order ? m->n_order : 1, sizeof *cost);
 	/* A systrace line parses in about the time its copy takes to reach
-	 * the other core: read ahead, the scan alone took 0.088 s instead of
-	 * 0.075 (bench archive of 200 files), while an export, whose scan
-	 * also feeds the sorter, gained 8%. */
+	 * the other core: read ahead whole, the scan alone took 0.088 s
+	 * instead of 0.075 (bench archive of 200 files), while an export,
+	 * whose scan also feeds the sorter, gained 8%. The scan alone reads
+	 * only the lines' times, which cross in 16 bytes each. */
 	int records = sc->sink && sc->sink->record;
+	int systrace = records || reads_times_only(sc);
 	/* Proto files only for the scan alone: a pass that also rewrites
 	 * packets or makes model records keeps the second core busy with
 	 * those. Their logs are about 1.6 times their size. */
@@ -701,7 +712,7 @@ static tm_ahead *start_ahead(scan_ctx *sc)
 	for (size_t i = 0; i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
 		int64_t size = f->blob ? tm_blob_size(f->blob) : -1;
-		if ((f->type == TM_TYPE_JSON || (f->type == TM_TYPE_SYSTRACE && records) ||
+		if ((f->type == TM_TYPE_JSON || (f->type == TM_TYPE_SYSTRACE && systrace) ||
 		     (f->type == TM_TYPE_PROTO && proto)) &&
 		    size > 0 && size <= (int64_t)TM_AHEAD_MAX_FILE)
 			cost[i] = (uint64_t)size * (f->type == TM_TYPE_PROTO ? 2 : 1) + TM_AHEAD_ITEM_COST;

@@ -77,8 +77,11 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
  * keeping every line, the counts and the outcome in `log`;
  * systrace_replay then calls fn with them, in order, and returns what
  * systrace_read would have returned with that fn (st counted on from what
- * it holds, as the read would). The log's entries start at `from`. */
-void systrace_log(tm_cursor *c, tm_buf *log);
+ * it holds, as the read would). The log's entries start at `from`.
+ * With times_only, a line keeps only its ts and bad_print: replayed, its
+ * strings are "", its numbers 0 and its tgid -1 (for a reader that looks
+ * at nothing else, such as the scan alone). */
+void systrace_log(tm_cursor *c, int times_only, tm_buf *log);
 int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
 		    tm_error *err);
 

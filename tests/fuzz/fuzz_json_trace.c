@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_json_trace.c - the Chrome JSON reader on arbitrary
  * bytes, read whole and in small chunks, and read into a log and replayed
- * (core/ahead.h) (the results must agree); the callback reads every field
- * so ASan sees any dangling pointer. Each model record the reader makes
+ * (core/ahead.h), whole or times only (the results must agree); the
+ * callback reads every field so ASan sees any dangling pointer. Each model record the reader makes
  * (core/json_rec.h, mostly from tj_read_shallow's members) must be the
  * bytes json_rec_from_object makes from the event's whole tree. */
 #include <stdint.h>
@@ -16,6 +16,7 @@ typedef struct digest {
 	uint64_t n, h;
 	int rec; /* comparing with a read ahead: the model's records too, args
 		  * only where a read ahead gives them */
+	int times; /* comparing with a times-only log: what it keeps alone */
 } digest;
 
 #define REC_FLAGS (JSON_TRACE_REC | JSON_TRACE_REC_ANNOT | JSON_TRACE_REC_TEXT)
@@ -76,11 +77,35 @@ static void mix_value(digest *d, const tj_value *v, int depth)
 	}
 }
 
+/* What a JSON_TRACE_TIMES log keeps of an event (json_trace.h). */
+static void mix_times(digest *d, const json_event *ev)
+{
+	mix(d, ev->kind);
+	mix(d, (uint64_t)ev->has_ts);
+	if (ev->systrace) {
+		mix(d, (uint64_t)ev->systrace->ts);
+		mix(d, (uint64_t)ev->systrace->bad_print);
+		return;
+	}
+	mix(d, (uint64_t)ev->phase);
+	mix(d, (uint64_t)ev->ts);
+	mix(d, (uint64_t)ev->dur);
+	uint64_t numbers = 0;
+	if (ev->phase == 'C' && ev->args && ev->args->type == TJ_OBJECT)
+		for (size_t i = 0; i < ev->args->len; i++)
+			numbers += tj_is_number(&ev->args->items[i]);
+	mix(d, numbers);
+}
+
 static int on_event(void *ctx, const json_event *ev, tm_error *err)
 {
 	(void)err;
 	digest *d = ctx;
 	d->n++;
+	if (d->times) {
+		mix_times(d, ev);
+		return 0;
+	}
 	mix(d, ev->kind);
 	mix(d, (uint64_t)ev->phase);
 	mix(d, (uint64_t)ev->ts);
@@ -137,7 +162,7 @@ static int run_scan(const uint8_t *data, size_t size, unsigned flags, int logged
 	tm_cursor *c = tm_cursor_open(b, err);
 	int rc = -1;
 	if (c && !logged) {
-		rc = json_trace_read_opt(c, flags, on_event, d, st, err);
+		rc = json_trace_read_opt(c, flags & ~(unsigned)JSON_TRACE_TIMES, on_event, d, st, err);
 	} else if (c) {
 		tm_buf log = {0};
 		json_trace_log(c, flags, &log);
@@ -162,7 +187,7 @@ static int run(const uint8_t *data, size_t size, size_t chunk, digest *d, json_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	digest a = {0, 0, 0}, b = {0, 0, 0};
+	digest a = {0, 0, 0, 0}, b = {0, 0, 0, 0};
 	json_trace_stats sa = {0}, sb = {0};
 	tm_error ea, eb;
 	tm_err_clear(&ea);
@@ -172,10 +197,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ra != rb || a.n != b.n || a.h != b.h || memcmp(&sa, &sb, sizeof sa) != 0 ||
 	    strcmp(ea.msg, eb.msg) != 0)
 		abort(); /* the chunk size must not change the result */
-	static const unsigned scan_flags[] = {REC_FLAGS, REC_FLAGS | JSON_TRACE_SUMMARIES};
+	static const unsigned scan_flags[] = {REC_FLAGS, REC_FLAGS | JSON_TRACE_SUMMARIES, JSON_TRACE_TIMES};
 	for (size_t k = 0; k < sizeof scan_flags / sizeof scan_flags[0]; k++) {
 		unsigned flags = scan_flags[k];
-		digest c = {0, 0, 1}, l = {0, 0, 1};
+		int times = (flags & JSON_TRACE_TIMES) != 0;
+		digest c = {0, 0, !times, times}, l = {0, 0, !times, times};
 		json_trace_stats sc = {0}, sl = {0};
 		tm_error ec, el;
 		tm_err_clear(&ec);
