@@ -85,6 +85,7 @@ typedef struct reader {
 	int summaries;  /* fill args_summary (JSON_TRACE_SUMMARIES) */
 	int metadata;   /* deliver JSON_EV_METADATA (JSON_TRACE_METADATA) */
 	int rec;        /* make json_event.rec (JSON_TRACE_REC) */
+	int times;      /* only what JSON_TRACE_TIMES keeps */
 	unsigned rec_forms; /* its args forms (JSON_REC_*) */
 	tm_buf recbuf;  /* the record being made */
 	tm_buf ev;      /* the event object (or metadata value) being buffered */
@@ -523,6 +524,12 @@ static int deliver_members(reader *r, const tj_value *const *f, const tj_value *
 	 * sorts it and makes its thread before it rejects it. */
 	if (ev.phase == 'X' && ev.dur < 0 && !f[K_DUR])
 		r->st->json_parser_failure++;
+	if (r->times) {
+		/* JSON_TRACE_TIMES: the ids, names and a C event's args are all */
+		if (ev.phase == 'C' && args && args->type == TJ_OBJECT)
+			ev.args = args;
+		return r->fn(r->ctx, &ev, r->err) ? STEP_ERR : STEP_OK;
+	}
 	ev.has_pid = read_id(r, f[K_PID], &ev.pid, &ev.pid_is_string, &ev.pid_name);
 	ev.has_tid = read_id(r, f[K_TID], &ev.tid, &ev.tid_is_string, &ev.tid_name);
 	/* §3.4: tid absent or 0 (and not a string) while pid != 0 -> pid. */
@@ -619,6 +626,8 @@ static int deliver_shallow(reader *r, shallow_ev *se, const char *buf, size_t le
 		return 1;
 	/* the strings NUL-terminated, in one buffer made at once */
 	size_t room = 0;
+	if (r->times) /* JSON_TRACE_TIMES reads none of these */
+		se->set[K_PID] = se->set[K_TID] = se->set[K_NAME] = se->set[K_CAT] = se->set[K_ID] = 0;
 	for (int k = 0; k < K_COUNT; k++)
 		if (se->set[k] && se->v[k].type == TJ_STRING && k != K_ARGS)
 			room += se->v[k].len + 1;
@@ -646,7 +655,7 @@ static int deliver_shallow(reader *r, shallow_ev *se, const char *buf, size_t le
 	const tj_value *ph = f[K_PH];
 	char phase = ph && ph->type == TJ_STRING && ph->len ? ph->s[0] : 0;
 	if (f[K_ARGS]) {
-		if (se->v[K_ARGS].type == TJ_OBJECT && (r->summaries || phase == 'C' || phase == 'M')) {
+		if (se->v[K_ARGS].type == TJ_OBJECT && (r->summaries || phase == 'C' || (phase == 'M' && !r->times))) {
 			tm_error perr;
 			if (tj_parse(se->v[K_ARGS].s, se->v[K_ARGS].len, &args, &perr) < 0)
 				return 0; /* cannot be: tj_read_shallow checked it */
@@ -1076,6 +1085,7 @@ static int read_impl(tm_cursor *c, size_t chunk, unsigned flags, json_event_fn f
 		    .summaries = (flags & JSON_TRACE_SUMMARIES) != 0,
 		    .metadata = (flags & JSON_TRACE_METADATA) != 0,
 		    .rec = (flags & JSON_TRACE_REC) != 0,
+		    .times = (flags & JSON_TRACE_TIMES) != 0,
 		    .rec_forms = ((flags & JSON_TRACE_REC_ANNOT) ? JSON_REC_ANNOT : 0u) |
 				 ((flags & JSON_TRACE_REC_TEXT) ? JSON_REC_TEXT : 0u)};
 	if (!chunk)
@@ -1295,7 +1305,7 @@ void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log)
 	log_ctx lc = {log, {0}, {0}, 0};
 	tm_error err;
 	tm_err_clear(&err);
-	unsigned read_flags = flags & ~(unsigned)(JSON_TRACE_METADATA | JSON_TRACE_TIMES);
+	unsigned read_flags = flags & ~(unsigned)JSON_TRACE_METADATA;
 	int rc = json_trace_read_opt(c, read_flags, flags & JSON_TRACE_TIMES ? log_time : log_event, &lc, &lc.st,
 				     &err);
 	log_stats(&lc);

@@ -105,12 +105,15 @@ enum {
 	JSON_TRACE_REC = 4,       /* json_event.rec, the model's record */
 	JSON_TRACE_REC_ANNOT = 8, /* ... with its args as debug annotations */
 	JSON_TRACE_REC_TEXT = 16, /* ... and as the slices' args text */
-	JSON_TRACE_TIMES = 32,    /* json_trace_log alone: see there */
+	JSON_TRACE_TIMES = 32,    /* only what the scan alone reads (below) */
 };
 
 /* As json_trace_read (which makes both), making only what `flags` ask:
  * building args summaries, and the tree of a large "metadata" value, is a
- * good part of the cost when nobody reads them. */
+ * good part of the cost when nobody reads them. With JSON_TRACE_TIMES
+ * (alone), an event's kind, phase, has_ts, ts, dur, tts and tdur are the
+ * read's, and a C event's args; its ids, names, category, id and other
+ * args are left empty (-1, NULL), and the counts are the read's. */
 int json_trace_read_opt(tm_cursor *c, unsigned flags, json_event_fn fn, void *ctx, json_trace_stats *st,
 			tm_error *err);
 

@@ -533,11 +533,22 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 	return 0;
 }
 
+/* Whether the scan reads nothing of a systrace line but its time and
+ * bad_print, nor of a JSON event but what JSON_TRACE_TIMES keeps: no
+ * records, names or events are wanted (systrace_line, on_json_event), as
+ * in the scan alone. */
+static int reads_times_only(const scan_ctx *sc)
+{
+	return !sc->sink || (!sc->sink->record && !sc->sink->name && !sc->sink->event);
+}
+
 /* What the JSON reader makes for the scan. */
 static unsigned json_flags(const scan_ctx *sc)
 {
 	/* the scan reads no metadata records */
 	const tm_scan_sink *k = sc->sink;
+	if (reads_times_only(sc))
+		return JSON_TRACE_TIMES;
 	unsigned f = k && k->want_args ? JSON_TRACE_SUMMARIES : 0;
 	if (k && k->record)
 		f |= JSON_TRACE_REC | ((k->json_rec & JSON_REC_ANNOT) ? JSON_TRACE_REC_ANNOT : 0) |
@@ -650,15 +661,6 @@ static void count_read(void *ctx, size_t n)
 	*(uint64_t *)ctx += n;
 }
 
-/* Whether the scan reads nothing of a systrace line but its time and
- * bad_print, nor of a JSON event but what JSON_TRACE_TIMES keeps: no
- * records, names or events are wanted (systrace_line, on_json_event), as
- * in the scan alone. */
-static int reads_times_only(const scan_ctx *sc)
-{
-	return !sc->sink || (!sc->sink->record && !sc->sink->name && !sc->sink->event);
-}
-
 /* Runs on either thread: reads only the merge's files and the sink's
  * wishes, which nobody changes during the scan. */
 static void read_ahead(void *ctx, size_t i, tm_buf *log)
@@ -677,7 +679,7 @@ static void read_ahead(void *ctx, size_t i, tm_buf *log)
 		h.from = log->len;
 		tm_cursor_observe(c, count_read, &h.bytes);
 		if (f->type == TM_TYPE_JSON)
-			json_trace_log(c, json_flags(sc) | (reads_times_only(sc) ? JSON_TRACE_TIMES : 0), log);
+			json_trace_log(c, json_flags(sc), log);
 		else if (f->type == TM_TYPE_SYSTRACE)
 			systrace_log(c, reads_times_only(sc), log);
 		else if (scan_proto_log(c, PROTO_LOG_MAX(tm_blob_size(f->blob)), log) != 0) {

@@ -162,7 +162,7 @@ static int run_scan(const uint8_t *data, size_t size, unsigned flags, int logged
 	tm_cursor *c = tm_cursor_open(b, err);
 	int rc = -1;
 	if (c && !logged) {
-		rc = json_trace_read_opt(c, flags & ~(unsigned)JSON_TRACE_TIMES, on_event, d, st, err);
+		rc = json_trace_read_opt(c, flags, on_event, d, st, err);
 	} else if (c) {
 		tm_buf log = {0};
 		json_trace_log(c, flags, &log);
@@ -206,11 +206,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tm_error ec, el;
 		tm_err_clear(&ec);
 		tm_err_clear(&el);
-		int rc = run_scan(data, size, flags, 0, &c, &sc, &ec);
+		/* in place: times only, of a whole read */
+		int rc = run_scan(data, size, flags & ~(unsigned)JSON_TRACE_TIMES, 0, &c, &sc, &ec);
 		int rl = run_scan(data, size, flags, 1, &l, &sl, &el);
 		if (rc != rl || c.n != l.n || c.h != l.h || memcmp(&sc, &sl, sizeof sc) != 0 ||
 		    strcmp(ec.msg, el.msg) != 0)
 			abort(); /* a file read ahead must give what it gives in place */
+		if (times) {
+			digest t = {0, 0, 0, 1};
+			json_trace_stats st = {0};
+			tm_error et;
+			tm_err_clear(&et);
+			int rt = run_scan(data, size, flags, 0, &t, &st, &et);
+			if (rt != rc || t.n != c.n || t.h != c.h || memcmp(&st, &sc, sizeof st) != 0 ||
+			    strcmp(et.msg, ec.msg) != 0)
+				abort(); /* nor a times-only read what a whole one gives of them */
+		}
 	}
 	return 0;
 }
