@@ -99,9 +99,13 @@ struct tm_clocks {
 	size_t ended_ix_cap;
 };
 
-static int node_eq(tm_clock_node a, tm_clock_node b)
+/* Field by field here, not through tm_clock_node_cmp: it runs for every
+ * timestamp of the archive (a call per conversion was 1.3% of the proto
+ * scan's first thread, callgrind). */
+static inline int node_eq(tm_clock_node a, tm_clock_node b)
 {
-	return tm_clock_node_cmp(a, b) == 0;
+	return a.clock_id == b.clock_id && a.seq_id == b.seq_id && a.file_id == b.file_id &&
+	       a.machine_row == b.machine_row;
 }
 
 /* ---- context ----------------------------------------------------------- */

@@ -196,10 +196,18 @@ static void seq_reset_interned(seq_state *s)
 	s->pool.len = 0;
 }
 
-static seq_state *seq_get(reader *rd, uint32_t id)
+static seq_state *seq_find(reader *rd, uint32_t id);
+
+/* Twice a packet: the last sequence's answer without a call. */
+static inline seq_state *seq_get(reader *rd, uint32_t id)
 {
 	if (rd->last_seq_ix && rd->last_seq == id)
 		return &rd->seqs[rd->last_seq_ix - 1];
+	return seq_find(rd, id);
+}
+
+static __attribute__((noinline)) seq_state *seq_find(reader *rd, uint32_t id)
+{
 	const uint32_t *ix = tm_u64map_get(&rd->seq_index, id);
 	if (ix) {
 		rd->last_seq = id;
