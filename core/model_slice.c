@@ -203,6 +203,10 @@ static void json_members(tm_buf *b, const tj_value *v);
 
 static void json_double(tm_buf *b, double d)
 {
+	if (tm_buf_put_whole(b, d)) {
+		tm_buf_put(b, ".0", 2);
+		return;
+	}
 	char t[40];
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(t, sizeof t, "%.*g", prec, d);

@@ -135,6 +135,8 @@ void tm_timeline_number(tm_buf *b, double v)
 		tm_buf_puts(b, "null");
 		return;
 	}
+	if (tm_buf_put_whole(b, v))
+		return;
 	char t[40];
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(t, sizeof t, "%.*g", prec, v);

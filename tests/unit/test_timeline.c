@@ -2,6 +2,7 @@
  * from the generation pass: slices joined from begin/end, ordering across
  * sorted runs, escaping, kernel args, and the statistics of slices.tsv. */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,88 @@ static void test_kernel_args(void)
 	tm_buf_put(&b, "", 1);
 	CHECK_STR(b.data, "0.1 3 null");
 	tm_buf_free(&b);
+}
+
+/* The text of a number, of an integer and of an escaped field are the
+ * ones their plain definitions give: the %.15g..%.17g that reads back
+ * (whole numbers take a shortcut), printf's %lld, and field_escape byte by
+ * byte (words are skipped eight bytes at a time). */
+static void number_as_printf(tm_buf *b, double v)
+{
+	char t[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, sizeof t, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	tm_buf_puts(b, t);
+}
+
+static void test_number_texts(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	tm_buf got = {0}, want = {0};
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double v;
+		switch (i % 6) {
+		case 0: v = (double)(int64_t)(x >> (x & 63)) * ((x & 64) ? -1 : 1); break; /* whole, any size */
+		case 1: v = (double)(int64_t)(x % 2000000000000000ull) - 1e15; break;     /* around +-1e15 */
+		case 2: v = (double)(x >> 11) / (double)(1ull << (x & 31)); break;      /* binary fractions */
+		case 3: memcpy(&v, &x, sizeof v); break;                                 /* any bits */
+		case 4: v = (double)(int64_t)(x % 20001) / 100.0 - 100.0; break;          /* two decimals */
+		default: v = ((x & 1) ? -1 : 1) * ((x & 2) ? 0.0 : 1e15 - (double)(x % 3)); break;
+		}
+		if (!isfinite(v))
+			continue;
+		got.len = want.len = 0;
+		tm_timeline_number(&got, v);
+		number_as_printf(&want, v);
+		tm_buf_put(&got, "", 1);
+		tm_buf_put(&want, "", 1);
+		if (strcmp(got.data, want.data) != 0) {
+			fprintf(stderr, "number %a: %s, expected %s\n", v, got.data, want.data);
+			tt_case_failed = 1;
+			break;
+		}
+		int64_t n = (int64_t)x;
+		got.len = want.len = 0;
+		tm_buf_put_i64(&got, i % 3 == 0 ? n : i % 3 == 1 ? n >> (x & 63) : INT64_MIN + (int64_t)(x & 3));
+		tm_buf_printf(&want, "%" PRId64, i % 3 == 0 ? n : i % 3 == 1 ? n >> (x & 63) : INT64_MIN + (int64_t)(x & 3));
+		if (strcmp(got.data, want.data) != 0) {
+			fprintf(stderr, "integer: %s, expected %s\n", got.data, want.data);
+			tt_case_failed = 1;
+			break;
+		}
+	}
+	/* every byte at every place of fields up to 40 bytes long */
+	char f[40];
+	for (int len = 0; len <= 40 && !tt_case_failed; len++)
+		for (int at = 0; at < len && !tt_case_failed; at++)
+			for (int c = 0; c < 256; c++) {
+				memset(f, 'a' + at % 26, sizeof f);
+				f[at] = (char)c;
+				if (len > 2)
+					f[len - 1] = (char)(c ^ 0x5c);
+				got.len = want.len = 0;
+				tm_buf_put_field(&got, f, (size_t)len);
+				for (int k = 0; k < len; k++) {
+					unsigned char ch = (unsigned char)f[k];
+					const char *e = ch == '\\' ? "\\\\" : ch == '\t' ? "\\t" : ch == '\n' ? "\\n"
+						      : ch == '\r' ? "\\r" : ch == 0 ? "\\0" : NULL;
+					if (e)
+						tm_buf_puts(&want, e);
+					else
+						tm_buf_put(&want, &f[k], 1);
+				}
+				if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0) {
+					fprintf(stderr, "field of %d bytes, byte %d at %d: escaped wrong\n", len, c, at);
+					tt_case_failed = 1;
+					break;
+				}
+			}
+	tm_buf_free(&got);
+	tm_buf_free(&want);
 }
 
 /* slices.tsv: ten "a" of 1..10 us and one that never ends; ranks as the
@@ -460,6 +543,7 @@ int main(void)
 	TT_RUN(test_sorted_across_runs);
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
+	TT_RUN(test_number_texts);
 	TT_RUN(test_tables);
 	TT_RUN(test_views_shared_then_split);
 	TT_RUN(test_parts_many_machines);
