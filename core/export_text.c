@@ -578,8 +578,10 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	const systrace_event *l = o->line;
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	const char *ev = l->event_name;
+	size_t evn = strlen(ev);
+#define EV_IS(lit) (evn == sizeof(lit) - 1 && memcmp(ev, lit, sizeof(lit) - 1) == 0)
 	systrace_args *a = o->line_args;
-	int print = strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "print") == 0 || strcmp(ev, "0") == 0;
+	int print = EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0");
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
 	if (o->dropped && !print)
@@ -589,7 +591,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	if (print) {
 		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_print);
 		put_str(b, F_PrintFtraceEvent_buf, l->args);
-	} else if (strcmp(ev, "sched_switch") == 0) {
+	} else if (EV_IS("sched_switch")) {
 		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_switch);
 		char st[64];
 		systrace_args_get(a, "prev_state", st, sizeof st) || (st[0] = '\0');
@@ -607,13 +609,13 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 		arg_str(b, F_SchedSwitchFtraceEvent_next_comm, a, "next_comm");
 		put_int32(b, F_SchedSwitchFtraceEvent_next_pid, (int32_t)arg_i(a, "next_pid"));
 		put_int32(b, F_SchedSwitchFtraceEvent_next_prio, (int32_t)arg_i(a, "next_prio"));
-	} else if (strcmp(ev, "sched_waking") == 0) {
+	} else if (EV_IS("sched_waking")) {
 		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_waking);
 		arg_str(b, F_SchedWakingFtraceEvent_comm, a, "comm");
 		put_int32(b, F_SchedWakingFtraceEvent_pid, (int32_t)arg_i(a, "pid"));
 		put_int32(b, F_SchedWakingFtraceEvent_prio, (int32_t)arg_i(a, "prio"));
 		put_int32(b, F_SchedWakingFtraceEvent_target_cpu, (int32_t)arg_i(a, "target_cpu"));
-	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
+	} else if (EV_IS("cpu_frequency") || EV_IS("cpu_idle")) {
 		int freq = ev[4] == 'f';
 		ftrace_event(t, file, row, cpu, o->ts, pid, freq ? F_FtraceEvent_cpu_frequency : F_FtraceEvent_cpu_idle);
 		char v[64];
@@ -626,6 +628,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	}
 	ftrace_event_end(t);
 }
+#undef EV_IS
 
 void exp_text_observed(exp_text *t, const tm_mobserved *o)
 {

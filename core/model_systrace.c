@@ -12,8 +12,25 @@
 
 /* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
  * not empty. */
+/* Up to nine digits and nothing else (a pid, a prio, a cpu): their
+ * value, which strtoull would give too, without its call; -1 for any
+ * other text (the callers then ask strtoull). */
+static int64_t few_digits(const char *s)
+{
+	int64_t v = 0;
+	size_t i = 0;
+	for (; i < 10 && s[i] >= '0' && s[i] <= '9'; i++)
+		v = v * 10 + (s[i] - '0');
+	return i && i < 10 && !s[i] ? v : -1;
+}
+
 static int to_u32(const char *s, uint32_t *out)
 {
+	int64_t d = few_digits(s);
+	if (d >= 0) {
+		*out = (uint32_t)d;
+		return 1;
+	}
 	if (!*s)
 		return 0;
 	char *end;
@@ -27,6 +44,11 @@ static int to_u32(const char *s, uint32_t *out)
 
 static int to_i32(const char *s, int32_t *out)
 {
+	int64_t d = few_digits(s);
+	if (d >= 0) {
+		*out = (int32_t)d;
+		return 1;
+	}
 	if (!*s)
 		return 0;
 	char *end;
@@ -560,12 +582,16 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 	if (l.tgid >= 0)
 		m_update_thread(m, mc, l.pid, l.tgid);
 	const char *ev = l.event_name;
+	size_t evn = strlen(ev);
+	/* the event's name against a literal: the lengths first, so a line
+	 * of an event nobody reads (most) is turned away with no call */
+#define EV_IS(lit) (evn == sizeof(lit) - 1 && memcmp(ev, lit, sizeof(lit) - 1) == 0)
 	systrace_args sa; /* the observer reads them too */
 	systrace_args *a = &sa;
 	systrace_args_init(&sa, l.args);
 	char v1[256], v2[256], v3[256], v4[256], v5[256], v6[256], v7[256];
 	int acted = 1; /* the reference made rows or state of the line */
-	if (strcmp(ev, "sched_switch") == 0) {
+	if (EV_IS("sched_switch")) {
 		arg(a, "prev_state", v1, sizeof v1);
 		int64_t state = tm_model_systrace_state(v1);
 		uint32_t prev_pid, next_pid;
@@ -580,12 +606,12 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			m_sched_switch(m, c, l.cpu, ts, prev_pid, v6, prev_prio, state, next_pid, v7, next_prio, file);
 		else
 			acted = 0; /* "Could not parse sched_switch": no row */
-	} else if (strcmp(ev, "tracing_mark_write") == 0 || strcmp(ev, "0") == 0 || strcmp(ev, "print") == 0) {
+	} else if (EV_IS("tracing_mark_write") || EV_IS("0") || EV_IS("print")) {
 		if (l.print_phase)
 			m_systrace_print(m, c, mc, ts, (uint32_t)l.pid, &l, file);
 		else
 			acted = 0;
-	} else if (strcmp(ev, "sched_waking") == 0) {
+	} else if (EV_IS("sched_waking")) {
 		arg(a, "comm", v1, sizeof v1);
 		uint32_t wakee;
 		arg(a, "pid", v2, sizeof v2);
@@ -595,7 +621,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		} else {
 			acted = 0;
 		}
-	} else if (strcmp(ev, "cpu_frequency") == 0 || strcmp(ev, "cpu_idle") == 0) {
+	} else if (EV_IS("cpu_frequency") || EV_IS("cpu_idle")) {
 		uint32_t cpu;
 		double st;
 		arg(a, "cpu_id", v1, sizeof v1);
@@ -604,7 +630,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			counter_cpu(m, c, ev[4] == 'f' ? "cpufreq" : "cpuidle", cpu, ts, st, file);
 		else
 			acted = 0;
-	} else if (strcmp(ev, "cpu_frequency_limits") == 0) {
+	} else if (EV_IS("cpu_frequency_limits")) {
 		uint32_t cpu;
 		double mx, mn;
 		arg(a, "cpu_id", v1, sizeof v1);
@@ -618,8 +644,8 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			if (has_min)
 				counter_cpu(m, c, "cpu.min_freq", cpu, ts, mn, file);
 		}
-	} else if (strcmp(ev, "clock_set_rate") == 0 || strcmp(ev, "clock_enable") == 0 ||
-		   strcmp(ev, "clock_disable") == 0) {
+	} else if (EV_IS("clock_set_rate") || EV_IS("clock_enable") ||
+		   EV_IS("clock_disable")) {
 		uint32_t rate;
 		arg(a, "state", v1, sizeof v1);
 		arg(a, "name", v2, sizeof v2);
@@ -632,7 +658,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 						   m_intern(&m->str, n->data, n->len));
 			m_counter(m, t, ts, rate, file);
 		}
-	} else if (strcmp(ev, "workqueue_execute_start") == 0) {
+	} else if (EV_IS("workqueue_execute_start")) {
 		const char *f = strstr(l.args, "function ");
 		if (f) {
 			f += 9;
@@ -641,9 +667,9 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			m_slice_begin(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9),
 				      m_intern(&m->str, f, n), file);
 		}
-	} else if (strcmp(ev, "workqueue_execute_end") == 0) {
+	} else if (EV_IS("workqueue_execute_end")) {
 		m_slice_end(m, c, m_thread_track(m, c, utid), ts, m_intern(&m->str, "workqueue", 9), 0);
-	} else if (strcmp(ev, "thermal_temperature") == 0 || strcmp(ev, "cdev_update") == 0) {
+	} else if (EV_IS("thermal_temperature") || EV_IS("cdev_update")) {
 		int t_ = ev[0] == 't';
 		arg(a, t_ ? "thermal_zone" : "type", v1, sizeof v1);
 		arg(a, t_ ? "temp" : "target", v2, sizeof v2);
@@ -659,8 +685,8 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 						   m_intern(&m->str, n->data, n->len));
 			m_counter(m, t, ts, t_ ? ti : dv, file);
 		}
-	} else if (strncmp(ev, "binder_", 7) == 0 || strcmp(ev, "sched_blocked_reason") == 0 ||
-		   strcmp(ev, "rss_stat") == 0) {
+	} else if ((evn >= 7 && memcmp(ev, "binder_", 7) == 0) || EV_IS("sched_blocked_reason") ||
+		   EV_IS("rss_stat")) {
 		/* kept by the reference in tables the model does not rebuild */
 	} else {
 		acted = 0;
@@ -672,3 +698,4 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		m->sink.observed(m->sink.ctx, &ob);
 	}
 }
+#undef EV_IS

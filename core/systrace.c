@@ -536,13 +536,13 @@ static void args_split(systrace_args *a)
 	}
 }
 
-int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n)
+int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n)
 {
 	if (!a->split)
 		args_split(a);
-	size_t klen = strlen(key);
 	for (size_t i = 0; i < a->n; i++) {
-		if (a->kv[i].kn == klen && memcmp(a->kv[i].k, key, klen) == 0) {
+		/* most keys differ in length or in their first byte */
+		if (a->kv[i].kn == klen && (!klen || a->kv[i].k[0] == key[0]) && memcmp(a->kv[i].k, key, klen) == 0) {
 			copy_value(a->kv[i].v, a->kv[i].v + a->kv[i].vn, out, n);
 			return 1;
 		}

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "archive.h"
 #include "tm.h"
@@ -134,6 +135,11 @@ typedef struct systrace_args {
 	} kv[SYSTRACE_ARGS_KEPT];
 } systrace_args;
 void systrace_args_init(systrace_args *a, const char *args);
-int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n);
+int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n);
+/* Inline so that a literal key's length is known where it is asked. */
+static inline int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n)
+{
+	return systrace_args_get_n(a, key, strlen(key), out, n);
+}
 
 #endif
