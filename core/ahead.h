@@ -113,6 +113,29 @@ static inline void tm_log_end(tm_buf *b, size_t at)
 	memcpy(b->data + at, &next, sizeof next);
 }
 
+/* Runs: many small fixed-size records in one entry, where a head each
+ * would cost more than the record (the times of a scan alone). *run is
+ * the open run's head, 0 when none; a run is closed long before its
+ * 32-bit `next` could overflow. */
+#define TM_LOG_RUN_MAX (1u << 20)
+
+static inline void tm_log_run_close(tm_buf *b, size_t *run)
+{
+	if (*run)
+		tm_log_end(b, *run);
+	*run = 0;
+}
+
+/* An open run of `tag` at the log's end (close the run before anything
+ * else is logged). */
+static inline void tm_log_run_open(tm_buf *b, size_t *run, uint8_t tag)
+{
+	if (*run && b->len - *run > TM_LOG_RUN_MAX)
+		tm_log_run_close(b, run);
+	if (!*run)
+		*run = tm_log_begin(b, tag, 0, 0, 0);
+}
+
 /* A string field: its length, its bytes and a NUL; NULL is kept as such. */
 static inline void tm_log_put_s(tm_buf *b, const char *s, size_t n)
 {

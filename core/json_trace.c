@@ -1169,19 +1169,12 @@ typedef struct log_ctx {
 	size_t times_at; /* the open LOG_TIMES entry's head, 0 when none */
 } log_ctx;
 
-static void close_times(log_ctx *lc)
-{
-	if (lc->times_at)
-		tm_log_end(lc->b, lc->times_at);
-	lc->times_at = 0;
-}
-
 /* The counts so far, when they changed since the last entry. */
 static void log_stats(log_ctx *lc)
 {
 	if (memcmp(&lc->st, &lc->logged, sizeof lc->st) == 0)
 		return;
-	close_times(lc);
+	tm_log_run_close(lc->b, &lc->times_at);
 	size_t at = tm_log_begin(lc->b, LOG_STATS, 0, 0, 0);
 	tm_buf_put(lc->b, &lc->st, sizeof lc->st);
 	tm_log_end(lc->b, at);
@@ -1275,18 +1268,12 @@ typedef struct event_time {
 	uint8_t kind, phase, has_ts, bad_print;
 } event_time;
 
-/* Long before an entry's 32-bit `next` would overflow. */
-#define TIMES_RUN_MAX (1u << 20)
-
 static int log_time(void *ctx, const json_event *ev, tm_error *err)
 {
 	(void)err;
 	log_ctx *lc = ctx;
 	log_stats(lc);
-	if (lc->times_at && lc->b->len - lc->times_at > TIMES_RUN_MAX)
-		close_times(lc);
-	if (!lc->times_at)
-		lc->times_at = tm_log_begin(lc->b, LOG_TIMES, 0, 0, 0);
+	tm_log_run_open(lc->b, &lc->times_at, LOG_TIMES);
 	event_time t = {ev->ts, ev->dur, 0, (uint8_t)ev->kind, (uint8_t)ev->phase, ev->has_ts != 0, 0};
 	if (ev->systrace) {
 		t.ts = ev->systrace->ts;
@@ -1309,7 +1296,7 @@ void json_trace_log(tm_cursor *c, unsigned flags, tm_buf *log)
 	int rc = json_trace_read_opt(c, read_flags, flags & JSON_TRACE_TIMES ? log_time : log_event, &lc, &lc.st,
 				     &err);
 	log_stats(&lc);
-	close_times(&lc);
+	tm_log_run_close(lc.b, &lc.times_at);
 	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
 	if (rc)
 		tm_buf_put(log, &err, sizeof err);

@@ -846,19 +846,12 @@ typedef struct log_ctx {
 	size_t times_at; /* the open LOG_TIMES entry's head, 0 when none */
 } log_ctx;
 
-static void close_times(log_ctx *lc)
-{
-	if (lc->times_at)
-		tm_log_end(lc->b, lc->times_at);
-	lc->times_at = 0;
-}
-
 /* The counts so far, when they changed since the last entry. */
 static void log_stats(log_ctx *lc)
 {
 	if (lc->st.systrace_parse_failure == lc->logged.systrace_parse_failure)
 		return;
-	close_times(lc);
+	tm_log_run_close(lc->b, &lc->times_at);
 	size_t at = tm_log_begin(lc->b, LOG_STATS, 0, 0, 0);
 	tm_buf_put(lc->b, &lc->st, sizeof lc->st);
 	tm_log_end(lc->b, at);
@@ -878,19 +871,14 @@ static int log_line(void *ctx, const systrace_event *ev, tm_error *err)
 
 /* Times only: runs of lines in one entry, 16 bytes a line. A whole line
  * costs about as much to hand to the other core as to parse; its time
- * costs an eighth of that. An entry's `next` is 32 bits: a run is closed
- * well before. */
-#define TIMES_RUN_MAX (1u << 20)
+ * costs an eighth of that. */
 
 static int log_time(void *ctx, const systrace_event *ev, tm_error *err)
 {
 	(void)err;
 	log_ctx *lc = ctx;
 	log_stats(lc);
-	if (lc->times_at && lc->b->len - lc->times_at > TIMES_RUN_MAX)
-		close_times(lc);
-	if (!lc->times_at)
-		lc->times_at = tm_log_begin(lc->b, LOG_TIMES, 0, 0, 0);
+	tm_log_run_open(lc->b, &lc->times_at, LOG_TIMES);
 	line_time t = {ev->ts, ev->bad_print != 0};
 	tm_buf_put(lc->b, &t, sizeof t);
 	return 0;
@@ -903,7 +891,7 @@ void systrace_log(tm_cursor *c, int times_only, tm_buf *log)
 	tm_err_clear(&err);
 	int rc = systrace_read(c, times_only ? log_time : log_line, &lc, &lc.st, &err);
 	log_stats(&lc);
-	close_times(&lc);
+	tm_log_run_close(lc.b, &lc.times_at);
 	size_t at = tm_log_begin(log, LOG_END, rc != 0, 0, 0);
 	if (rc)
 		tm_buf_put(log, &err, sizeof err);
