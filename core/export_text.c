@@ -579,7 +579,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	const char *ev = l->event_name;
 	size_t evn = strlen(ev);
-#define EV_IS(lit) (evn == sizeof(lit) - 1 && memcmp(ev, lit, sizeof(lit) - 1) == 0)
+#define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
 	systrace_args *a = o->line_args;
 	int print = EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0");
 	/* a print with a bad payload is written too: the reference counts the

@@ -525,7 +525,7 @@ static int deliver_members(reader *r, const tj_value *const *f, const tj_value *
 	if (ev.phase == 'X' && ev.dur < 0 && !f[K_DUR])
 		r->st->json_parser_failure++;
 	if (r->times) {
-		/* JSON_TRACE_TIMES: the ids, names and a C event's args are all */
+		/* JSON_TRACE_TIMES: of the rest, only a C event's args */
 		if (ev.phase == 'C' && args && args->type == TJ_OBJECT)
 			ev.args = args;
 		return r->fn(r->ctx, &ev, r->err) ? STEP_ERR : STEP_OK;
@@ -1376,10 +1376,7 @@ static int replay_times(const char *p, const char *e, json_event_fn fn, void *ct
 	ev.args_summary[0] = '\0';
 	memset(&ev.counter_value, 0, sizeof ev - offsetof(json_event, counter_value));
 	systrace_event sev;
-	memset(&sev, 0, offsetof(systrace_event, args_summary));
-	sev.tgid = -1;
-	sev.task = sev.event_name = sev.args = sev.print_name = sev.print_track = "";
-	sev.args_summary[0] = '\0';
+	systrace_event_empty(&sev);
 	sev.json_embedded = 1;
 	/* a C event's numbers: values of 0 under empty keys */
 	tj_value args = {.type = TJ_OBJECT};

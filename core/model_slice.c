@@ -203,19 +203,13 @@ static void json_members(tm_buf *b, const tj_value *v);
 
 static void json_double(tm_buf *b, double d)
 {
-	if (tm_buf_put_whole(b, d)) {
+	size_t at = b->len;
+	tm_buf_put_double(b, d);
+	/* a double stays one when read back: "3" becomes "3.0" */
+	const char *t = b->data + at;
+	size_t n = b->len - at;
+	if (!memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'n', n) && !memchr(t, 'i', n))
 		tm_buf_put(b, ".0", 2);
-		return;
-	}
-	char t[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(t, sizeof t, "%.*g", prec, d);
-		if (strtod(t, NULL) == d)
-			break;
-	}
-	if (!strchr(t, '.') && !strchr(t, 'e') && !strchr(t, 'n') && !strchr(t, 'i'))
-		strcat(t, ".0");
-	tm_buf_puts(b, t);
 }
 
 static void json_compact(tm_buf *b, const tj_value *v)

@@ -10,8 +10,6 @@
 
 #include "systrace.h"
 
-/* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
- * not empty. */
 /* Up to nine digits and nothing else (a pid, a prio, a cpu): their
  * value, which strtoull would give too, without its call; -1 for any
  * other text (the callers then ask strtoull). */
@@ -24,6 +22,8 @@ static int64_t few_digits(const char *s)
 	return i && i < 10 && !s[i] ? v : -1;
 }
 
+/* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
+ * not empty. */
 static int to_u32(const char *s, uint32_t *out)
 {
 	int64_t d = few_digits(s);
@@ -583,9 +583,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		m_update_thread(m, mc, l.pid, l.tgid);
 	const char *ev = l.event_name;
 	size_t evn = strlen(ev);
-	/* the event's name against a literal: the lengths first, so a line
-	 * of an event nobody reads (most) is turned away with no call */
-#define EV_IS(lit) (evn == sizeof(lit) - 1 && memcmp(ev, lit, sizeof(lit) - 1) == 0)
+#define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
 	systrace_args sa; /* the observer reads them too */
 	systrace_args *a = &sa;
 	systrace_args_init(&sa, l.args);

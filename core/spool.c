@@ -230,8 +230,7 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 }
 
 /* The letter after the backslash that stands for byte c in a field, or 0
- * when c stands for itself. */
-/* The letter a byte is escaped with, or 0 (a table: one load a byte). */
+ * when c stands for itself (a table: one load a byte). */
 static const char ESCAPE_OF[256] = {['\\'] = '\\', ['\t'] = 't', ['\n'] = 'n', ['\r'] = 'r', [0] = '0'};
 
 static inline char field_escape(char c)
@@ -361,7 +360,11 @@ void tm_buf_put_i64(tm_buf *b, int64_t v)
 	b->len += sign + n;
 }
 
-int tm_buf_put_whole(tm_buf *b, double v)
+/* A whole number below 1e15 in magnitude as %.15g writes it (its digits,
+ * "-0" for negative zero; that text reads back as v): 1, or 0 and nothing
+ * written for any other v. Counter values mostly are such, and snprintf
+ * and strtod cost a hundred times as much. */
+static int put_whole(tm_buf *b, double v)
 {
 	if (!(v > -1e15 && v < 1e15) || (double)(int64_t)v != v)
 		return 0;
@@ -370,6 +373,19 @@ int tm_buf_put_whole(tm_buf *b, double v)
 	else
 		tm_buf_put_i64(b, (int64_t)v);
 	return 1;
+}
+
+void tm_buf_put_double(tm_buf *b, double v)
+{
+	if (put_whole(b, v))
+		return;
+	char t[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, sizeof t, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	tm_buf_puts(b, t);
 }
 
 void tm_spool_close(tm_spool *s)

@@ -40,12 +40,10 @@ void tm_spool_put_field(tm_spool *s, const char *f, size_t n);
 void tm_buf_put_field(tm_buf *b, const char *f, size_t n);
 /* v in decimal. */
 void tm_buf_put_i64(tm_buf *b, int64_t v);
-/* A whole number below 1e15 in magnitude as printf's %.15g writes it (its
- * digits, "-0" for negative zero; that text reads back as v): 1, or 0 and
- * nothing written for any other v. Counter values mostly are such, and
- * snprintf and strtod cost a hundred times as much (the callers' general
- * path). */
-int tm_buf_put_whole(tm_buf *b, double v);
+/* v as the first of printf's %.15g, %.16g and %.17g that reads back as
+ * v ("nan" or "inf" where v is one): the numbers of the timeline's and
+ * the args' JSON. */
+void tm_buf_put_double(tm_buf *b, double v);
 void tm_spool_close(tm_spool *s);
 
 /* Many write-once streams in ONE temporary file: the machines' views of a

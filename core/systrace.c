@@ -834,6 +834,14 @@ void systrace_event_get(const char **p, systrace_event *ev)
 
 enum { LOG_LINE = 1, LOG_STATS, LOG_TIMES, LOG_END };
 
+void systrace_event_empty(systrace_event *ev)
+{
+	memset(ev, 0, offsetof(systrace_event, args_summary));
+	ev->tgid = -1;
+	ev->task = ev->event_name = ev->args = ev->print_name = ev->print_track = "";
+	ev->args_summary[0] = '\0';
+}
+
 /* A line of a times-only log: what the scan alone reads of it. */
 typedef struct line_time {
 	int64_t ts;
@@ -872,7 +880,6 @@ static int log_line(void *ctx, const systrace_event *ev, tm_error *err)
 /* Times only: runs of lines in one entry, 16 bytes a line. A whole line
  * costs about as much to hand to the other core as to parse; its time
  * costs an eighth of that. */
-
 static int log_time(void *ctx, const systrace_event *ev, tm_error *err)
 {
 	(void)err;
@@ -913,10 +920,7 @@ int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, s
 				return -1;
 		} else if (h.tag == LOG_TIMES) {
 			systrace_event ev;
-			memset(&ev, 0, offsetof(systrace_event, args_summary));
-			ev.tgid = -1;
-			ev.task = ev.event_name = ev.args = ev.print_name = ev.print_track = "";
-			ev.args_summary[0] = '\0';
+			systrace_event_empty(&ev);
 			for (const char *e = log->data + at + h.next; p + sizeof(line_time) <= e;) {
 				line_time t;
 				tm_log_get(&p, &t, sizeof t);

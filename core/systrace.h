@@ -83,6 +83,9 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
  * strings are "", its numbers 0 and its tgid -1 (for a reader that looks
  * at nothing else, such as the scan alone). */
 void systrace_log(tm_cursor *c, int times_only, tm_buf *log);
+/* What a times-only line is replayed with besides its ts and bad_print:
+ * strings "", numbers 0, tgid -1. */
+void systrace_event_empty(systrace_event *ev);
 int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
 		    tm_error *err);
 
@@ -134,6 +137,11 @@ typedef struct systrace_args {
 		size_t kn, vn;
 	} kv[SYSTRACE_ARGS_KEPT];
 } systrace_args;
+/* Whether an event name of n bytes is the literal `lit`: the lengths
+ * first, so a line of an event nobody reads (most) is turned away with no
+ * call. */
+#define SYSTRACE_EVENT_IS(name, n, lit) ((n) == sizeof(lit) - 1 && memcmp((name), (lit), sizeof(lit) - 1) == 0)
+
 void systrace_args_init(systrace_args *a, const char *args);
 int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n);
 /* Inline so that a literal key's length is known where it is asked. */

@@ -135,15 +135,7 @@ void tm_timeline_number(tm_buf *b, double v)
 		tm_buf_puts(b, "null");
 		return;
 	}
-	if (tm_buf_put_whole(b, v))
-		return;
-	char t[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(t, sizeof t, "%.*g", prec, v);
-		if (strtod(t, NULL) == v)
-			break;
-	}
-	tm_buf_puts(b, t);
+	tm_buf_put_double(b, v);
 }
 
 void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c)
