@@ -14,8 +14,10 @@
 
 #include "clockid.h"
 #include "export_internal.h"
+#include "manifest.h"
 #include "proto.h"
 #include "relay.h"
+#include "scan.h"
 #include "spool.h"
 #include "trace.pb-c.h"
 
@@ -129,7 +131,7 @@ void exp_emit(exp *x, uint32_t row, const void *pkt, size_t len)
  * for the host). */
 static void emit_kept(exp *x, uint32_t row, const void *pkt, size_t len)
 {
-	if (row >= x->scan->machines.n || !x->mach_id[row]) {
+	if (row >= x->n_rows || !x->mach_id[row]) {
 		emit_tail(x, row, pkt, len, NULL, 0);
 		return;
 	}
@@ -472,9 +474,12 @@ static void rewrite_bundle(exp *x, tm_buf *b, tm_span msg, const tm_packet_out *
 /* ---- packets before the scan's results ---------------------------------------- */
 
 /* A pass that makes the scan's results as it goes (tm_export_new_deferred)
- * rewrites each kept packet before the merge's machine ids are known
- * (they need every machine's raw id) and before the header that comes
- * first (it needs the whole scan). Such packets wait in a temporary file
+ * rewrites each kept packet before the header that comes first (it needs
+ * the whole scan), and, unless the manifest fixes the machine rows
+ * (tm_scan_fixed_rows), before the merge's machine ids are known (they
+ * need every machine's raw id). With the ids known, packets go to the
+ * outputs at once and the header is put in front of them later
+ * (tm_views_head). Without, such packets wait in a temporary file
  * without their machine_id, as (row, length, bytes) records, and
  * tm_export_attach copies them out after the header. The copy is a
  * sequential read of bytes already rewritten: far cheaper than reading
@@ -878,29 +883,23 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The machine ids, the outputs and their headers, for the scan's results. */
-static int export_start(exp *x, const tm_scan *scan, tm_error *err)
+/* The merge's machine ids of rows with these raw ids (row order): the raw
+ * id where it is an embedded one, else the next id no embedded one uses;
+ * the host (raw 0) has none. The embedded ids, sorted, are passed by as
+ * `next` grows (thousands of machines). */
+static uint32_t *machine_ids(const int64_t *raw, size_t nm)
 {
-	tm_merge *m = x->m;
-	x->scan = scan;
-	size_t nm = scan->machines.n;
-	x->mach_id = tm_xcalloc(nm ? nm : 1, sizeof(*x->mach_id));
-	/* machine ids: the raw id where it is an embedded one, else the next
-	 * id no embedded one uses; the host (raw 0) has none. The embedded
-	 * ids, sorted, are passed by as `next` grows (thousands of machines). */
+	uint32_t *id = tm_xcalloc(nm ? nm : 1, sizeof(*id));
 	uint32_t *embedded = tm_xcalloc(nm ? nm : 1, sizeof(*embedded));
 	size_t n_emb = 0;
-	for (size_t r = 0; r < nm; r++) {
-		int64_t raw = scan->machines.rows[r].raw_id;
-		if (raw > 0 && raw <= UINT32_MAX)
-			embedded[n_emb++] = x->mach_id[r] = (uint32_t)raw;
-	}
+	for (size_t r = 0; r < nm; r++)
+		if (raw[r] > 0 && raw[r] <= UINT32_MAX)
+			embedded[n_emb++] = id[r] = (uint32_t)raw[r];
 	qsort(embedded, n_emb, sizeof(*embedded), u32_cmp);
 	uint32_t next = 1;
 	size_t e = 0;
 	for (size_t r = 0; r < nm; r++) {
-		int64_t raw = scan->machines.rows[r].raw_id;
-		if (raw == TM_RAW_HOST || x->mach_id[r])
+		if (raw[r] == TM_RAW_HOST || id[r])
 			continue;
 		for (;; next++) {
 			while (e < n_emb && embedded[e] < next)
@@ -908,9 +907,35 @@ static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 			if (e == n_emb || embedded[e] != next)
 				break;
 		}
-		x->mach_id[r] = next++;
+		id[r] = next++;
 	}
 	free(embedded);
+	return id;
+}
+
+/* The machine ids, the outputs and their headers, for the scan's results.
+ * An exporter that wrote kept packets during the scan (`early`) has its
+ * ids and outputs already: the scan must have ended with the rows they
+ * were made for, and the headers go in front of those packets. */
+static int export_start(exp *x, const tm_scan *scan, tm_error *err)
+{
+	tm_merge *m = x->m;
+	x->scan = scan;
+	size_t nm = scan->machines.n;
+	int64_t *raw = tm_xcalloc(nm ? nm : 1, sizeof(*raw));
+	for (size_t r = 0; r < nm; r++)
+		raw[r] = scan->machines.rows[r].raw_id;
+	uint32_t *id = machine_ids(raw, nm);
+	free(raw);
+	if (x->early) {
+		int same = nm == x->n_rows && (!nm || !memcmp(id, x->mach_id, nm * sizeof(*id)));
+		free(id);
+		if (!same) /* tm_scan_fixed_rows was wrong: a bug, not the input's fault */
+			return tm_err(err, TM_EIO, "merged.pftrace: the scan made machines the manifest does not name");
+	} else {
+		x->mach_id = id;
+		x->n_rows = nm;
+	}
 	x->kernel_text = tm_xcalloc(nm ? nm : 1, 1);
 	for (size_t i = 0; i < m->n_files && i < scan->n_files; i++) {
 		tm_type ty = m->files[i].type;
@@ -921,13 +946,17 @@ static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 				x->kernel_text[scan->files[i].machines[k]] = 1;
 	}
 	/* no machine views at all without per_machine (TM_GEN_TOP) */
-	if (tm_views_open(&x->out, x->per_machine ? nm : 0, err))
+	if (!x->early && tm_views_open(&x->out, x->per_machine ? nm : 0, err))
 		return -1;
+	if (x->early)
+		tm_views_head(&x->out);
 	header(x, 0, -1);
 	/* With one machine the whole merge's header is that machine's (the
 	 * same packets of the same row): the file is shared (tm_views). */
 	for (size_t r = 0; x->per_machine && r < nm && !x->out.shared; r++)
 		header(x, r + 1, (int64_t)r);
+	if (x->early)
+		tm_views_head_end(&x->out);
 	x->text = exp_text_new(x);
 	return 0;
 }
@@ -956,6 +985,25 @@ tm_export_build *tm_export_new_deferred(tm_merge *m, int per_machine, tm_error *
 {
 	exp *x = exp_alloc(m);
 	x->per_machine = per_machine;
+	size_t n;
+	const tm_mf_row *rows = tm_scan_fixed_rows(m, &n);
+	if (rows) {
+		/* The machine ids are known now: kept packets go to the
+		 * outputs as the scan finds them, and the headers in front
+		 * of them once it is done (tm_views_head). */
+		int64_t *raw = tm_xcalloc(n ? n : 1, sizeof(*raw));
+		for (size_t r = 0; r < n; r++)
+			raw[r] = rows[r].raw_id;
+		x->mach_id = machine_ids(raw, n);
+		free(raw);
+		x->n_rows = n;
+		x->early = 1;
+		if (tm_views_open(&x->out, per_machine ? n : 0, err) != 0) {
+			tm_export_abort(x);
+			return NULL;
+		}
+		return x;
+	}
 	x->deferred = 1;
 	if (tm_spool_open(&x->body, err) != 0) {
 		tm_export_abort(x);
@@ -969,6 +1017,8 @@ int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err)
 	pw_stop(x);
 	if (export_start(x, scan, err) != 0)
 		return -1;
+	if (!x->deferred)
+		return 0;
 	x->deferred = 0;
 	return copy_deferred(x, err);
 }

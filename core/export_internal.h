@@ -136,6 +136,8 @@ typedef struct exp {
 	const tm_scan *scan;
 	tm_views out;          /* the whole merge's file and each machine's */
 	uint32_t *mach_id;     /* row -> TracePacket.machine_id, 0 for the host */
+	size_t n_rows;         /* of mach_id */
+	int early;             /* mach_id known before the scan (tm_scan_fixed_rows) */
 	uint8_t *kernel_text;  /* row -> a systrace or JSON file put data on it */
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;

@@ -950,6 +950,23 @@ void tm_scan_free(tm_scan *s)
 	free(s);
 }
 
+const tm_mf_row *tm_scan_fixed_rows(const tm_merge *m, size_t *n)
+{
+	const tm_mf_plan *p = m->plan;
+	*n = 0;
+	if (!p || !m->manifest)
+		return NULL;
+	for (size_t i = 0; i < m->n_order; i++) {
+		const tm_file *f = &m->files[m->order[i]];
+		if (!is_trace_file(f->type) || !f->blob)
+			continue;
+		if (f->entry < 0 || tm_manifest_entry_base_raw_id(m->manifest, (size_t)f->entry) == TM_RAW_HOST)
+			return NULL;
+	}
+	*n = p->n_rows;
+	return p->rows;
+}
+
 int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row)
 {
 	if (fid >= s->n_files)

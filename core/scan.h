@@ -227,6 +227,15 @@ typedef struct tm_scan {
 tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink);
 void tm_scan_free(tm_scan *s);
 
+/* The raw ids of the machine rows the scan of m will end with, in row
+ * order, when they are known before it runs (else NULL): every trace file
+ * it reads has a manifest entry that names its base machine
+ * (machines.md §2). Then no file starts on the host or adopts a machine
+ * (§4), a packet's embedded machine_id is an error or goes to a row the
+ * manifest names (§5), and the rows are the manifest's (§3 steps 1-2).
+ * A scan that fails may stop with fewer. The array is m's. */
+const struct tm_mf_row *tm_scan_fixed_rows(const tm_merge *m, size_t *n);
+
 /* Did file `fid` put data on machine `row` (is the row in its machines)? */
 int tm_scan_file_on_row(const tm_scan *s, size_t fid, uint32_t row);
 

@@ -513,6 +513,30 @@ void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t
 	tm_parts_put(ps, i, p, n);
 }
 
+void tm_parts_put_head(tm_parts *ps, size_t i, const void *p, size_t n)
+{
+	tm_part *pt = &ps->p[i];
+	if (!n)
+		return;
+	uint64_t at = ps->file.size;
+	tm_spool_put(&ps->file, p, n);
+	tm_ext *last = pt->head_ext ? &pt->ext[pt->head_ext - 1] : NULL;
+	if (last && last->off + last->len == pt->head && last->at + last->len == at) {
+		last->len += n;
+	} else {
+		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
+		memmove(pt->ext + pt->head_ext + 1, pt->ext + pt->head_ext,
+			(pt->n_ext - pt->head_ext) * sizeof(*pt->ext));
+		pt->ext[pt->head_ext++] = (tm_ext){pt->head, at, n, 0};
+		pt->n_ext++;
+	}
+	/* what was put before moves along (the buffer's bytes with size) */
+	for (size_t k = pt->head_ext; k < pt->n_ext; k++)
+		pt->ext[k].off += n;
+	pt->head += n;
+	pt->size += n;
+}
+
 int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err)
 {
 	if (!ps->n)
@@ -581,7 +605,7 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
 tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach)
 {
 	tm_spooled *s = tm_xcalloc(1, sizeof(*s));
-	s->fd = -1;
+	s->fd = s->head_fd = -1;
 	if (whole) {
 		s->fd = whole->fd;
 		s->size = whole->size;
@@ -602,6 +626,8 @@ ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, u
 		uint64_t size = s->size;
 		if (s->fd < 0 || off >= size)
 			return 0;
+		if (s->n_all_ext)
+			return tm_ext_pread(s->head_fd, s->fd, s->all_ext, s->n_all_ext, buf, n, off);
 		return tm_pread_full(s->fd, buf, size - off < n ? (size_t)(size - off) : n, off);
 	}
 	if (row >= s->n_mach)
@@ -623,6 +649,8 @@ void tm_spooled_free(tm_spooled *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->head_fd >= 0)
+		close(s->head_fd);
 	if (s->mach_fd >= 0)
 		close(s->mach_fd);
 	for (size_t i = 0; i < s->n_mach; i++) {
@@ -638,7 +666,7 @@ void tm_spooled_free(tm_spooled *s)
 int tm_views_open(tm_views *v, size_t n_mach, tm_error *err)
 {
 	memset(v, 0, sizeof(*v));
-	v->all.fd = v->mach.file.fd = -1;
+	v->all.fd = v->mach.file.fd = v->head.fd = -1;
 	v->n_mach = n_mach;
 	v->shared = n_mach == 1;
 	if (tm_spool_open(&v->all, err) || (!v->shared && tm_parts_open(&v->mach, n_mach, err))) {
@@ -648,29 +676,51 @@ int tm_views_open(tm_views *v, size_t n_mach, tm_error *err)
 	return 0;
 }
 
-/* The machine's view becomes a stream of its own: the whole one's bytes
- * so far copied into it. */
-static void split_views(tm_views *v)
+/* The bytes of `from` so far to machine stream 0: at its end, or with
+ * `head` at its front (tm_parts_put_head). */
+static void copy_to_stream(tm_views *v, tm_spool *from, int head)
 {
-	v->shared = 0;
-	tm_spool *all = &v->all;
-	if (tm_parts_open(&v->mach, 1, &v->err))
+	if (from->fd < 0)
 		return;
-	if (all->buf)
-		flush(all, 1);
-	drain(all);
+	if (from->buf)
+		flush(from, 1);
+	drain(from);
 	char *buf = tm_xmalloc(SPOOL_BUF);
-	for (uint64_t off = 0; off < all->size;) {
-		size_t want = all->size - off < SPOOL_BUF ? (size_t)(all->size - off) : SPOOL_BUF;
-		ssize_t k = tm_pread_full(all->fd, buf, want, off);
+	for (uint64_t off = 0; off < from->size;) {
+		size_t want = from->size - off < SPOOL_BUF ? (size_t)(from->size - off) : SPOOL_BUF;
+		ssize_t k = tm_pread_full(from->fd, buf, want, off);
 		if (k <= 0) {
 			v->mach.file.failed = k < 0 && errno ? errno : EIO;
 			break;
 		}
-		tm_parts_put(&v->mach, 0, buf, (size_t)k);
+		if (head)
+			tm_parts_put_head(&v->mach, 0, buf, (size_t)k);
+		else
+			tm_parts_put(&v->mach, 0, buf, (size_t)k);
 		off += (uint64_t)k;
 	}
 	free(buf);
+}
+
+/* The machine's view becomes a stream of its own: the whole one's bytes
+ * so far copied into it (and its header so far, when given last). */
+static void split_views(tm_views *v)
+{
+	v->shared = 0;
+	if (tm_parts_open(&v->mach, 1, &v->err))
+		return;
+	copy_to_stream(v, &v->all, 0);
+	copy_to_stream(v, &v->head, 1);
+}
+
+/* n bytes to the front of the whole view (tm_views_head). */
+static void head_put(tm_views *v, const void *p, size_t n)
+{
+	if (!n || v->err.code != TM_OK)
+		return;
+	if (v->head.fd < 0 && tm_spool_open(&v->head, &v->err))
+		return;
+	tm_spool_put(&v->head, p, n);
 }
 
 /* The pending run to its machine's stream, before anything else reaches
@@ -682,6 +732,17 @@ static void end_run(tm_views *v)
 	const char *p = v->all.buf + (v->run_at - (v->all.size - v->all.len));
 	tm_parts_put_ref(&v->mach, v->run_row, v->run_at, p, v->run_len);
 	v->run_len = 0;
+}
+
+void tm_views_head(tm_views *v)
+{
+	end_run(v);
+	v->heading = 1;
+}
+
+void tm_views_head_end(tm_views *v)
+{
+	v->heading = 0;
 }
 
 /* Whether puts of `row` also reach a machine's stream of their own. */
@@ -742,6 +803,12 @@ void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n)
 void tm_views_put_all(tm_views *v, const void *p, size_t n)
 {
 	end_run(v);
+	if (v->heading) {
+		head_put(v, p, n);
+		for (size_t i = 0; i < v->mach.n; i++)
+			tm_parts_put_head(&v->mach, i, p, n);
+		return;
+	}
 	tm_spool_put(&v->all, p, n);
 	for (size_t i = 0; i < v->mach.n; i++)
 		tm_parts_put(&v->mach, i, p, n);
@@ -752,6 +819,13 @@ void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n)
 	end_run(v);
 	if (v->shared)
 		split_views(v);
+	if (v->heading) {
+		if (i == 0)
+			head_put(v, p, n);
+		else if (i - 1 < v->mach.n)
+			tm_parts_put_head(&v->mach, i - 1, p, n);
+		return;
+	}
 	if (i == 0)
 		tm_spool_put(&v->all, p, n);
 	else if (i - 1 < v->mach.n)
@@ -765,26 +839,46 @@ tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 		*err = v->err;
 		return NULL;
 	}
-	if (tm_spool_finish(&v->all, what, err) || tm_parts_finish(&v->mach, what, err))
+	if (tm_spool_finish(&v->all, what, err) || tm_parts_finish(&v->mach, what, err) ||
+	    (v->head.fd >= 0 && tm_spool_finish(&v->head, what, err)))
 		return NULL;
+	uint64_t h = v->head.fd >= 0 ? v->head.size : 0;
+	/* the whole view: the header given last (if any), then all's bytes */
+	tm_ext whole[2] = {{0, 0, h, 0}, {h, 0, v->all.size, 1}};
+	size_t n_whole = h ? 2 : 0;
 	if (v->shared) {
-		/* machine 0's view is the whole file: one extent of a copy of
-		 * its descriptor */
-		v->mach.file.fd = dup(v->all.fd);
+		/* machine 0's view is the whole one: the same extents, of a
+		 * copy of the descriptor that holds the first */
+		v->mach.file.fd = dup(h ? v->head.fd : v->all.fd);
 		if (v->mach.file.fd < 0)
 			return tm_err(err, TM_EIO, "%s: cannot share a temporary file: %s", what, strerror(errno)), NULL;
 		v->mach.p = tm_xcalloc(1, sizeof(*v->mach.p));
 		v->mach.n = 1;
-		v->mach.p[0].size = v->all.size;
-		v->mach.p[0].ext = tm_xmalloc(sizeof(tm_ext));
-		v->mach.p[0].ext[0] = (tm_ext){0, 0, v->all.size, 0};
-		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = 1;
+		v->mach.p[0].size = h + v->all.size;
+		if (!h) {
+			whole[0] = (tm_ext){0, 0, v->all.size, 0};
+			n_whole = 1;
+		}
+		v->mach.p[0].ext = tm_xmalloc(n_whole * sizeof(tm_ext));
+		memcpy(v->mach.p[0].ext, whole, n_whole * sizeof(tm_ext));
+		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = n_whole;
+		if (!h)
+			n_whole = 0;
 	}
-	return tm_spooled_take(&v->all, &v->mach);
+	tm_spooled *s = tm_spooled_take(&v->all, &v->mach);
+	if (h) {
+		s->head_fd = v->head.fd;
+		v->head.fd = -1;
+		memcpy(s->all_ext, whole, sizeof whole);
+		s->n_all_ext = n_whole;
+		s->size += h;
+	}
+	return s;
 }
 
 void tm_views_close(tm_views *v)
 {
 	tm_spool_close(&v->all);
+	tm_spool_close(&v->head);
 	tm_parts_close(&v->mach);
 }

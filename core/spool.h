@@ -75,6 +75,8 @@ typedef struct tm_part {
 	tm_ext *ext;     /* the rest, in stream order */
 	size_t n_ext, cap_ext;
 	uint64_t ref_end; /* where its last tm_parts_put_ref ended, 0: none */
+	uint64_t head;    /* bytes put by tm_parts_put_head, at the front */
+	size_t head_ext;  /* extents that hold them */
 } tm_part;
 
 typedef struct tm_parts {
@@ -88,6 +90,9 @@ typedef struct tm_parts {
 int tm_parts_open(tm_parts *ps, size_t n, tm_error *err);
 /* Append n bytes to stream i. */
 void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n);
+/* Put n bytes at the front of stream i, after what earlier calls put
+ * there (a header given last, tm_views_head). */
+void tm_parts_put_head(tm_parts *ps, size_t i, const void *p, size_t n);
 /* Append to stream i the n bytes p that the other file holds at `at`:
  * a reference to them where the stream's earlier bytes came from just
  * before them there or n is at least TM_PART_REF_MIN (4 KiB), and the
@@ -112,7 +117,13 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
  * row's stream (extents of one file, and `whole` ones of fd). */
 typedef struct tm_spooled {
 	int fd;              /* the whole merge, -1 when there is none */
-	uint64_t size;
+	uint64_t size;       /* the whole merge's view, head_fd's bytes included */
+	/* A header given last (tm_views_head): the whole view is head_fd's
+	 * bytes, then fd's, as the extents all_ext (of head_fd, and `whole`
+	 * of fd). head_fd is -1 and n_all_ext 0 otherwise: the view is fd. */
+	int head_fd;
+	tm_ext all_ext[2];
+	size_t n_all_ext;
 	int mach_fd;         /* the machines' streams */
 	tm_part *mach;       /* by machine row: size and extents */
 	size_t n_mach;
@@ -151,6 +162,8 @@ typedef struct tm_views {
 	uint32_t run_row;
 	uint64_t run_at;     /* where the run starts in the whole file */
 	size_t run_len;      /* 0: no run */
+	int heading;         /* between tm_views_head and tm_views_head_end */
+	tm_spool head;       /* the whole view's header when given last (fd -1: none) */
 } tm_views;
 
 /* Open all spools. -1 with err set (all closed again) on failure. */
@@ -169,6 +182,17 @@ void tm_views_commit(tm_views *v, uint32_t row, size_t n);
 void tm_views_put_all(tm_views *v, const void *p, size_t n);
 /* n bytes to one view alone: 0 the whole merge's, 1 + row a machine's. */
 void tm_views_put_one(tm_views *v, size_t i, const void *p, size_t n);
+/* The header, given last: for a pass that writes the bytes after the
+ * header before it can know the header (core/export.c writes the kept
+ * packets of Perfetto protobuf traces as the scan finds them, and the
+ * header needs the scan's results). Between tm_views_head and
+ * tm_views_head_end, tm_views_put_all and tm_views_put_one put to the
+ * front of their views instead of the end: in the order put, before
+ * every byte put so far. The whole view's header is a temporary file of
+ * its own, a machine's a first extent of its stream: nothing put so far
+ * is copied. Call each once, in that order. */
+void tm_views_head(tm_views *v);
+void tm_views_head_end(tm_views *v);
 /* Finish every spool (tm_spool_finish; `what` names the file in errors)
  * and hand them over; NULL with err set on a failure. */
 tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err);

@@ -1008,7 +1008,12 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 							: gen->tables->slices;
 	if (n->row == ROW_ALL ? sp->fd < 0 : n->row >= sp->n_mach || sp->mach_fd < 0)
 		return tm_err(err, TM_EIO, "%s: no such machine", n->name);
-	if (n->row == ROW_ALL) {
+	if (n->row == ROW_ALL && sp->n_all_ext) { /* a header given last */
+		g->spool_fd = sp->head_fd;
+		g->whole_fd = sp->fd;
+		g->ext = sp->all_ext;
+		g->n_ext = sp->n_all_ext;
+	} else if (n->row == ROW_ALL) {
 		g->spool_fd = sp->fd;
 	} else {
 		g->spool_fd = sp->mach_fd;
@@ -1313,20 +1318,44 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 	return 0;
 }
 
-int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size)
+int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *len)
 {
 	const vt_gen *g = f->node->g;
-	/* a machine's view in pieces is read through vtree_file_read */
-	if (f->node->src == SRC_GEN && g->spool_fd >= 0 && !g->err && (!g->ext || g->n_ext <= 1)) {
-		*fd = g->ext && g->n_ext && g->ext[0].whole ? g->whole_fd : g->spool_fd;
-		*off = g->ext && g->n_ext ? g->ext[0].at : 0;
-		*size = g->len;
-		return 0;
+	if (f->node->src == SRC_GEN && g->spool_fd >= 0 && !g->err) {
+		if (off >= g->len)
+			return -1;
+		if (!g->ext) {
+			*fd = g->spool_fd;
+			*at = off;
+			*len = g->len - off;
+			return 1;
+		}
+		/* the last extent that starts at or before off */
+		size_t lo = 0, hi = g->n_ext;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (g->ext[mid].off <= off)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		const tm_ext *e = lo < g->n_ext ? &g->ext[lo] : NULL;
+		if (!e || off < e->off || off >= e->off + e->len)
+			return -1;
+		*fd = e->whole ? g->whole_fd : g->spool_fd;
+		*at = e->at + (off - e->off);
+		*len = e->len - (off - e->off);
+		if (off + *len > g->len)
+			*len = g->len - off;
+		return off + *len == g->len;
 	}
-	if (f->node->src != SRC_BLOB || !f->cursor || tm_cursor_file_range(f->cursor, fd, off) != 0)
+	uint64_t base;
+	if (f->node->src != SRC_BLOB || !f->cursor || off >= f->node->size ||
+	    tm_cursor_file_range(f->cursor, fd, &base) != 0)
 		return -1;
-	*size = f->node->size;
-	return 0;
+	*at = base + off;
+	*len = f->node->size - off;
+	return 1;
 }
 
 void vtree_file_close(vt_file *f)

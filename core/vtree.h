@@ -112,10 +112,13 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err);
 ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error *err);
 void vtree_file_close(vt_file *f);
 
-/* When the open file's bytes lie unchanged in a host file (a stored
- * member), its fd (owned by the tree), the offset of byte 0 and the size:
- * a front end may then read them directly. -1 otherwise. */
-int vtree_file_fd(vt_file *f, int *fd, uint64_t *off, uint64_t *size);
+/* When byte `off` of the open file lies unchanged in a host file (a
+ * stored member, a generated file's temporary files), that file's fd
+ * (owned by the tree), where the byte is in it, and how many bytes from
+ * there on are the open file's next ones: a front end may then read them
+ * directly. Returns 1 when those reach the end of the file, 0 when more
+ * follow, -1 when the byte is not in a host file or is past the end. */
+int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *len);
 
 /* Where the tree reports a failure of the merge found after mount (the
  * scan's error text) the moment it is found, once; the FUSE daemon prints

@@ -160,24 +160,38 @@ static int tm_read(const char *path, char *buf, size_t size, off_t off, struct f
 	return n < 0 ? fail(&err) : (int)n;
 }
 
-/* Stored members are handed to libfuse as (fd, offset): the bytes go from
- * the archive to the kernel without passing through our buffers (spliced
- * where the kernel allows). Everything else is decoded into memory. */
+/* Bytes that lie in host files (stored members, the generated files'
+ * temporary files) are handed to libfuse as (fd, offset) pieces: they go
+ * to the kernel without passing through our buffers (spliced where the
+ * kernel allows). A read that would need more than READ_PIECES of them,
+ * and everything decoded, is read into memory. */
+#define READ_PIECES 4
+
 static int tm_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	vt_file *f = (vt_file *)(uintptr_t)fi->fh;
-	struct fuse_bufvec *bv = malloc(sizeof(*bv));
+	struct fuse_bufvec *bv = calloc(1, sizeof(*bv) + (READ_PIECES - 1) * sizeof(struct fuse_buf));
 	if (!bv)
 		return -ENOMEM;
-	int fd;
-	uint64_t base, fsize, o = (uint64_t)off;
-	if (vtree_file_fd(f, &fd, &base, &fsize) == 0) {
-		size_t n = o >= fsize ? 0 : fsize - o < size ? (size_t)(fsize - o) : size;
-		*bv = FUSE_BUFVEC_INIT(n);
-		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-		bv->buf[0].fd = fd;
-		bv->buf[0].pos = (off_t)(base + o);
+	uint64_t o = (uint64_t)off, done = 0;
+	size_t k = 0;
+	int fd, rc = 0;
+	uint64_t at, len;
+	while (done < size && k < READ_PIECES && (rc = vtree_file_span(f, o + done, &fd, &at, &len)) >= 0) {
+		size_t n = len < size - done ? (size_t)len : size - (size_t)done;
+		bv->buf[k].size = n;
+		bv->buf[k].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv->buf[k].fd = fd;
+		bv->buf[k].pos = (off_t)at;
+		k++;
+		done += n;
+		if (rc == 1)
+			break;
+	}
+	/* all of it, or all up to the end of the file */
+	if (k && (done == size || rc == 1)) {
+		bv->count = k;
 		*bufp = bv;
 		return 0;
 	}

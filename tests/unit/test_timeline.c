@@ -535,6 +535,92 @@ static void test_views_refer_to_whole(void)
 	tm_spooled_free(s);
 }
 
+/* A header given last (tm_views_head): bytes put to the views first, then
+ * headers to the front of each (several pieces, to all and to one, each
+ * machine's in turn and interleaved), then more bytes at the end. Every
+ * view reads back as header, then its bytes, whole and in pieces. With
+ * one machine: shared to the end, split before the header, and split by
+ * a header to one view alone. */
+static void views_head_case(size_t n_mach, int split)
+{
+	tm_error err = {0};
+	tm_views v;
+	CHECK_INT(tm_views_open(&v, n_mach, &err), 0);
+	tm_buf head[9] = {{0}}, body[9] = {{0}}; /* [n_mach]: the whole view */
+	uint64_t seed = 7 + n_mach * 31 + (uint64_t)split;
+	char bytes[300];
+	for (int phase = 0; phase < 3; phase++) {
+		if (phase == 1)
+			tm_views_head(&v);
+		int puts = phase == 1 ? 40 : 3000;
+		for (int i = 0; i < puts; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t r = (uint32_t)(seed >> 33);
+			size_t n = 1 + r / 11 % (r % 40 ? 60 : sizeof bytes);
+			for (size_t k = 0; k < n; k++)
+				bytes[k] = (char)('a' + (phase * 7 + i + (int)k) % 26);
+			uint32_t row = r / 7 % (uint32_t)(n_mach + 1);
+			if (phase == 1) { /* headers: to all, or to one view */
+				if (r % 3 == 0 || (n_mach == 1 && !split)) {
+					tm_views_put_all(&v, bytes, n);
+					for (size_t m = 0; m <= n_mach; m++)
+						tm_buf_put(&head[m], bytes, n);
+				} else if (r % 3 == 1 || split == 2) {
+					size_t one = row == n_mach ? 0 : 1 + row;
+					tm_views_put_one(&v, one, bytes, n);
+					tm_buf_put(&head[one ? row : n_mach], bytes, n);
+				}
+				continue;
+			}
+			if (split == 1 && phase == 0 && i == puts / 2)
+				row = (uint32_t)n_mach; /* for no machine: splits a shared view */
+			else if (n_mach == 1)
+				row = 0;
+			tm_views_put(&v, row, bytes, n);
+			tm_buf_put(&body[n_mach], bytes, n);
+			if (row < n_mach)
+				tm_buf_put(&body[row], bytes, n);
+		}
+		if (phase == 1)
+			tm_views_head_end(&v);
+	}
+	tm_spooled *s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	int bad = 0;
+	for (size_t m = 0; m <= n_mach; m++) {
+		size_t row_m = m == n_mach ? TM_SPOOLED_ALL : m;
+		tm_buf want = {0};
+		tm_buf_put(&want, head[m].data, head[m].len);
+		tm_buf_put(&want, body[m].data, body[m].len);
+		bad |= tm_spooled_size(s, row_m) != want.len;
+		char *got = read_view(s, row_m);
+		bad |= !got || memcmp(got, want.data, want.len) != 0;
+		free(got);
+		for (size_t off = 0; off < want.len && !bad; off += 211) {
+			char piece[500];
+			ssize_t k = tm_spooled_pread(s, row_m, piece, sizeof piece, off);
+			size_t exp = want.len - off < sizeof piece ? want.len - off : sizeof piece;
+			bad |= k != (ssize_t)exp || memcmp(piece, want.data + off, exp) != 0;
+		}
+		tm_buf_free(&want);
+		tm_buf_free(&head[m]);
+		tm_buf_free(&body[m]);
+	}
+	CHECK(!bad);
+	tm_spooled_free(s);
+}
+
+static void test_views_head_given_last(void)
+{
+	for (size_t n = 1; n <= 8 && !tt_case_failed; n += 7)
+		views_head_case(n, 0);
+	for (int split = 1; split <= 2 && !tt_case_failed; split++)
+		views_head_case(1, split);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/tm_timeline.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -548,6 +634,7 @@ int main(void)
 	TT_RUN(test_views_shared_then_split);
 	TT_RUN(test_parts_many_machines);
 	TT_RUN(test_views_refer_to_whole);
+	TT_RUN(test_views_head_given_last);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
