@@ -149,38 +149,51 @@ static void range_add(int *has, int64_t *lo, int64_t *hi, int64_t a, int64_t b)
 		*hi = b;
 }
 
-int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat)
+int scan_place_times(scan_file *sf, uint32_t machine_row, int64_t ts, int64_t dur, int64_t raw_ts, tm_stat neg_stat)
 {
 	scan_ctx *sc = sf->sc;
 	tm_scan *s = sc->s;
-	ev->file_id = sf->f->id;
-	if (ev->ts < 0) {
+	if (ts < 0) {
 		scan_count(sf, neg_stat, 1);
 		return 0;
 	}
-	int64_t end = ev->ts;
-	if (ev->dur > 0 && ev->ts <= INT64_MAX - ev->dur)
-		end = ev->ts + ev->dur;
-	int64_t raw_end = ev->raw_ts;
-	if (ev->dur > 0 && ev->raw_ts >= 0 && ev->raw_ts <= INT64_MAX - ev->dur)
-		raw_end = ev->raw_ts + ev->dur;
+	int64_t end = ts;
+	if (dur > 0 && ts <= INT64_MAX - dur)
+		end = ts + dur;
+	int64_t raw_end = raw_ts;
+	if (dur > 0 && raw_ts >= 0 && raw_ts <= INT64_MAX - dur)
+		raw_end = raw_ts + dur;
 	tm_scan_file *o = sf->out;
 	o->events++;
 	int had = o->has_range;
-	range_add(&o->has_range, &o->first_trace, &o->last_trace, ev->ts, end);
-	range_add(&had, &o->first_own, &o->last_own, ev->raw_ts, raw_end);
+	range_add(&o->has_range, &o->first_trace, &o->last_trace, ts, end);
+	range_add(&had, &o->first_own, &o->last_own, raw_ts, raw_end);
 	if (s->n_mach < s->machines.n)
 		scan_sync_machines(sc);
-	if (ev->machine_row < s->n_mach) {
-		tm_scan_machine *mm = &s->mach[ev->machine_row];
+	if (machine_row < s->n_mach) {
+		tm_scan_machine *mm = &s->mach[machine_row];
 		mm->events++;
-		range_add(&mm->has_range, &mm->first_trace, &mm->last_trace, ev->ts, end);
+		range_add(&mm->has_range, &mm->first_trace, &mm->last_trace, ts, end);
 	}
-	range_add(&s->has_bounds, &s->start_ns, &s->end_ns, ev->ts, end);
+	range_add(&s->has_bounds, &s->start_ns, &s->end_ns, ts, end);
 	s->events++;
-	if (sc->sink && sc->sink->event)
-		sc->sink->event(sc->sink->ctx, ev);
 	return 1;
+}
+
+int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat)
+{
+	ev->file_id = sf->f->id;
+	if (!scan_place_times(sf, ev->machine_row, ev->ts, ev->dur, ev->raw_ts, neg_stat))
+		return 0;
+	const tm_scan_sink *k = sf->sc->sink;
+	if (k && k->event)
+		k->event(k->ctx, ev);
+	return 1;
+}
+
+int scan_wants_events(const scan_file *sf)
+{
+	return sf->sc->sink && sf->sc->sink->event;
 }
 
 int scan_wants_packets(const scan_file *sf)

@@ -57,6 +57,12 @@ void scan_lost(scan_file *sf);
  * returns 0; otherwise updates counts and ranges, calls the sink and
  * returns 1. ev->file_id is filled in here. */
 int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat);
+/* What scan_place counts, without an event: for a pass whose sink reads
+ * none (scan_wants_events is 0: every pass but the tests'), where making
+ * the event (its name, its thread) cost more than placing it. */
+int scan_place_times(scan_file *sf, uint32_t machine_row, int64_t ts, int64_t dur, int64_t raw_ts, tm_stat neg_stat);
+/* Does the sink read the placed events (tm_scan_sink.event)? */
+int scan_wants_events(const scan_file *sf);
 
 /* Is an exporter listening for packets (tm_scan_sink.packet)? The proto
  * reader only builds tm_packet_out when it is. */

@@ -112,6 +112,11 @@ typedef struct pscan {
 	tm_u64map by_machine;        /* embedded machine_id -> readers index */
 	int keep_ts;              /* a packet sink: keep ft / sw / wk below */
 	int records;              /* the model's records are made (scan_wants_records) */
+	int events;               /* the sink reads placed events (scan_wants_events) */
+	/* The packet being handled came from a log with its TrackEvent's
+	 * times decoded (te_times_put): they are here. */
+	int has_te_logged;
+	struct te_head *te_logged;
 	int host_used, adopted_set;
 	uint32_t adopted;
 	int eof;                  /* retrying set-aside packets */
@@ -801,7 +806,10 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 	if (!p->has_trusted_packet_sequence_id)
 		return 0; /* the reference: track_event_missing_sequence_id */
 	te_head head, *e = &head;
-	te_head_decode(p->track_event, e);
+	if (ps->has_te_logged && !ps->events && !ps->records)
+		e = ps->te_logged; /* all this needs of it, decoded ahead */
+	else
+		te_head_decode(p->track_event, e);
 	int64_t when;
 	int legacy = 0;
 	if (e->has_timestamp_delta_us) {
@@ -875,6 +883,16 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		}
 		break;
 	}
+	/* After the check above only a legacy conversion can make it negative;
+	 * the sorter then drops it like any other event. */
+	if (!ps->events) {
+		if (scan_place_times(sf, rd->row, when, dur, raw, TM_STAT_NEGATIVE_TS)) {
+			ps->po_drop = 0;
+			ps->po_has_ts = 1;
+			ps->po_ts = when;
+		}
+		return 0;
+	}
 	tm_event ev = event_init(rd, kind);
 	ev.dur = dur;
 	ev.ts = when;
@@ -891,8 +909,6 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 	if (kind == TM_EV_COUNTER)
 		ev.value = e->has_counter_value ? (double)e->counter_value : e->double_counter_value;
 	event_ids(rd, ss, e, &ev);
-	/* After the check above only a legacy conversion can make it negative;
-	 * the sorter then drops it like any other event. */
 	if (scan_place(sf, &ev, TM_STAT_NEGATIVE_TS)) {
 		ps->po_drop = 0;
 		ps->po_has_ts = 1;
@@ -1327,6 +1343,11 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	}
 	if (!p->has_timestamp)
 		return 0;
+	if (!ps->events) {
+		if (!scan_place_times(sf, rd->row, ts, -1, (int64_t)p->timestamp, TM_STAT_NEGATIVE_TS))
+			ps->po_drop = 1;
+		return 0;
+	}
 	tm_event ev = event_init(rd, TM_EV_PACKET);
 	ev.ts = ts;
 	ev.raw_ts = (int64_t)p->timestamp;
@@ -1420,7 +1441,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	if (TM_SPAN_HAS(p->interned_data)) {
 		if (!has_seq)
 			scan_count(sf, TM_STAT_INTERNED_NO_SEQ, 0);
-		else if (ss->valid)
+		else if (ss->valid && (ps->events || ps->records)) /* names only they read */
 			intern_names(ps, ss, p);
 	}
 	if (TM_SPAN_HAS(p->clock_snapshot))
@@ -1593,6 +1614,69 @@ typedef struct proto_log_head {
 	tm_error err;
 } proto_log_head;
 
+/* The scan alone (no events, no records) takes of a TrackEvent only what
+ * places it: its type or legacy phase, its legacy duration and its
+ * microsecond timestamps. Decoding those was a seventh of the scan's
+ * first thread, which the read-ahead thread waited for: that thread
+ * decodes them now and keeps them after the packet, in a word (flags,
+ * type, phase) and the values present, 8 to 32 bytes. Types other than
+ * the four placed and phases outside ASCII are kept as 0, which places
+ * the same (as TM_EV_PACKET). */
+enum { TT_TYPE = 1, TT_DELTA = 2, TT_ABS = 4, TT_DUR = 8 };
+
+static void te_times_put(tm_buf *log, const te_head *e)
+{
+	uint64_t w[4];
+	size_t n = 1;
+	uint64_t type = e->has_type && e->type >= TM_TE_SLICE_BEGIN && e->type <= TM_TE_COUNTER ? (uint64_t)e->type : 0;
+	uint64_t phase = e->legacy_phase > 0 && e->legacy_phase < 128 ? (uint64_t)e->legacy_phase : 0;
+	uint64_t flags = e->has_type ? TT_TYPE : 0;
+	if (e->has_timestamp_delta_us) {
+		flags |= TT_DELTA;
+		w[n++] = (uint64_t)e->timestamp_delta_us;
+	}
+	if (e->has_timestamp_absolute_us && e->timestamp_absolute_us) {
+		flags |= TT_ABS;
+		w[n++] = (uint64_t)e->timestamp_absolute_us;
+	}
+	if (e->legacy_duration_us) {
+		flags |= TT_DUR;
+		w[n++] = (uint64_t)e->legacy_duration_us;
+	}
+	w[0] = flags | type << 8 | phase << 16;
+	size_t at = (log->len + 7) & ~(size_t)7;
+	TM_GROW(log->data, log->cap, at + 8 * n + 1);
+	memcpy(log->data + at, w, 8 * n);
+	log->len = at + 8 * n;
+	log->data[log->len] = '\0';
+}
+
+/* The fields te_times_put kept, into e (its other fields untouched). */
+static void te_times_get(const char **at, te_head *e)
+{
+	const char *i = (const char *)(((uintptr_t)*at + 7) & ~(uintptr_t)7);
+	uint64_t w;
+	memcpy(&w, i, 8);
+	i += 8;
+	e->has_type = (w & TT_TYPE) != 0;
+	e->type = (int32_t)(w >> 8 & 0xff);
+	e->legacy_phase = (int32_t)(w >> 16 & 0xff);
+	int64_t v[3] = {0, 0, 0};
+	size_t k = 0;
+	for (uint64_t f = TT_DELTA; f <= TT_DUR; f <<= 1)
+		if (w & f) {
+			memcpy(&v[k++], i, 8);
+			i += 8;
+		}
+	k = 0;
+	e->has_timestamp_delta_us = (w & TT_DELTA) != 0;
+	e->timestamp_delta_us = w & TT_DELTA ? v[k++] : 0;
+	e->has_timestamp_absolute_us = (w & TT_ABS) != 0;
+	e->timestamp_absolute_us = w & TT_ABS ? v[k++] : 0;
+	e->legacy_duration_us = w & TT_DUR ? v[k++] : 0;
+	*at = i;
+}
+
 int scan_proto_log(tm_cursor *c, size_t max, tm_buf *log)
 {
 	size_t at = tm_log_reserve(log, sizeof(proto_log_head));
@@ -1601,8 +1685,13 @@ int scan_proto_log(tm_cursor *c, size_t max, tm_buf *log)
 	tm_proto_reader *r = tm_proto_reader_new(c);
 	const tm_packet *pkt;
 	int rc;
+	te_head e;
 	while ((rc = tm_proto_reader_next(r, &pkt, &h.err)) == 1) {
 		tm_packet_put(log, pkt);
+		if (TM_SPAN_HAS(pkt->track_event)) {
+			te_head_decode(pkt->track_event, &e);
+			te_times_put(log, &e);
+		}
 		h.n_packets++;
 		if (log->len > max) {
 			tm_proto_reader_free(r);
@@ -1623,10 +1712,18 @@ static int read_logged(pscan *ps, const tm_buf *log, size_t from, tm_error *err)
 	memcpy(&h, log->data + from, sizeof h);
 	const char *at = log->data + from + sizeof h;
 	tm_packet *pkt = &ps->logged;
+	te_head e;
+	memset(&e, 0, sizeof e);
+	ps->te_logged = &e;
 	for (uint64_t i = 0; i < h.n_packets; i++) {
 		tm_packet_get(&at, pkt);
+		ps->has_te_logged = TM_SPAN_HAS(pkt->track_event);
+		if (ps->has_te_logged)
+			te_times_get(&at, &e);
 		ps->sf->out->packets++;
-		if (on_packet(ps, pkt, err) != 0)
+		int rc = on_packet(ps, pkt, err);
+		ps->has_te_logged = 0; /* a packet set aside is read again later */
+		if (rc != 0)
 			return -1;
 	}
 	if (h.rc < 0)
@@ -1642,6 +1739,7 @@ int scan_proto(scan_file *sf, tm_cursor *c, const tm_buf *log, size_t from, tm_e
 	ps.sc = sf->sc;
 	ps.keep_ts = scan_wants_packets(sf);
 	ps.records = scan_wants_records(sf);
+	ps.events = scan_wants_events(sf);
 	ps.man = sf->sc->m->manifest;
 	if (ps.man && sf->entry >= 0) {
 		const tm_mf_file *mf = &ps.man->files[sf->entry];

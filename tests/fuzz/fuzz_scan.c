@@ -3,7 +3,13 @@
  * tm_scan_run with a sink that reads every byte of every event and
  * packet it is handed, then every result the scan keeps. The scan runs
  * twice on the same session and both runs must agree (same events, same
- * digest, same outcome), which catches reads of uninitialised state.
+ * digest, same outcome), which catches reads of uninitialised state. A
+ * third run has no event sink, as every pass but the tests' (the proto
+ * scan then places events without making them, scan_place_times): its
+ * packets and results must be the same. A fourth has no sink at all, as
+ * the scan alone (metadata.json): proto files are then read ahead into
+ * logs that carry their TrackEvents' times decoded, and the results must
+ * still be the same.
  *
  * Contracts of core/scan.h checked on the way: placed events have ts >= 0
  * and a file id of the session; the event count equals s->events. */
@@ -21,6 +27,8 @@
 typedef struct digest {
 	const tm_merge *m;
 	uint64_t events, packets, h;
+	uint64_t ev_h; /* the events' own digest */
+	uint64_t r;    /* the scan result's own digest */
 } digest;
 
 static void mix(digest *d, uint64_t v) { d->h = (d->h ^ v) * 1099511628211ULL; }
@@ -42,13 +50,13 @@ static void mix_cstr(digest *d, const char *s)
 
 static void on_event(void *ctx, const tm_event *ev)
 {
-	digest *d = ctx;
-	if (ev->ts < 0 || ev->file_id >= d->m->n_files || (unsigned)ev->kind >= TM_EV_KIND_COUNT) {
+	digest *all = ctx, e = {.h = all->ev_h}, *d = &e;
+	all->events++;
+	if (ev->ts < 0 || ev->file_id >= all->m->n_files || (unsigned)ev->kind >= TM_EV_KIND_COUNT) {
 		fprintf(stderr, "bad event: ts %lld file %u kind %d\n", (long long)ev->ts, ev->file_id,
 			(int)ev->kind);
 		abort();
 	}
-	d->events++;
 	mix(d, ev->file_id);
 	mix(d, ev->machine_row);
 	mix(d, (uint64_t)ev->kind);
@@ -65,6 +73,7 @@ static void on_event(void *ctx, const tm_event *ev)
 	mix(d, ev->value == ev->value ? bits : 1); /* every NaN alike */
 	mix_cstr(d, ev->args);
 	mix_cstr(d, tm_ev_kind_names[ev->kind]);
+	all->ev_h = e.h;
 }
 
 static void on_packet(void *ctx, const tm_packet_out *p)
@@ -140,16 +149,21 @@ static void mix_result(digest *d, const tm_scan *s)
 		mix(d, s->tt_owner_file);
 }
 
-static void scan_once(tm_merge *m, digest *d)
+/* sinks: 2 events and packets, 1 packets, 0 none */
+static void scan_once(tm_merge *m, digest *d, int sinks)
 {
-	tm_scan_sink sink = {.ctx = d, .event = on_event, .packet = on_packet};
-	tm_scan *s = tm_scan_run(m, &sink);
-	if (s->events != d->events) {
+	int events = sinks == 2;
+	tm_scan_sink sink = {.ctx = d, .event = events ? on_event : NULL, .packet = on_packet};
+	tm_scan *s = tm_scan_run(m, sinks ? &sink : NULL);
+	if (events && s->events != d->events) {
 		fprintf(stderr, "sink saw %llu events, the scan counts %llu\n",
 			(unsigned long long)d->events, (unsigned long long)s->events);
 		abort();
 	}
 	mix_result(d, s);
+	digest r = {.m = d->m, .h = 14695981039346656037ULL};
+	mix_result(&r, s);
+	d->r = r.h;
 	tm_scan_free(s);
 }
 
@@ -164,13 +178,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tm_err_clear(&err);
 	tm_merge *m = tm_merge_open(path, &err);
 	if (m) {
-		digest a = {m, 0, 0, 14695981039346656037ULL}, b = a;
-		scan_once(m, &a);
-		scan_once(m, &b);
-		if (a.h != b.h || a.events != b.events || a.packets != b.packets) {
+		digest a = {m, 0, 0, 14695981039346656037ULL, 14695981039346656037ULL, 0}, b = a, c = a, alone = a;
+		scan_once(m, &a, 2);
+		scan_once(m, &b, 2);
+		scan_once(m, &c, 1);
+		scan_once(m, &alone, 0);
+		if (a.h != b.h || a.ev_h != b.ev_h || a.events != b.events || a.packets != b.packets) {
 			fprintf(stderr, "two scans of one session differ: %llu/%llu events, %llu/%llu packets\n",
 				(unsigned long long)a.events, (unsigned long long)b.events,
 				(unsigned long long)a.packets, (unsigned long long)b.packets);
+			abort();
+		}
+		if (a.h != c.h || a.packets != c.packets) {
+			fprintf(stderr, "a scan without an event sink differs: %llu/%llu packets\n",
+				(unsigned long long)a.packets, (unsigned long long)c.packets);
+			abort();
+		}
+		if (a.r != alone.r) {
+			fprintf(stderr, "the scan alone (no sink) gives other results\n");
 			abort();
 		}
 		tm_merge_free(m);

@@ -4,6 +4,7 @@
  * timestamps, Chrome and service packets, fatal texts, and damaged input.
  * The clock and machine scenarios of spec/conformance.md run through
  * tests/t_conformance.sh. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,12 @@ static void on_event(void *ctx, const tm_event *e)
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)e->name_len, e->name);
 	if (e->args)
 		snprintf(x->args, sizeof(x->args), "%s", e->args);
+}
+
+static void on_packet_count(void *ctx, const tm_packet_out *po)
+{
+	(void)ctx;
+	(void)po;
 }
 
 /* Write the trace to a file, mount it and scan it. Returns the scan (the
@@ -492,6 +499,121 @@ static void test_damaged_input_survives(void)
 	CHECK(ran > 0);
 }
 
+/* The scan alone (no sink: metadata.json) reads proto files ahead, with
+ * each TrackEvent's times decoded on the read-ahead thread
+ * (te_times_put), and places events without making them; a sink of
+ * events reads them from logs too, but decodes them in full; a packet
+ * sink reads in place. All three give the same results, on TrackEvents
+ * of every type and legacy phase (some out of range), with and without a
+ * legacy duration, with delta and absolute microsecond timestamps, and
+ * without a timestamp. Each event is a file of its own in a TAR, so that
+ * the files' ranges and counts show it (read-ahead needs two files or
+ * more, and most are taken from their logs). */
+static uint64_t result_digest(const tm_scan *s)
+{
+	uint64_t h = 14695981039346656037ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+	MIX(s->failed);
+	for (int i = 0; i < TM_STAT_COUNT; i++)
+		MIX(s->stats[i]);
+	for (size_t i = 0; i < s->n_files; i++) {
+		const tm_scan_file *f = &s->files[i];
+		MIX(f->packets);
+		MIX(f->events);
+		MIX(f->dropped);
+		MIX(f->has_range);
+		if (f->has_range) {
+			MIX(f->first_own);
+			MIX(f->last_own);
+			MIX(f->first_trace);
+			MIX(f->last_trace);
+		}
+	}
+	MIX(s->events);
+	MIX(s->has_bounds);
+	if (s->has_bounds) {
+		MIX(s->start_ns);
+		MIX(s->end_ns);
+	}
+#undef MIX
+	return h;
+}
+
+static void test_scan_alone_reads_ahead_the_same(void)
+{
+	char dir[] = "/tmp/tm_scan_alone_XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	int64_t types[] = {-1, 0, 1, 4, 7, 300};
+	int64_t phases[] = {0, 'B', 'X', 'i', 's', 'M', 'Q', 256 + 'M', -5};
+	int64_t durs[] = {0, 7};
+	int n_files = 0;
+	char path[256], cmd[1024];
+	for (size_t a = 0; a < sizeof types / sizeof *types; a++)
+		for (size_t b = 0; b < sizeof phases / sizeof *phases; b++)
+			for (size_t c = 0; c < sizeof durs / sizeof *durs; c++)
+				for (int when = 0; when < 4; when++) {
+					tm_buf t = {0}, p = {0}, td = {0}, e = {0}, l = {0};
+					/* a cleared sequence 3 whose thread starts at 1000 us */
+					f_var(&p, 10, 3);
+					f_var(&p, 41, 1);
+					f_var(&td, 1, 10);
+					f_var(&td, 2, 11);
+					f_var(&td, 6, 1000);
+					f_msg(&p, 44, &td);
+					packet(&t, &p);
+					/* the one event of the file */
+					f_var(&p, 10, 3);
+					if (when != 3) /* 3: no packet timestamp */
+						f_var(&p, 8, 5000000 + a * 1000);
+					if (types[a] >= 0)
+						f_var(&e, 9, (uint64_t)types[a]);
+					f_str(&e, 23, "ev");
+					if (types[a] == 4)
+						f_var(&e, 30, 42);
+					if (when == 1) /* delta us */
+						f_var(&e, 1, 3 + b);
+					if (when == 2) /* absolute us, or 0 (the packet's) */
+						f_var(&e, 16, c ? 6000 + a : 0);
+					if (phases[b]) {
+						f_var(&l, 2, (uint64_t)phases[b]);
+						if (durs[c])
+							f_var(&l, 3, (uint64_t)durs[c]);
+						f_msg(&e, 6, &l);
+					}
+					f_msg(&p, 11, &e);
+					packet(&t, &p);
+					snprintf(path, sizeof path, "%s/t%d.pftrace", dir, n_files++);
+					FILE *f = fopen(path, "wb");
+					CHECK(f != NULL);
+					CHECK_INT(fwrite(t.data, 1, t.len, f), t.len);
+					fclose(f);
+					tm_buf_free(&t);
+				}
+	snprintf(cmd, sizeof cmd, "cd '%s' && ls t*.pftrace | sort -t t -k2 -n | tar -cf all.tar -T -", dir);
+	CHECK_INT(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/all.tar", dir);
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK(m != NULL);
+	evs r;
+	memset(&r, 0, sizeof r);
+	tm_scan_sink with_events = {.ctx = &r, .event = on_event};
+	tm_scan *a = tm_scan_run(m, &with_events);
+	tm_scan *alone = tm_scan_run(m, NULL);
+	tm_scan_sink packets = {.ctx = NULL, .packet = on_packet_count};
+	tm_scan *in_place = tm_scan_run(m, &packets);
+	CHECK_INT(a->failed, 0);
+	CHECK(a->events > (uint64_t)n_files / 2); /* most are placed */
+	CHECK(result_digest(alone) == result_digest(a));
+	CHECK(result_digest(in_place) == result_digest(a));
+	tm_scan_free(a);
+	tm_scan_free(alone);
+	tm_scan_free(in_place);
+	tm_merge_free(m);
+}
+
 int main(void)
 {
 	TT_RUN(test_ftrace_bundle);
@@ -502,5 +624,6 @@ int main(void)
 	TT_RUN(test_chrome_service_and_plain_packets);
 	TT_RUN(test_sequence_clock_without_sequence_is_fatal);
 	TT_RUN(test_damaged_input_survives);
+	TT_RUN(test_scan_alone_reads_ahead_the_same);
 	TT_DONE();
 }
