@@ -113,6 +113,15 @@ typedef int (*tj_member_fn)(void *ctx, const tj_member *m);
  * tj_parse_prefix is the one to ask, also for the error. */
 int tj_read_shallow(const char *buf, size_t len, tj_member_fn fn, void *ctx, size_t *used);
 
+/* Whether fn wants the member with this key: 0 passes its value by,
+ * checked as ever but not read (a number's value not made). */
+typedef int (*tj_key_fn)(void *ctx, const char *key, size_t key_len);
+
+/* tj_read_shallow, asking `keep` (NULL: every member) about each member's
+ * key first: fn sees only the members it keeps. The outcome and *used are
+ * the same as tj_read_shallow's. */
+int tj_read_shallow_keys(const char *buf, size_t len, tj_key_fn keep, tj_member_fn fn, void *ctx, size_t *used);
+
 /* The value of the LAST member of `obj` whose key is exactly the C string
  * `key` (a key with a NUL inside never matches), or NULL (also when `obj`
  * is NULL or not an object). */

@@ -587,13 +587,33 @@ typedef struct shallow_ev {
 	int set[K_COUNT];
 	size_t n;                /* members, all keys */
 	json_rec_fields *jf;     /* the record's fields (JSON_TRACE_REC), or NULL */
+	json_rec_key key;        /* times_key's class of the member it kept */
+	int keyed;               /* times_key counts and classes the members */
 } shallow_ev;
+
+/* JSON_TRACE_TIMES without records: of an event's members only the
+ * phase, the times (tts and tdur too: a bad one drops the event) and the
+ * args (a C event's) are read; the rest are passed by, their numbers not
+ * made (pid and tid: a third of the numbers of a DevTools trace). */
+static int times_key(void *ctx, const char *k, size_t n)
+{
+	shallow_ev *se = ctx;
+	se->n++;
+	json_rec_key key = json_rec_key_of(k, n);
+	se->key = key;
+	return key == JK_PH || key == JK_TS || key == JK_DUR || key == JK_TTS || key == JK_TDUR || key == JK_ARGS;
+}
 
 static int on_member(void *ctx, const tj_member *m)
 {
 	shallow_ev *se = ctx;
-	se->n++;
-	json_rec_key key = json_rec_key_of(m->key, m->key_len);
+	json_rec_key key;
+	if (se->keyed) {
+		key = se->key;
+	} else {
+		se->n++;
+		key = json_rec_key_of(m->key, m->key_len);
+	}
 	if (se->jf && key != JK_OTHER && json_rec_member_of(se->jf, key, &m->v, m->escaped, m->raw, m->raw_len) != 0)
 		return 1; /* the general path reads it */
 	if ((int)key >= K_COUNT)
@@ -619,7 +639,9 @@ static int on_member(void *ctx, const tj_member *m)
  * record's fields on the way. */
 static int deliver_shallow(reader *r, shallow_ev *se, const char *buf, size_t len, size_t *used, int *rc)
 {
-	if (!tj_read_shallow(buf, len, on_member, se, used) || *used > JSON_TRACE_EVENT_MAX)
+	se->keyed = r->times && !se->jf && !r->summaries;
+	if (!tj_read_shallow_keys(buf, len, se->keyed ? times_key : NULL, on_member, se, used) ||
+	    *used > JSON_TRACE_EVENT_MAX)
 		return 0; /* the general path reads it, or reports it */
 	*rc = STEP_OK;
 	if (se->n == 0) /* §3.1: `{}` is skipped silently */

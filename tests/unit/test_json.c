@@ -6,6 +6,7 @@
 #include "tt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ahead.h"
@@ -396,6 +397,79 @@ static void test_copy_through_buffer(void)
 	}
 }
 
+/* tj_read_shallow and tj_read_shallow_keys (members passed by, their
+ * numbers checked without being made) take exactly the objects tj_parse
+ * takes, over numbers at the edges of int64 and of the passed-by fast
+ * path, and whitespace (or a control byte) at every place around keys,
+ * colons, values and commas; with the same length used, and the same
+ * values for the members kept. */
+static int keep_b(void *ctx, const char *k, size_t n)
+{
+	(void)ctx;
+	return n == 1 && k[0] == 'b';
+}
+
+static int keep_none(void *ctx, const char *k, size_t n)
+{
+	(void)ctx;
+	(void)k;
+	(void)n;
+	return 0;
+}
+
+typedef struct got_members {
+	int n;
+	char text[512];
+} got_members;
+
+static int collect(void *ctx, const tj_member *m)
+{
+	got_members *g = ctx;
+	size_t at = strlen(g->text);
+	snprintf(g->text + at, sizeof g->text - at, "%.*s=%d:%lld:%.17g;", (int)m->key_len, m->key, (int)m->v.type,
+		 m->v.type == TJ_INT ? (long long)m->v.i : 0, m->v.type == TJ_DOUBLE ? m->v.d : 0.0);
+	g->n++;
+	return 0;
+}
+
+static void test_shallow_takes_what_parse_takes(void)
+{
+	static const char *numbers[] = {"0", "-0", "7", "-", "01", "-01", "1.", "1.5", "-1.25", ".5", "1e5",
+					"1E-3", "1.5e", "123456789012345678", "1234567890123456789",
+					"-9223372036854775808", "9223372036854775808", "12345678901234567.5",
+					"0.000000000000000001", "1e400", "1.2.3", "2x", "0x10"};
+	static const char *ws[] = {"", " ", "\t\n\r ", "\x01"};
+	char buf[256];
+	int cases = 0, taken = 0;
+	for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
+		for (size_t w = 0; w < sizeof ws / sizeof *ws; w++)
+			for (int place = 0; place < 5; place++) {
+				const char *sp[5] = {"", "", "", "", ""};
+				sp[place] = ws[w];
+				int n = snprintf(buf, sizeof buf, "{%s\"a\"%s:%s%s%s,%s\"b\":[%s],\"c\":{\"d\":%s}}", sp[0],
+						 sp[1], sp[2], numbers[i], sp[3], sp[4], numbers[i], numbers[i]);
+				tm_error err;
+				tj_value *v = NULL;
+				int parsed = tj_parse(buf, (size_t)n, &v, &err) == 0;
+				tj_free(v);
+				got_members g_all = {0}, g_b = {0}, g_none = {0};
+				size_t u_all = 0, u_b = 0, u_none = 0;
+				int r_all = tj_read_shallow(buf, (size_t)n, collect, &g_all, &u_all);
+				int r_b = tj_read_shallow_keys(buf, (size_t)n, keep_b, collect, &g_b, &u_b);
+				int r_none = tj_read_shallow_keys(buf, (size_t)n, keep_none, collect, &g_none, &u_none);
+				cases++;
+				taken += r_all;
+				if (r_all != parsed || r_b != r_all || r_none != r_all)
+					TT_FAIL_("%s: tj_parse %d, shallow %d, keeping b %d, keeping none %d", buf, parsed,
+						 r_all, r_b, r_none);
+				if (r_all && (u_all != (size_t)n || u_b != u_all || u_none != u_all))
+					TT_FAIL_("%s: used %zu, %zu, %zu of %d", buf, u_all, u_b, u_none, n);
+				if (r_all && (g_none.n != 0 || g_b.n != 1 || !strstr(g_all.text, g_b.text)))
+					TT_FAIL_("%s: kept %s against %s", buf, g_b.text, g_all.text);
+			}
+	CHECK(taken > 0 && taken < cases);
+}
+
 int main(void)
 {
 	TT_RUN(test_int_vs_double);
@@ -411,5 +485,6 @@ int main(void)
 	TT_RUN(test_long_number_error_is_cut);
 	TT_RUN(test_deep_nesting);
 	TT_RUN(test_tree_shape);
+	TT_RUN(test_shallow_takes_what_parse_takes);
 	TT_DONE();
 }
