@@ -39,7 +39,13 @@ CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DTM_VERSION='"$(VERSION)"' \
 CFLAGS += -std=c11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
 	-Wstrict-prototypes -MMD -MP $(XFLAGS) \
 	$(shell $(PKG_CONFIG) --cflags fuse3 $(PKGS_CORE) 2>/dev/null)
-CORE_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS_CORE) 2>/dev/null) -lpthread -lm
+# libarchive is opened with dlopen on first use (core/la.h says why), not
+# linked: its headers come from PKGS_CORE, its soname (as -larchive would
+# record it) is looked up when core/la.c is compiled.
+CORE_LIBS = $(shell $(PKG_CONFIG) --libs $(filter-out libarchive,$(PKGS_CORE)) 2>/dev/null) -ldl -lpthread -lm
+LIBARCHIVE_SONAME = $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir libarchive)/libarchive.so" 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }')
+$(BUILD)/obj/core/la.o: CPPFLAGS += $(if $(LIBARCHIVE_SONAME),-DTM_LIBARCHIVE='"$(LIBARCHIVE_SONAME)"')
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 LDFLAGS += $(XFLAGS)
 

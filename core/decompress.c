@@ -11,16 +11,14 @@
  */
 #include "archive_internal.h"
 
-/* libarchive's <archive.h> is shadowed by our core/archive.h on the
- * include path (-Icore); reach it from its own include directory. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "la.h"
 
 /* formats.md §2.3 texts. */
 static const char ERR_CORRUPT[] = "Failed to decompress trace chunk (ERR:tp-corrupt)";
@@ -766,6 +764,7 @@ static const blob_ops gz_ops = {
 
 typedef struct la_cursor {
 	decoder d;
+	const tm_la *la; /* libarchive, loaded by the first such cursor */
 	struct archive *a;
 	tm_cursor *src;
 	unsigned char *in;
@@ -781,7 +780,7 @@ static la_ssize_t la_read(struct archive *a, void *ctx, const void **buf)
 	ssize_t r = tm_cursor_pread(s->src, s->in, TM_IO_CHUNK, s->in_off, &s->src_err);
 	if (r < 0) {
 		s->src_failed = 1;
-		archive_set_error(a, EIO, "%s", s->src_err.msg);
+		s->la->archive_set_error(a, EIO, "%s", s->src_err.msg);
 		return -1;
 	}
 	s->in_off += (uint64_t)r;
@@ -798,7 +797,7 @@ static int la_error(la_cursor *s, tm_error *err)
 			*err = s->src_err;
 		return -1;
 	}
-	const char *msg = archive_error_string(s->a);
+	const char *msg = s->la->archive_error_string(s->a);
 	static const char *const truncated[] = {"runcated", "remature", "nexpected end", "EOF",
 						"No progress is possible" /* liblzma's LZMA_BUF_ERROR */};
 	for (size_t i = 0; msg && i < sizeof(truncated) / sizeof(truncated[0]); i++)
@@ -807,14 +806,11 @@ static int la_error(la_cursor *s, tm_error *err)
 	return tm_err(err, TM_EINPUT, "%s", ERR_CORRUPT);
 }
 
-static const struct {
-	int filter;
-	int (*support)(struct archive *);
-	int (*support_also)(struct archive *);
-} la_codecs[] = {
-	[TM_CODEC_ZSTD] = {ARCHIVE_FILTER_ZSTD, archive_read_support_filter_zstd, NULL},
-	[TM_CODEC_BZIP2] = {ARCHIVE_FILTER_BZIP2, archive_read_support_filter_bzip2, NULL},
-	[TM_CODEC_XZ] = {ARCHIVE_FILTER_XZ, archive_read_support_filter_xz, archive_read_support_filter_lzma},
+/* The filter libarchive must find for each codec (xz also takes lzma). */
+static const int la_filter[] = {
+	[TM_CODEC_ZSTD] = ARCHIVE_FILTER_ZSTD,
+	[TM_CODEC_BZIP2] = ARCHIVE_FILTER_BZIP2,
+	[TM_CODEC_XZ] = ARCHIVE_FILTER_XZ,
 };
 
 static int la_seek(tm_cursor *c, uint64_t target, tm_error *err)
@@ -823,23 +819,29 @@ static int la_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	const stream_blob *sb = c->blob->priv;
 	if (s->a && !s->d.broken && target >= s->d.out)
 		return 0;
+	const tm_la *la = s->la;
 	if (s->a)
-		archive_read_free(s->a);
+		la->archive_read_free(s->a);
 	dec_reset(&s->d);
 	s->at_end = 0;
 	s->src_failed = 0;
 	s->in_off = 0;
-	s->a = archive_read_new();
+	s->a = la->archive_read_new();
 	if (!s->a)
 		return tm_err(err, TM_ENOMEM, "libarchive: out of memory");
-	la_codecs[sb->codec].support(s->a);
-	if (la_codecs[sb->codec].support_also)
-		la_codecs[sb->codec].support_also(s->a);
-	archive_read_support_format_raw(s->a);
-	if (archive_read_open2(s->a, s, NULL, la_read, NULL, NULL) != ARCHIVE_OK)
+	switch (sb->codec) {
+	case TM_CODEC_ZSTD: la->archive_read_support_filter_zstd(s->a); break;
+	case TM_CODEC_BZIP2: la->archive_read_support_filter_bzip2(s->a); break;
+	default:
+		la->archive_read_support_filter_xz(s->a);
+		la->archive_read_support_filter_lzma(s->a);
+		break;
+	}
+	la->archive_read_support_format_raw(s->a);
+	if (la->archive_read_open2(s->a, s, NULL, la_read, NULL, NULL) != ARCHIVE_OK)
 		return la_error(s, err);
 	struct archive_entry *entry;
-	int r = archive_read_next_header(s->a, &entry);
+	int r = la->archive_read_next_header(s->a, &entry);
 	if (r == ARCHIVE_EOF && s->in_off == 0) { /* no input at all: nothing to decode */
 		s->at_end = 1;
 		return 0;
@@ -847,9 +849,9 @@ static int la_seek(tm_cursor *c, uint64_t target, tm_error *err)
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return la_error(s, err);
 	/* Without a matching filter the raw format would pass bytes through. */
-	int code = archive_filter_code(s->a, 0);
-	if (archive_filter_count(s->a) < 2 ||
-	    (code != la_codecs[sb->codec].filter && !(sb->codec == TM_CODEC_XZ && code == ARCHIVE_FILTER_LZMA)))
+	int code = la->archive_filter_code(s->a, 0);
+	if (la->archive_filter_count(s->a) < 2 ||
+	    (code != la_filter[sb->codec] && !(sb->codec == TM_CODEC_XZ && code == ARCHIVE_FILTER_LZMA)))
 		return tm_err(err, TM_EINPUT, "%s", ERR_CORRUPT);
 	return 0;
 }
@@ -859,7 +861,7 @@ static ssize_t la_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error *
 	la_cursor *s = c->state;
 	size_t got = 0;
 	while (got < n && !s->at_end) {
-		la_ssize_t r = archive_read_data(s->a, buf + got, n - got);
+		la_ssize_t r = s->la->archive_read_data(s->a, buf + got, n - got);
 		if (r < 0)
 			return la_error(s, err);
 		if (r == 0) {
@@ -874,7 +876,11 @@ static ssize_t la_produce(tm_cursor *c, unsigned char *buf, size_t n, tm_error *
 
 static int la_open(tm_cursor *c, tm_error *err)
 {
+	const tm_la *la = tm_la_get(err);
+	if (!la)
+		return -1;
 	la_cursor *s = tm_xcalloc(1, sizeof(*s));
+	s->la = la;
 	s->d.seek = la_seek;
 	s->d.produce = la_produce;
 	s->src = c->src;
@@ -889,7 +895,7 @@ static void la_close(tm_cursor *c)
 	if (!s)
 		return;
 	if (s->a)
-		archive_read_free(s->a);
+		s->la->archive_read_free(s->a);
 	free(s->in);
 	free(s->d.scratch);
 	free(s->d.fail);

@@ -2,13 +2,12 @@
  * libarchive, and the dry run's drop report. */
 #include "pack.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "la.h"
 #include "manifest.h"
 
 #define COPY_CHUNK ((size_t)1 << 20)
@@ -55,25 +54,25 @@ int tm_pack_check_paths(const tm_merge *m, tm_error *err)
 	return 0;
 }
 
-static int archive_fail(struct archive *a, const char *what, tm_error *err)
+static int archive_fail(const tm_la *la, struct archive *a, const char *what, tm_error *err)
 {
-	const char *why = archive_error_string(a);
+	const char *why = la->archive_error_string(a);
 	return tm_err(err, TM_EIO, "%s: %s", what, why ? why : "cannot write the archive");
 }
 
 /* One member: header, then its bytes through a cursor. */
-static int write_member(struct archive *a, const tm_entry *e, char *buf, tm_error *err)
+static int write_member(const tm_la *la, struct archive *a, const tm_entry *e, char *buf, tm_error *err)
 {
-	struct archive_entry *ae = archive_entry_new();
-	archive_entry_copy_pathname(ae, e->name);
-	archive_entry_set_filetype(ae, AE_IFREG);
-	archive_entry_set_perm(ae, e->mode & 0777 ? e->mode & 0777 : 0644);
-	archive_entry_set_size(ae, (la_int64_t)e->size);
-	archive_entry_set_mtime(ae, (time_t)e->mtime, 0);
-	int rc = archive_write_header(a, ae);
-	archive_entry_free(ae);
+	struct archive_entry *ae = la->archive_entry_new();
+	la->archive_entry_copy_pathname(ae, e->name);
+	la->archive_entry_set_filetype(ae, AE_IFREG);
+	la->archive_entry_set_perm(ae, e->mode & 0777 ? e->mode & 0777 : 0644);
+	la->archive_entry_set_size(ae, (la_int64_t)e->size);
+	la->archive_entry_set_mtime(ae, (time_t)e->mtime, 0);
+	int rc = la->archive_write_header(a, ae);
+	la->archive_entry_free(ae);
 	if (rc < ARCHIVE_WARN)
-		return archive_fail(a, e->name, err);
+		return archive_fail(la, a, e->name, err);
 	tm_cursor *c = tm_cursor_open(e->blob, err);
 	if (!c)
 		return -1;
@@ -88,15 +87,15 @@ static int write_member(struct archive *a, const tm_entry *e, char *buf, tm_erro
 			tm_cursor_close(c);
 			return tm_err(err, TM_EIO, "%s: file is shorter than when it was listed", e->name);
 		}
-		if (archive_write_data(a, buf, (size_t)n) != n) {
+		if (la->archive_write_data(a, buf, (size_t)n) != n) {
 			tm_cursor_close(c);
-			return archive_fail(a, e->name, err);
+			return archive_fail(la, a, e->name, err);
 		}
 		done += (uint64_t)n;
 	}
 	tm_cursor_close(c);
-	if (archive_write_finish_entry(a) < ARCHIVE_WARN)
-		return archive_fail(a, e->name, err);
+	if (la->archive_write_finish_entry(a) < ARCHIVE_WARN)
+		return archive_fail(la, a, e->name, err);
 	return 0;
 }
 
@@ -104,19 +103,22 @@ int tm_pack_write(const tm_merge *m, int fd, tm_pack_format fmt, size_t *members
 {
 	if (!m->inputs)
 		return tm_err(err, TM_EARGS, "only a session of inputs can be packed");
-	struct archive *a = archive_write_new();
-	int rc = fmt == TM_PACK_ZIP ? archive_write_set_format_zip(a) : archive_write_set_format_gnutar(a);
+	const tm_la *la = tm_la_get(err);
+	if (!la)
+		return -1;
+	struct archive *a = la->archive_write_new();
+	int rc = fmt == TM_PACK_ZIP ? la->archive_write_set_format_zip(a) : la->archive_write_set_format_gnutar(a);
 	if (rc == ARCHIVE_OK && fmt == TM_PACK_TGZ)
-		rc = archive_write_add_filter_gzip(a);
+		rc = la->archive_write_add_filter_gzip(a);
 	/* libarchive pads the last block of a file to 10 KiB by default, which
 	 * a TAR reader does not need; a ZIP it must not pad at all. */
 	if (rc == ARCHIVE_OK)
-		rc = archive_write_set_bytes_in_last_block(a, 1);
+		rc = la->archive_write_set_bytes_in_last_block(a, 1);
 	if (rc == ARCHIVE_OK)
-		rc = archive_write_open_fd(a, fd);
+		rc = la->archive_write_open_fd(a, fd);
 	if (rc != ARCHIVE_OK) {
-		archive_fail(a, "archive", err);
-		archive_write_free(a);
+		archive_fail(la, a, "archive", err);
+		la->archive_write_free(a);
 		return -1;
 	}
 	char *buf = tm_xmalloc(COPY_CHUNK);
@@ -126,13 +128,13 @@ int tm_pack_write(const tm_merge *m, int fd, tm_pack_format fmt, size_t *members
 		const tm_entry *e = &m->members[i].entry;
 		if (e->kind != TM_ENTRY_FILE || !e->blob)
 			continue;
-		rc = write_member(a, e, buf, err);
+		rc = write_member(la, a, e, buf, err);
 		n += rc == 0;
 	}
 	free(buf);
-	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK)
-		rc = archive_fail(a, "archive", err);
-	archive_write_free(a);
+	if (rc == 0 && la->archive_write_close(a) != ARCHIVE_OK)
+		rc = archive_fail(la, a, "archive", err);
+	la->archive_write_free(a);
 	if (members)
 		*members = n;
 	return rc;

@@ -1,0 +1,46 @@
+/* core/la.c - libarchive opened on first use (core/la.h says why). */
+#include "la.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+/* The soname the Makefile found at build time (the one -larchive would
+ * have recorded). */
+#ifndef TM_LIBARCHIVE
+#define TM_LIBARCHIVE "libarchive.so.13"
+#endif
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static tm_la table;
+static int loaded;
+static char why[256];
+
+static void load(void)
+{
+	void *h = dlopen(TM_LIBARCHIVE, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, sizeof why, "%s", e ? e : "dlopen failed");
+		return;
+	}
+	/* dlsym gives an object pointer; POSIX guarantees it converts */
+#define TM_LA_LOOKUP(f)                                                                       \
+	if (!(*(void **)&table.f = dlsym(h, #f))) {                                            \
+		snprintf(why, sizeof why, "%s: no %s", TM_LIBARCHIVE, #f);                     \
+		return;                                                                        \
+	}
+	TM_LA_FUNCTIONS(TM_LA_LOOKUP)
+#undef TM_LA_LOOKUP
+	loaded = 1; /* h stays open for the process's life */
+}
+
+const tm_la *tm_la_get(tm_error *err)
+{
+	pthread_once(&once, load);
+	if (!loaded) {
+		tm_err(err, TM_EIO, "cannot load libarchive: %s", why);
+		return NULL;
+	}
+	return &table;
+}
