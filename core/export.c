@@ -915,8 +915,9 @@ static uint32_t *machine_ids(const int64_t *raw, size_t nm)
 
 /* The machine ids, the outputs and their headers, for the scan's results.
  * An exporter that wrote kept packets during the scan (`early`) has its
- * ids and outputs already: the scan must have ended with the rows they
- * were made for, and the headers go in front of those packets. */
+ * ids and outputs already: the scan must have ended with rows that give
+ * the same ids (as many rows, the host among them where it was), and the
+ * headers go in front of those packets. */
 static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 {
 	tm_merge *m = x->m;
@@ -966,7 +967,7 @@ static exp *exp_alloc(tm_merge *m)
 {
 	exp *x = tm_xcalloc_aligned(_Alignof(exp), sizeof(exp));
 	x->m = m;
-	x->out.all.fd = x->out.mach.file.fd = x->body.fd = -1;
+	x->out.all.fd = x->out.mach.file.fd = x->out.head.fd = x->body.fd = -1;
 	return x;
 }
 

@@ -41,10 +41,13 @@ typedef struct exp tm_export_build;
 tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, int per_machine, tm_error *err);
 
 /* The same for a pass whose own scan makes the scan's results
- * (tm_gen_build_scanning): kept packets are held until tm_export_attach
- * gives it those results, then written after the header. */
+ * (tm_gen_build_scanning): kept packets wait until tm_export_attach gives
+ * it those results, then are written after the header; or, when the
+ * manifest fixes the machine rows (tm_scan_fixed_rows), are written at
+ * once and the header is put in front of them by tm_export_attach. */
 tm_export_build *tm_export_new_deferred(tm_merge *m, int per_machine, tm_error *err);
-/* -1 with err set when a temporary file failed (the caller aborts). */
+/* -1 with err set when a temporary file failed, or the scan did not end
+ * with the machine rows the exporter was made for (the caller aborts). */
 int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
 
 /* The scan's packets (tm_scan_sink.packet), and the model's JSON

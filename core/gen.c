@@ -126,7 +126,8 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
 	if (scanned) {
 		/* kept proto packets wait for the scan's results in the
-		 * exporter; the scan's progress is the caller's. An exporter
+		 * exporter (or, with the machine ids known before, only the
+		 * header does); the scan's progress is the caller's. An exporter
 		 * that cannot start now is tried again once the scan is done
 		 * (gen_open), which fails with the reason then: the caller
 		 * still gets the scan. */

@@ -16,6 +16,20 @@ static tm_la table;
 static int loaded;
 static char why[256];
 
+/* 0 when every function is found; else why names the first missing. */
+static int lookup(void *h)
+{
+	/* dlsym gives an object pointer; POSIX guarantees it converts */
+#define TM_LA_LOOKUP(f)                                                                       \
+	if (!(*(void **)&table.f = dlsym(h, #f))) {                                            \
+		snprintf(why, sizeof why, "%s: no %s", TM_LIBARCHIVE, #f);                     \
+		return -1;                                                                     \
+	}
+	TM_LA_FUNCTIONS(TM_LA_LOOKUP)
+#undef TM_LA_LOOKUP
+	return 0;
+}
+
 static void load(void)
 {
 	void *h = dlopen(TM_LIBARCHIVE, RTLD_NOW | RTLD_LOCAL);
@@ -24,14 +38,10 @@ static void load(void)
 		snprintf(why, sizeof why, "%s", e ? e : "dlopen failed");
 		return;
 	}
-	/* dlsym gives an object pointer; POSIX guarantees it converts */
-#define TM_LA_LOOKUP(f)                                                                       \
-	if (!(*(void **)&table.f = dlsym(h, #f))) {                                            \
-		snprintf(why, sizeof why, "%s: no %s", TM_LIBARCHIVE, #f);                     \
-		return;                                                                        \
+	if (lookup(h) != 0) {
+		dlclose(h); /* no use without every function */
+		return;
 	}
-	TM_LA_FUNCTIONS(TM_LA_LOOKUP)
-#undef TM_LA_LOOKUP
 	loaded = 1; /* h stays open for the process's life */
 }
 

@@ -72,8 +72,9 @@ typedef struct vt_gen {
 	                       files read the generation pass's output (owned by the
 	                       tree), a large metadata.json a file of its own (owns_fd) */
 	int owns_fd;
-	const tm_ext *ext;  /* a machine's view: where its bytes lie in spool_fd
-			     * (and whole_fd, the whole merge's file) */
+	const tm_ext *ext;  /* a machine's view, or a whole one whose header came
+			     * last: where its bytes lie in spool_fd (and
+			     * whole_fd, the whole merge's file) */
 	int whole_fd;
 	size_t n_ext;
 	char *data;

@@ -1,10 +1,13 @@
 /* tests/unit/test_export_wire.c - the text export's TrackEvents written at
  * the wire level (exp_te_wire) against protobuf-c's packing of the same
  * event built as structs, the way the export built them before. */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "export_internal.h"
 #include "json.h"
+#include "merge.h"
 #include "trace.pb-c.h"
 #include "tt.h"
 
@@ -225,8 +228,41 @@ static void export_wire_matches_protobuf_c(void)
 	CHECK(biggest > 20000); /* a length of three varint bytes was written */
 }
 
+/* An exporter made for a pass whose scan then fails is aborted before its
+ * outputs were opened: it must close none of the process's descriptors
+ * (its header spool's descriptor once started out as 0, and the abort
+ * closed standard input). */
+static void export_abort_closes_nothing(void)
+{
+	char path[] = "/tmp/tm_export_abort_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	static const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1}]}\n";
+	CHECK_INT(write(fd, json, sizeof json - 1), (long long)(sizeof json - 1));
+	close(fd);
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	unlink(path);
+	CHECK(m != NULL);
+	/* fd 0 is a pipe of ours for the duration */
+	int saved = dup(0), p[2];
+	CHECK(saved >= 0 && pipe(p) == 0);
+	CHECK(dup2(p[0], 0) == 0);
+	tm_export_build *x = tm_export_new_deferred(m, 1, &err);
+	CHECK(x != NULL);
+	tm_export_abort(x);
+	int still_open = fcntl(0, F_GETFD) != -1;
+	dup2(saved, 0);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+	tm_merge_free(m);
+	CHECK(still_open);
+}
+
 int main(void)
 {
 	TT_RUN(export_wire_matches_protobuf_c);
+	TT_RUN(export_abort_closes_nothing);
 	TT_DONE();
 }
