@@ -136,6 +136,11 @@ struct tm_vtree {
 	vt_ino files_dir, machines_dir;
 	vt_ino *file_node;      /* by file id: the node under files/ showing its bytes, or 0 */
 	size_t n_file_node;
+	/* The open files, so that vtree_free closes those nobody closed: a
+	 * FUSE RELEASE that an unmount overtook never comes (LeakSanitizer
+	 * saw one in t_index.sh). */
+	pthread_mutex_t files_mu;
+	vt_file *files;
 };
 
 struct vt_file {
@@ -143,6 +148,8 @@ struct vt_file {
 	vt_node *node;
 	tm_cursor *cursor; /* SRC_BLOB */
 	pthread_mutex_t lock;
+	vt_file *prev, *next; /* in t->files once open */
+	int listed;
 };
 
 /* Callers hold `tree` (or are the mount-time builder). */
@@ -386,6 +393,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	pthread_mutex_init(&t->scan_mu, NULL);
 	pthread_mutex_init(&t->gen_mu, NULL);
 	pthread_mutex_init(&t->machines_mu, NULL);
+	pthread_mutex_init(&t->files_mu, NULL);
 	pthread_mutex_init(&t->sizes.mu, NULL);
 	atomic_init(&t->machines_built, 0);
 	/* Now, while relative paths still mean what the user meant (a daemon
@@ -436,6 +444,9 @@ void vtree_free(tm_vtree *t)
 {
 	if (!t)
 		return;
+	while (t->files)
+		vtree_file_close(t->files);
+	pthread_mutex_destroy(&t->files_mu);
 	for (size_t i = 0; i < t->n_nodes; i++) {
 		vt_node *n = t->nodes[i];
 		free(n->kids);
@@ -1268,6 +1279,13 @@ vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err)
 			return NULL;
 		}
 	}
+	pthread_mutex_lock(&t->files_mu);
+	f->next = t->files;
+	if (t->files)
+		t->files->prev = f;
+	t->files = f;
+	f->listed = 1;
+	pthread_mutex_unlock(&t->files_mu);
 	return f;
 }
 
@@ -1363,6 +1381,17 @@ void vtree_file_close(vt_file *f)
 {
 	if (!f)
 		return;
+	if (f->listed) {
+		tm_vtree *t = f->t;
+		pthread_mutex_lock(&t->files_mu);
+		if (f->prev)
+			f->prev->next = f->next;
+		else
+			t->files = f->next;
+		if (f->next)
+			f->next->prev = f->prev;
+		pthread_mutex_unlock(&t->files_mu);
+	}
 	tm_cursor_close(f->cursor);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
