@@ -235,11 +235,7 @@ static void export_wire_matches_protobuf_c(void)
 static void export_abort_closes_nothing(void)
 {
 	char path[] = "/tmp/tm_export_abort_XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	static const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1}]}\n";
-	CHECK_INT(write(fd, json, sizeof json - 1), (long long)(sizeof json - 1));
-	close(fd);
+	CHECK_INT(tt_temp_file(path, TT_ONE_EVENT_JSON), 0);
 	tm_error err = {0};
 	tm_merge *m = tm_merge_open(path, &err);
 	unlink(path);

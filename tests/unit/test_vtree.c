@@ -13,11 +13,7 @@
 static void test_free_closes_open_files(void)
 {
 	char path[] = "/tmp/tm_vtree_XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	static const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1}]}\n";
-	CHECK_INT(write(fd, json, sizeof json - 1), (long long)(sizeof json - 1));
-	close(fd);
+	CHECK_INT(tt_temp_file(path, TT_ONE_EVENT_JSON), 0);
 	tm_error err = {0};
 	tm_vtree *t = vtree_open(path, &err);
 	unlink(path);

@@ -7,7 +7,9 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tt_failed, tt_case_failed, tt_case_skipped;
 static char tt_reason[1024];
@@ -64,6 +66,23 @@ static void tt_run(const char *name, void (*fn)(void))
 	}
 	fflush(stdout);
 }
+
+/* A file holding the C string `text`, made from the mkstemp(3) template
+ * `path` (filled in): 0, or -1 when it cannot be written. The caller
+ * unlinks it. */
+static inline int tt_temp_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(text);
+	ssize_t w = write(fd, text, n);
+	close(fd);
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+/* A Chrome JSON trace of one complete event. */
+#define TT_ONE_EVENT_JSON "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1}]}\n"
 
 #define TT_RUN(fn) tt_run(#fn, fn)
 #define TT_DONE() return tt_failed ? 1 : 0
