@@ -1644,11 +1644,18 @@ static void te_times_put(tm_buf *log, const te_head *e)
 		w[n++] = (uint64_t)e->legacy_duration_us;
 	}
 	w[0] = flags | type << 8 | phase << 16;
-	size_t at = (log->len + 7) & ~(size_t)7;
-	TM_GROW(log->data, log->cap, at + 8 * n + 1);
-	memcpy(log->data + at, w, 8 * n);
-	log->len = at + 8 * n;
-	log->data[log->len] = '\0';
+	memcpy(log->data + tm_log_reserve(log, 8 * n), w, 8 * n);
+}
+
+/* The next value te_times_put kept when `present`, else 0. */
+static int64_t te_times_value(const char **i, uint64_t present)
+{
+	int64_t v = 0;
+	if (present) {
+		memcpy(&v, *i, 8);
+		*i += 8;
+	}
+	return v;
 }
 
 /* The fields te_times_put kept, into e (its other fields untouched). */
@@ -1661,19 +1668,11 @@ static void te_times_get(const char **at, te_head *e)
 	e->has_type = (w & TT_TYPE) != 0;
 	e->type = (int32_t)(w >> 8 & 0xff);
 	e->legacy_phase = (int32_t)(w >> 16 & 0xff);
-	int64_t v[3] = {0, 0, 0};
-	size_t k = 0;
-	for (uint64_t f = TT_DELTA; f <= TT_DUR; f <<= 1)
-		if (w & f) {
-			memcpy(&v[k++], i, 8);
-			i += 8;
-		}
-	k = 0;
 	e->has_timestamp_delta_us = (w & TT_DELTA) != 0;
-	e->timestamp_delta_us = w & TT_DELTA ? v[k++] : 0;
+	e->timestamp_delta_us = te_times_value(&i, w & TT_DELTA);
 	e->has_timestamp_absolute_us = (w & TT_ABS) != 0;
-	e->timestamp_absolute_us = w & TT_ABS ? v[k++] : 0;
-	e->legacy_duration_us = w & TT_DUR ? v[k++] : 0;
+	e->timestamp_absolute_us = te_times_value(&i, w & TT_ABS);
+	e->legacy_duration_us = te_times_value(&i, w & TT_DUR);
 	*at = i;
 }
 

@@ -574,9 +574,8 @@ ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (ssize_t)got;
 }
 
-ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
+size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off)
 {
-	/* the last extent that starts at or before off */
 	size_t lo = 0, hi = n_ext;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -585,8 +584,13 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
+{
 	size_t got = 0;
-	for (size_t i = lo; i < n_ext && got < n; i++) {
+	for (size_t i = tm_ext_find(ext, n_ext, off); i < n_ext && got < n; i++) {
 		const tm_ext *e = &ext[i];
 		if (off + got < e->off || off + got >= e->off + e->len)
 			continue;
@@ -843,34 +847,30 @@ tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 	    (v->head.fd >= 0 && tm_spool_finish(&v->head, what, err)))
 		return NULL;
 	uint64_t h = v->head.fd >= 0 ? v->head.size : 0;
-	/* the whole view: the header given last (if any), then all's bytes */
-	tm_ext whole[2] = {{0, 0, h, 0}, {h, 0, v->all.size, 1}};
-	size_t n_whole = h ? 2 : 0;
+	/* the whole view with a header given last: the header, then all's
+	 * bytes; without, all's bytes alone */
+	const tm_ext headed[2] = {{0, 0, h, 0}, {h, 0, v->all.size, 1}};
+	const tm_ext alone = {0, 0, v->all.size, 0};
 	if (v->shared) {
 		/* machine 0's view is the whole one: the same extents, of a
 		 * copy of the descriptor that holds the first */
+		size_t n_ext = h ? 2 : 1;
 		v->mach.file.fd = dup(h ? v->head.fd : v->all.fd);
 		if (v->mach.file.fd < 0)
 			return tm_err(err, TM_EIO, "%s: cannot share a temporary file: %s", what, strerror(errno)), NULL;
 		v->mach.p = tm_xcalloc(1, sizeof(*v->mach.p));
 		v->mach.n = 1;
 		v->mach.p[0].size = h + v->all.size;
-		if (!h) {
-			whole[0] = (tm_ext){0, 0, v->all.size, 0};
-			n_whole = 1;
-		}
-		v->mach.p[0].ext = tm_xmalloc(n_whole * sizeof(tm_ext));
-		memcpy(v->mach.p[0].ext, whole, n_whole * sizeof(tm_ext));
-		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = n_whole;
-		if (!h)
-			n_whole = 0;
+		v->mach.p[0].ext = tm_xmalloc(n_ext * sizeof(tm_ext));
+		memcpy(v->mach.p[0].ext, h ? headed : &alone, n_ext * sizeof(tm_ext));
+		v->mach.p[0].n_ext = v->mach.p[0].cap_ext = n_ext;
 	}
 	tm_spooled *s = tm_spooled_take(&v->all, &v->mach);
 	if (h) {
 		s->head_fd = v->head.fd;
 		v->head.fd = -1;
-		memcpy(s->all_ext, whole, sizeof whole);
-		s->n_all_ext = n_whole;
+		memcpy(s->all_ext, headed, sizeof headed);
+		s->n_all_ext = 2;
 		s->size += h;
 	}
 	return s;

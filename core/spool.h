@@ -108,6 +108,9 @@ void tm_parts_close(tm_parts *ps);
  * the bytes read, or -1 with errno set. */
 ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off);
 
+/* The index of the last of the n_ext extents (in stream order) that
+ * starts at or before stream offset off (0 when none does). */
+size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off);
 /* Read up to n bytes at stream offset off of a stream stored as extents
  * of fd (and of whole_fd, the `whole` ones). Returns the bytes read
  * (short only at the stream's end), or -1 with errno set. */

@@ -1349,16 +1349,8 @@ int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *l
 			*len = g->len - off;
 			return 1;
 		}
-		/* the last extent that starts at or before off */
-		size_t lo = 0, hi = g->n_ext;
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (g->ext[mid].off <= off)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		const tm_ext *e = lo < g->n_ext ? &g->ext[lo] : NULL;
+		size_t i = tm_ext_find(g->ext, g->n_ext, off);
+		const tm_ext *e = i < g->n_ext ? &g->ext[i] : NULL;
 		if (!e || off < e->off || off >= e->off + e->len)
 			return -1;
 		*fd = e->whole ? g->whole_fd : g->spool_fd;
