@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pb_unpack.h"
 #include "per_thread.h"
 #include "spool.h"
 #include "systrace.h"
@@ -1543,14 +1544,23 @@ static ProtobufCAllocator *arena_reset(void)
 	return &a->alloc;
 }
 
+/* A message of the hot path (TrackEvent, FtraceEvent) in the arena: read
+ * in one pass (core/pb_unpack.h), else protobuf-c's answer, a message or
+ * NULL. */
+static ProtobufCMessage *unpack_hot(const ProtobufCMessageDescriptor *d, size_t len, const uint8_t *p)
+{
+	ProtobufCMessage *m = tm_pb_unpack(d, arena_reset(), len, p);
+	return m ? m : protobuf_c_message_unpack(d, arena_reset(), len, p);
+}
+
 static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
 {
 	tm_pr_event pe;
 	if (len < sizeof pe)
 		return;
 	memcpy(&pe, payload, sizeof pe);
-	TrackEvent *e = perfetto__protos__track_event__unpack(arena_reset(), len - sizeof pe,
-							      (const uint8_t *)payload + sizeof pe);
+	TrackEvent *e = (TrackEvent *)unpack_hot(&perfetto__protos__track_event__descriptor, len - sizeof pe,
+						 (const uint8_t *)payload + sizeof pe);
 	if (!e)
 		return;
 	m_ctx *c = m_context(m, h->file_id, h->machine_row);
@@ -1649,8 +1659,8 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		m_stat(m, "ftrace_packet_before_tracing_start", 1);
 		return;
 	}
-	FtraceEvent *ev = perfetto__protos__ftrace_event__unpack(arena_reset(), len - sizeof pf,
-								 (const uint8_t *)payload + sizeof pf);
+	FtraceEvent *ev = (FtraceEvent *)unpack_hot(&perfetto__protos__ftrace_event__descriptor, len - sizeof pf,
+						    (const uint8_t *)payload + sizeof pf);
 	if (!ev)
 		return;
 	m_mach *mc = m_machine(m, h->machine_row);
