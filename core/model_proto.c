@@ -775,6 +775,10 @@ static void parse_process_tree(tm_model *m, m_ctx *c, const Perfetto__Protos__Pr
 
 static void apply_packet(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len)
 {
+	/* bytes protobuf-c would follow too deep (core/pb_unpack.h) are
+	 * dropped as malformed ones are */
+	if (tm_pb_too_deep(&perfetto__protos__trace_packet__descriptor, len, (const uint8_t *)payload))
+		return;
 	Packet *pk = perfetto__protos__trace_packet__unpack(NULL, len, (const uint8_t *)payload);
 	if (!pk)
 		return;
@@ -1546,11 +1550,13 @@ static ProtobufCAllocator *arena_reset(void)
 
 /* A message of the hot path (TrackEvent, FtraceEvent) in the arena: read
  * in one pass (core/pb_unpack.h), else protobuf-c's answer, a message or
- * NULL. */
+ * NULL; NULL for bytes nested too deep for protobuf-c's recursion. */
 static ProtobufCMessage *unpack_hot(const ProtobufCMessageDescriptor *d, size_t len, const uint8_t *p)
 {
 	ProtobufCMessage *m = tm_pb_unpack(d, arena_reset(), len, p);
-	return m ? m : protobuf_c_message_unpack(d, arena_reset(), len, p);
+	if (m || tm_pb_too_deep(d, len, p))
+		return m;
+	return protobuf_c_message_unpack(d, arena_reset(), len, p);
 }
 
 static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)

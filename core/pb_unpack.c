@@ -325,6 +325,64 @@ static int packed(const ProtobufCFieldDescriptor *f, ProtobufCAllocator *a, Prot
 	return 1;
 }
 
+/* The field at *p (before end): its number, wire type and value bytes
+ * v[0..n) (a varint's bytes, a fixed value, or a LEN's payload); *p moves
+ * past it. 1, or 0 when the bytes are not a field as protobuf-c frames
+ * one (its first pass over a message). */
+static int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *id, int *wire, const uint8_t **v,
+		      size_t *n)
+{
+	const uint8_t *p = *pp;
+	size_t rem = (size_t)(end - p);
+	/* the tag: a first byte naming no field is malformed */
+	if (!(p[0] & 0xf8))
+		return 0;
+	size_t tl = rem < TAG_MAX ? rem : TAG_MAX, t = 0;
+	while (t < tl && (p[t] & 0x80))
+		t++;
+	if (t == tl)
+		return 0;
+	uint64_t tag = varint_value(p, t + 1);
+	*wire = (int)(tag & 7);
+	*id = (uint32_t)(tag >> 3);
+	p += t + 1;
+	rem = (size_t)(end - p);
+	*v = p;
+	switch (*wire) {
+	case WIRE_VARINT:
+		if (!(*n = varint_len(p, rem)))
+			return 0;
+		break;
+	case WIRE_64:
+		if (rem < 8)
+			return 0;
+		*n = 8;
+		break;
+	case WIRE_32:
+		if (rem < 4)
+			return 0;
+		*n = 4;
+		break;
+	case WIRE_LEN: {
+		size_t pl = rem < PREFIX_MAX ? rem : PREFIX_MAX, k = 0;
+		while (k < pl && (p[k] & 0x80))
+			k++;
+		if (k == pl)
+			return 0;
+		uint64_t l = varint_value(p, k + 1);
+		if (l > INT_MAX || l > rem - (k + 1))
+			return 0;
+		*v = p + k + 1;
+		*n = (size_t)l;
+		break;
+	}
+	default:
+		return 0;
+	}
+	*pp = *v + *n;
+	return 1;
+}
+
 static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ProtobufCAllocator *a, size_t len,
 				const uint8_t *data, int depth)
 {
@@ -337,57 +395,12 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ProtobufCAl
 	const struct indexed *x = index_of(d);
 	const uint8_t *p = data, *end = data + len;
 	while (p < end) {
-		size_t rem = (size_t)(end - p);
-		/* the tag: a first byte naming no field is malformed */
-		if (!(p[0] & 0xf8))
-			return NULL;
-		size_t tl = rem < TAG_MAX ? rem : TAG_MAX, t = 0;
-		while (t < tl && (p[t] & 0x80))
-			t++;
-		if (t == tl)
-			return NULL;
-		uint64_t tag = varint_value(p, t + 1);
-		int wire = (int)(tag & 7);
-		uint32_t id = (uint32_t)(tag >> 3);
-		p += t + 1;
-		rem = (size_t)(end - p);
-		const uint8_t *v = p;
+		uint32_t id;
+		int wire;
+		const uint8_t *v;
 		size_t n;
-		switch (wire) {
-		case WIRE_VARINT:
-			if (!(n = varint_len(p, rem)))
-				return NULL;
-			p += n;
-			break;
-		case WIRE_64:
-			if (rem < 8)
-				return NULL;
-			n = 8;
-			p += 8;
-			break;
-		case WIRE_32:
-			if (rem < 4)
-				return NULL;
-			n = 4;
-			p += 4;
-			break;
-		case WIRE_LEN: {
-			size_t pl = rem < PREFIX_MAX ? rem : PREFIX_MAX, k = 0;
-			while (k < pl && (p[k] & 0x80))
-				k++;
-			if (k == pl)
-				return NULL;
-			uint64_t l = varint_value(p, k + 1);
-			if (l > INT_MAX || l > rem - (k + 1))
-				return NULL;
-			v = p + k + 1;
-			n = (size_t)l;
-			p = v + n;
-			break;
-		}
-		default:
+		if (!next_field(&p, end, &id, &wire, &v, &n))
 			return NULL;
-		}
 		const ProtobufCFieldDescriptor *f = id ? field_of(d, x, id) : NULL;
 		if (!f)
 			continue; /* unknown: not kept (pb_unpack.h) */
@@ -407,21 +420,58 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ProtobufCAl
 		}
 		if (f->label != PROTOBUF_C_LABEL_OPTIONAL && f->label != PROTOBUF_C_LABEL_NONE)
 			return NULL; /* required: protobuf-c checks presence */
-		int oneof = (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0;
-		if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-			/* met before: protobuf-c merges the two */
-			if (oneof ? *(uint32_t *)((char *)m + f->quantifier_offset) == f->id
-				  : *(ProtobufCMessage **)member != f->default_value)
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+			/* another member of the oneof (or this one) set before:
+			 * protobuf-c zeroes the old one's bytes, then reads the
+			 * new one whole (a message is not merged) */
+			uint32_t *which = (uint32_t *)((char *)m + f->quantifier_offset);
+			const ProtobufCFieldDescriptor *old = *which ? field_of(d, x, *which) : NULL;
+			if (old)
+				memset(member, 0, elt_size(old->type));
+			if (!value(f, a, wire, v, n, member, depth))
 				return NULL;
+			*which = f->id;
+			continue;
 		}
+		/* a message met before: protobuf-c merges the two */
+		if (f->type == PROTOBUF_C_TYPE_MESSAGE && *(ProtobufCMessage **)member != f->default_value)
+			return NULL;
 		if (!value(f, a, wire, v, n, member, depth))
 			return NULL;
-		if (oneof)
-			*(uint32_t *)((char *)m + f->quantifier_offset) = f->id;
-		else if (f->quantifier_offset)
+		if (f->quantifier_offset)
 			*(protobuf_c_boolean *)((char *)m + f->quantifier_offset) = 1;
 	}
 	return m;
+}
+
+/* Whether protobuf-c, reading data[0..len) as `d`, would follow messages
+ * nested deeper than TM_PB_UNPACK_DEPTH: like its first pass, a level
+ * whose fields do not all frame stops it before it reads any of them. */
+static int too_deep(const ProtobufCMessageDescriptor *d, size_t len, const uint8_t *data, int depth)
+{
+	const uint8_t *end = data + len;
+	uint32_t id;
+	int wire;
+	const uint8_t *v;
+	size_t n;
+	for (const uint8_t *p = data; p < end;)
+		if (!next_field(&p, end, &id, &wire, &v, &n))
+			return 0;
+	const struct indexed *x = index_of(d);
+	for (const uint8_t *p = data; p < end;) {
+		next_field(&p, end, &id, &wire, &v, &n);
+		const ProtobufCFieldDescriptor *f = id ? field_of(d, x, id) : NULL;
+		if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || wire != WIRE_LEN)
+			continue;
+		if (depth + 1 > TM_PB_UNPACK_DEPTH || too_deep(f->descriptor, n, v, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+int tm_pb_too_deep(const ProtobufCMessageDescriptor *desc, size_t len, const uint8_t *data)
+{
+	return too_deep(desc, len, data, 0);
 }
 
 ProtobufCMessage *tm_pb_unpack(const ProtobufCMessageDescriptor *desc, ProtobufCAllocator *a, size_t len,

@@ -9,10 +9,14 @@
  * generated descriptor, and gives the same message for every input it
  * accepts. It leaves to protobuf-c (returns NULL) what it does not do
  * itself: malformed bytes, a known field of the wrong wire type, a
- * message field met twice (protobuf-c merges the two), a required field,
- * nesting deeper than TM_PB_UNPACK_DEPTH. So a caller tries it first and
- * falls back to protobuf_c_message_unpack, whose answer (a message or
- * NULL) then stands.
+ * message field (not of a oneof) met twice (protobuf-c merges the two),
+ * a required field, nesting deeper than TM_PB_UNPACK_DEPTH. So a caller
+ * tries it first and falls back to protobuf_c_message_unpack, whose
+ * answer (a message or NULL) then stands; but not when tm_pb_too_deep
+ * says the bytes nest deeper than that: protobuf-c follows nesting by
+ * recursion as deep as the bytes go (a 400 KB DebugAnnotation nested
+ * 100,000 deep overflows an 8 MB stack), so such bytes are dropped as
+ * malformed ones are.
  *
  * One difference by design: unknown fields are skipped, not kept
  * (n_unknown_fields is 0). The model never reads them.
@@ -29,11 +33,15 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#define TM_PB_UNPACK_DEPTH 32
+#define TM_PB_UNPACK_DEPTH 64
 
 /* The message `desc` decoded from data[0..len), or NULL: left to
  * protobuf_c_message_unpack (see above), or out of memory. */
 ProtobufCMessage *tm_pb_unpack(const ProtobufCMessageDescriptor *desc, ProtobufCAllocator *a, size_t len,
 			       const uint8_t *data);
+
+/* Whether protobuf_c_message_unpack of these bytes would follow messages
+ * nested deeper than TM_PB_UNPACK_DEPTH (the bytes are not decoded). */
+int tm_pb_too_deep(const ProtobufCMessageDescriptor *desc, size_t len, const uint8_t *data);
 
 #endif

@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_pb_unpack.c - arbitrary bytes as a message the model
  * decodes whole (the first byte picks TrackEvent, FtraceEvent or
  * DebugAnnotation): tm_pb_unpack must read them as protobuf-c's unpack
- * does, or leave them to it (tests/unit/pb_same.h). */
+ * does, or leave them to it (tests/unit/pb_same.h); tm_pb_too_deep runs
+ * on them too. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -17,8 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	if (size < 1)
 		return 0;
+	const ProtobufCMessageDescriptor *d = descs[data[0] % (sizeof descs / sizeof descs[0])];
 	int took;
-	if (!pb_same(descs[data[0] % (sizeof descs / sizeof descs[0])], data + 1, size - 1, &took))
+	if (!pb_same(d, data + 1, size - 1, &took))
+		abort();
+	/* what tm_pb_unpack took nests no deeper than its limit */
+	if (took && tm_pb_too_deep(d, size - 1, data + 1))
 		abort();
 	return 0;
 }

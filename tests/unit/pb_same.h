@@ -77,6 +77,104 @@ static uint8_t *pb_packed(const ProtobufCMessage *m, size_t *n)
 	return b;
 }
 
+/* The bytes one value of a field of type t takes in a message. */
+static size_t pb_width(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE: return 8;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
+	case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
+	default: return 4;
+	}
+}
+
+/* Two messages of one descriptor field by field, in memory: presence
+ * flags, oneof cases, every member's bytes (a oneof's whole union, so bytes
+ * left over from a replaced member count), strings and bytes by content
+ * and by whether they are NULL, sub-messages alike; unknown fields
+ * aside. Catches what packing both again cannot see. */
+static int pb_deep_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	const ProtobufCMessageDescriptor *d = a->descriptor;
+	if (b->descriptor != d)
+		return 0;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *ma = (const char *)a + f->offset, *mb = (const char *)b + f->offset;
+		size_t na = 1, nb = 1;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			na = *(const size_t *)((const char *)a + f->quantifier_offset);
+			nb = *(const size_t *)((const char *)b + f->quantifier_offset);
+			if (na != nb)
+				return 0;
+			ma = *(char *const *)ma;
+			mb = *(char *const *)mb;
+			if (!na)
+				continue;
+		} else if (f->quantifier_offset) {
+			/* has_ flag or oneof case (a uint32 either way here) */
+			uint32_t qa, qb;
+			memcpy(&qa, (const char *)a + f->quantifier_offset, sizeof qa);
+			memcpy(&qb, (const char *)b + f->quantifier_offset, sizeof qb);
+			if (qa != qb)
+				return 0;
+		}
+		int in_oneof = (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0;
+		if (in_oneof && *(const uint32_t *)((const char *)a + f->quantifier_offset) != f->id) {
+			/* not the member set: the bytes of the union past the set
+			 * member's own (compared by content) must match all the
+			 * same (every member is looked at, so all of them) */
+			uint32_t set = *(const uint32_t *)((const char *)a + f->quantifier_offset);
+			size_t from = 0;
+			for (unsigned j = 0; set && j < d->n_fields; j++)
+				if (d->fields[j].id == set)
+					from = pb_width(d->fields[j].type);
+			size_t w = pb_width(f->type);
+			if (w > from && memcmp(ma + from, mb + from, w - from) != 0)
+				return 0;
+			continue;
+		}
+		for (size_t k = 0; k < na; k++) {
+			switch (f->type) {
+			case PROTOBUF_C_TYPE_STRING: {
+				const char *sa = ((char *const *)ma)[k], *sb = ((char *const *)mb)[k];
+				if (!sa != !sb || (sa && strcmp(sa, sb) != 0))
+					return 0;
+				break;
+			}
+			case PROTOBUF_C_TYPE_BYTES: {
+				const ProtobufCBinaryData *ba = &((const ProtobufCBinaryData *)ma)[k],
+							 *bb = &((const ProtobufCBinaryData *)mb)[k];
+				if (ba->len != bb->len || !ba->data != !bb->data ||
+				    (ba->len && memcmp(ba->data, bb->data, ba->len) != 0))
+					return 0;
+				break;
+			}
+			case PROTOBUF_C_TYPE_MESSAGE: {
+				const ProtobufCMessage *sa = ((ProtobufCMessage *const *)ma)[k],
+						       *sb = ((ProtobufCMessage *const *)mb)[k];
+				if (!sa != !sb || (sa && !pb_deep_same(sa, sb)))
+					return 0;
+				break;
+			}
+			default: {
+				size_t w = pb_width(f->type);
+				if (memcmp(ma + k * w, mb + k * w, w) != 0)
+					return 0;
+			}
+			}
+		}
+	}
+	return 1;
+}
+
 /* 1 when tm_pb_unpack leaves the bytes to protobuf-c or reads them as it
  * does; *took says which (1: tm_pb_unpack gave a message). */
 static int pb_same(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len, int *took)
@@ -94,7 +192,7 @@ static int pb_same(const ProtobufCMessageDescriptor *d, const uint8_t *data, siz
 		pb_drop_unknown(slow);
 		size_t nf, ns;
 		uint8_t *bf = pb_packed(fast, &nf), *bs = pb_packed(slow, &ns);
-		same = bf && bs && nf == ns && memcmp(bf, bs, nf) == 0;
+		same = bf && bs && nf == ns && memcmp(bf, bs, nf) == 0 && pb_deep_same(fast, slow);
 		free(bf);
 		free(bs);
 	}

@@ -290,6 +290,34 @@ static void test_varints_at_their_widest(void)
 	CHECK_SAME(TE, &w, 1);
 }
 
+static void test_oneof_members_replace_each_other(void)
+{
+	/* a wider member replaced by a narrower one: protobuf-c zeroes the
+	 * old bytes first */
+	wbuf a = {.n = 0};
+	w_fixed64(&a, F_DebugAnnotation_double_value, 0x3ff0000000000000ull);
+	w_uint(&a, F_DebugAnnotation_bool_value, 1);
+	CHECK_SAME(&perfetto__protos__debug_annotation__descriptor, &a, 1);
+	/* a oneof message met twice: read whole again, not merged */
+	wbuf n1 = {.n = 0}, n2 = {.n = 0};
+	w_uint(&n1, F_DebugAnnotation_NestedValue_int_value, 5);
+	w_bytes(&n2, F_DebugAnnotation_NestedValue_string_value, "s", 1);
+	wbuf b = {.n = 0};
+	w_bytes(&b, F_DebugAnnotation_nested_value, n1.b, n1.n);
+	w_bytes(&b, F_DebugAnnotation_nested_value, n2.b, n2.n);
+	CHECK_SAME(&perfetto__protos__debug_annotation__descriptor, &b, 1);
+	wbuf sw = {.n = 0};
+	w_uint(&sw, F_SchedSwitchFtraceEvent_prev_pid, 3);
+	wbuf f = {.n = 0};
+	w_bytes(&f, F_FtraceEvent_sched_switch, sw.b, sw.n);
+	w_bytes(&f, F_FtraceEvent_sched_switch, "", 0);
+	CHECK_SAME(FE, &f, 1);
+	/* empty bytes: NULL data, as protobuf-c leaves it */
+	wbuf e = {.n = 0};
+	w_bytes(&e, F_DebugAnnotation_proto_value, "", 0);
+	CHECK_SAME(&perfetto__protos__debug_annotation__descriptor, &e, 1);
+}
+
 static void test_left_to_protobuf_c(void)
 {
 	/* a message field met twice: protobuf-c merges */
@@ -337,6 +365,16 @@ static void test_left_to_protobuf_c(void)
 	wbuf z = {.n = 0};
 	w_raw(&z, "\x00\x01", 2);
 	CHECK_SAME(TE, &z, 0);
+	/* a length prefix of six bytes (protobuf-c reads five at most) */
+	wbuf six = {.n = 0};
+	w_tag(&six, F_TrackEvent_name, TM_PB_LEN);
+	w_raw(&six, "\x81\x80\x80\x80\x80\x00", 6);
+	w_raw(&six, "x", 1);
+	CHECK_SAME(TE, &six, 0);
+	/* a tag of six bytes */
+	wbuf tag6 = {.n = 0};
+	w_raw(&tag6, "\xd8\x80\x80\x80\x80\x00\x01", 7);
+	CHECK_SAME(TE, &tag6, 0);
 }
 
 static void test_nesting_past_the_limit(void)
@@ -356,6 +394,58 @@ static void test_nesting_past_the_limit(void)
 	wbuf w = {.n = 0};
 	w_bytes(&w, F_TrackEvent_debug_annotations, cur->b, cur->n);
 	CHECK_SAME(TE, &w, 0);
+}
+
+/* Nesting far past the limit: protobuf-c would follow it by recursion
+ * until the stack runs out, so tm_pb_too_deep says so and the model
+ * drops the event; nesting within the limit, or bytes whose framing
+ * stops protobuf-c first, are not too deep. */
+static void test_too_deep_for_protobuf_c(void)
+{
+	static uint8_t bufs[2][1 << 20];
+	size_t n = 0;
+	uint8_t *cur = bufs[0], *next = bufs[1];
+	wbuf leaf = {.n = 0};
+	w_bytes(&leaf, F_DebugAnnotation_name, "leaf", 4);
+	memcpy(cur, leaf.b, leaf.n);
+	n = leaf.n;
+	const ProtobufCMessageDescriptor *da = &perfetto__protos__debug_annotation__descriptor;
+	for (int d = 1; d <= 100000; d++) {
+		/* tag (dict_entries, LEN), then the length, then the inner bytes */
+		size_t k = 0;
+		uint64_t t = ((uint64_t)F_DebugAnnotation_dict_entries << 3) | TM_PB_LEN;
+		while (t >= 0x80) {
+			next[k++] = (uint8_t)(t | 0x80);
+			t >>= 7;
+		}
+		next[k++] = (uint8_t)t;
+		uint64_t l = n;
+		while (l >= 0x80) {
+			next[k++] = (uint8_t)(l | 0x80);
+			l >>= 7;
+		}
+		next[k++] = (uint8_t)l;
+		if (k + n > sizeof bufs[0])
+			TT_FAIL_("nesting %d does not fit", d);
+		memmove(next + k, cur, n);
+		n += k;
+		uint8_t *tmp = cur;
+		cur = next;
+		next = tmp;
+		if (d == TM_PB_UNPACK_DEPTH - 1)
+			CHECK(!tm_pb_too_deep(da, n, cur));
+		if (d == TM_PB_UNPACK_DEPTH + 1)
+			CHECK(tm_pb_too_deep(da, n, cur));
+	}
+	CHECK(tm_pb_too_deep(da, n, cur));
+	pb_arena fa = {0};
+	ProtobufCAllocator a = {pb_arena_alloc, pb_arena_free_one, &fa};
+	CHECK(tm_pb_unpack(da, &a, n, cur) == NULL);
+	pb_arena_free(&fa);
+	/* the same with a field that does not frame after it: protobuf-c
+	 * fails on the first pass, before any nesting */
+	cur[n] = 0x0b; /* a group */
+	CHECK(!tm_pb_too_deep(da, n + 1, cur));
 }
 
 static void test_ftrace_event_reads_the_same(void)
@@ -449,8 +539,10 @@ int main(void)
 	TT_RUN(test_later_values_replace_earlier);
 	TT_RUN(test_repeated_fields_packed_or_not);
 	TT_RUN(test_varints_at_their_widest);
+	TT_RUN(test_oneof_members_replace_each_other);
 	TT_RUN(test_left_to_protobuf_c);
 	TT_RUN(test_nesting_past_the_limit);
+	TT_RUN(test_too_deep_for_protobuf_c);
 	TT_RUN(test_ftrace_event_reads_the_same);
 	TT_RUN(test_mutations_read_the_same);
 	TT_RUN(test_no_required_fields);
