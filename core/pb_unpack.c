@@ -73,9 +73,11 @@ static void *alloc(ProtobufCAllocator *a, size_t n)
 /* Fields by number, for a descriptor whose numbers are below
  * INDEX_MAX: its fields' indexes + 1 (0: none), made once and kept for
  * the process (a binary search per field was a third of the time, most
- * of it for fields the descriptor does not know). */
+ * of it for fields the descriptor does not know). Found by the
+ * descriptor's address in an open-addressed table: a few dozen
+ * descriptors are ever indexed (every message a TracePacket can hold). */
 #define INDEX_MAX 2048
-#define INDEXED_MAX 64
+#define INDEXED_MAX 256 /* a power of two */
 static struct indexed {
 	_Atomic(const ProtobufCMessageDescriptor *) d;
 	uint16_t *ix;
@@ -83,13 +85,21 @@ static struct indexed {
 } indexed[INDEXED_MAX];
 static pthread_mutex_t indexed_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static size_t slot_of(const ProtobufCMessageDescriptor *d)
+{
+	uintptr_t h = (uintptr_t)d;
+	return (size_t)((h >> 4) ^ (h >> 12)) & (INDEXED_MAX - 1);
+}
+
 static const struct indexed *index_of(const ProtobufCMessageDescriptor *d)
 {
-	for (size_t i = 0; i < INDEXED_MAX; i++) {
-		const ProtobufCMessageDescriptor *e = atomic_load_explicit(&indexed[i].d, memory_order_acquire);
-		if (e == d)
-			return &indexed[i];
-		if (!e)
+	size_t h = slot_of(d);
+	for (size_t k = 0; k < INDEXED_MAX; k++) {
+		const struct indexed *e = &indexed[(h + k) & (INDEXED_MAX - 1)];
+		const ProtobufCMessageDescriptor *ed = atomic_load_explicit(&e->d, memory_order_acquire);
+		if (ed == d)
+			return e;
+		if (!ed)
 			break;
 	}
 	uint32_t n = 0;
@@ -100,20 +110,21 @@ static const struct indexed *index_of(const ProtobufCMessageDescriptor *d)
 		return NULL;
 	const struct indexed *r = NULL;
 	pthread_mutex_lock(&indexed_mu);
-	for (size_t i = 0; i < INDEXED_MAX && !r; i++) {
-		const ProtobufCMessageDescriptor *e = atomic_load_explicit(&indexed[i].d, memory_order_relaxed);
-		if (e == d) {
-			r = &indexed[i];
-		} else if (!e) {
+	for (size_t k = 0; k < INDEXED_MAX && !r; k++) {
+		struct indexed *e = &indexed[(h + k) & (INDEXED_MAX - 1)];
+		const ProtobufCMessageDescriptor *ed = atomic_load_explicit(&e->d, memory_order_relaxed);
+		if (ed == d) {
+			r = e;
+		} else if (!ed) {
 			uint16_t *ix = calloc(n, sizeof *ix);
 			if (!ix)
 				break;
 			for (unsigned f = 0; f < d->n_fields; f++)
 				ix[d->fields[f].id] = (uint16_t)(f + 1);
-			indexed[i].ix = ix;
-			indexed[i].n = n;
-			atomic_store_explicit(&indexed[i].d, d, memory_order_release);
-			r = &indexed[i];
+			e->ix = ix;
+			e->n = n;
+			atomic_store_explicit(&e->d, d, memory_order_release);
+			r = e;
 		}
 	}
 	pthread_mutex_unlock(&indexed_mu);
@@ -121,7 +132,7 @@ static const struct indexed *index_of(const ProtobufCMessageDescriptor *d)
 }
 
 /* The field numbered `id`, or NULL. Fields are in number order. */
-static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *d, const struct indexed *x,
+static inline __attribute__((always_inline)) const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *d, const struct indexed *x,
 						uint32_t id)
 {
 	if (x)
@@ -329,7 +340,7 @@ static int packed(const ProtobufCFieldDescriptor *f, ProtobufCAllocator *a, Prot
  * v[0..n) (a varint's bytes, a fixed value, or a LEN's payload); *p moves
  * past it. 1, or 0 when the bytes are not a field as protobuf-c frames
  * one (its first pass over a message). */
-static int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *id, int *wire, const uint8_t **v,
+static inline __attribute__((always_inline)) int next_field(const uint8_t **pp, const uint8_t *end, uint32_t *id, int *wire, const uint8_t **v,
 		      size_t *n)
 {
 	const uint8_t *p = *pp;
