@@ -360,13 +360,11 @@ typedef struct field_text {
 
 typedef struct writer {
 	const tm_model *model;
-	char **dirs;       /* by machine row */
-	size_t n_dirs;
-	/* the machine and file columns of every line, escaped once (both
-	 * cost a strlen and an escape scan a line: a tenth of the
+	/* the machine (by row) and file columns of every line, escaped once
+	 * (both cost a strlen and an escape scan a line: a tenth of the
 	 * formatter's time on the proto bench) */
 	field_text *dir_f, *file_f;
-	size_t n_files;
+	size_t n_dirs, n_files;
 	field_text *track_f; /* track names, escaped when first written */
 	size_t n_track_f;
 	const tm_merge *merge;
@@ -374,8 +372,6 @@ typedef struct writer {
 	tm_buf line;
 } writer;
 
-/* The row's line, made once and put in the whole merge's file and its
- * machine's. */
 /* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
  * record holds (or null). */
 static void sched_args(tm_buf *o, const rec *h, const char *state)
@@ -392,7 +388,23 @@ static void sched_args(tm_buf *o, const rec *h, const char *state)
 	tm_buf_putc(o, '}');
 }
 
-static field_text escaped(const char *s);
+/* s as put_str writes it (NULL: empty). */
+static field_text escaped(const char *s)
+{
+	tm_buf b = {0};
+	put_str(&b, s);
+	field_text f;
+	f.n = b.len;
+	f.s = tm_buf_detach(&b, NULL);
+	return f;
+}
+
+static void fields_free(field_text *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].s);
+	free(f);
+}
 
 /* A track's name (the model's final one) as a field. */
 static const field_text *track_name(writer *w, uint32_t id, const tm_mtrack *t)
@@ -408,6 +420,8 @@ static const field_text *track_name(writer *w, uint32_t id, const tm_mtrack *t)
 	return &w->track_f[id];
 }
 
+/* The row's line, made once and put in the whole merge's file and its
+ * machine's. */
 static void write_row(writer *w, const rec *h, const char *strs)
 {
 	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
@@ -534,17 +548,6 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	return k < 0 ? -1 : 0;
 }
 
-/* s as put_str writes it (NULL: empty). */
-static field_text escaped(const char *s)
-{
-	tm_buf b = {0};
-	put_str(&b, s);
-	field_text f;
-	f.n = b.len;
-	f.s = tm_buf_detach(&b, NULL);
-	return f;
-}
-
 tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
 {
 	size_t nm = b->scan->machines.n;
@@ -552,10 +555,13 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	w.model = model;
 	w.merge = b->merge;
 	w.n_dirs = nm;
-	w.dirs = tm_machines_dir_names(&b->scan->machines);
+	char **dirs = tm_machines_dir_names(&b->scan->machines);
 	w.dir_f = tm_xcalloc(nm ? nm : 1, sizeof *w.dir_f);
-	for (size_t i = 0; i < nm; i++)
-		w.dir_f[i] = escaped(w.dirs[i]);
+	for (size_t i = 0; i < nm; i++) {
+		w.dir_f[i] = escaped(dirs[i]);
+		free(dirs[i]);
+	}
+	free(dirs);
 	w.n_files = b->merge->n_files;
 	w.file_f = tm_xcalloc(w.n_files ? w.n_files : 1, sizeof *w.file_f);
 	for (size_t i = 0; i < w.n_files; i++)
@@ -575,18 +581,9 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	res = tm_views_take(&w.out, "timeline.tsv", err);
 out:
 	tm_views_close(&w.out);
-	for (size_t i = 0; i < nm; i++)
-		free(w.dirs[i]);
-	free(w.dirs);
-	for (size_t i = 0; i < nm; i++)
-		free(w.dir_f[i].s);
-	free(w.dir_f);
-	for (size_t i = 0; i < w.n_files; i++)
-		free(w.file_f[i].s);
-	free(w.file_f);
-	for (size_t i = 0; i < w.n_track_f; i++)
-		free(w.track_f[i].s);
-	free(w.track_f);
+	fields_free(w.dir_f, w.n_dirs);
+	fields_free(w.file_f, w.n_files);
+	fields_free(w.track_f, w.n_track_f);
 	tm_buf_free(&w.line);
 	tm_timeline_abort(b);
 	return res;

@@ -5,6 +5,7 @@
 /* the deprecated flow fields are read by the model, so they are tested */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include "pb_same.h"
+#include "pb_write.h"
 #include "proto.h"
 #include "trace.pb-c.h"
 #include "tt.h"
@@ -38,11 +39,10 @@ static void w_byte(wbuf *w, uint8_t c)
 
 static void w_varint(wbuf *w, uint64_t v)
 {
-	while (v >= 0x80) {
-		w_byte(w, (uint8_t)(v | 0x80));
-		v >>= 7;
-	}
-	w_byte(w, (uint8_t)v);
+	uint8_t t[10];
+	size_t n = pb_varint_encode(t, v);
+	for (size_t i = 0; i < n; i++)
+		w_byte(w, t[i]);
 }
 
 static void w_tag(wbuf *w, uint32_t id, int wire) { w_varint(w, ((uint64_t)id << 3) | (unsigned)wire); }
@@ -412,19 +412,8 @@ static void test_too_deep_for_protobuf_c(void)
 	const ProtobufCMessageDescriptor *da = &perfetto__protos__debug_annotation__descriptor;
 	for (int d = 1; d <= 100000; d++) {
 		/* tag (dict_entries, LEN), then the length, then the inner bytes */
-		size_t k = 0;
-		uint64_t t = ((uint64_t)F_DebugAnnotation_dict_entries << 3) | TM_PB_LEN;
-		while (t >= 0x80) {
-			next[k++] = (uint8_t)(t | 0x80);
-			t >>= 7;
-		}
-		next[k++] = (uint8_t)t;
-		uint64_t l = n;
-		while (l >= 0x80) {
-			next[k++] = (uint8_t)(l | 0x80);
-			l >>= 7;
-		}
-		next[k++] = (uint8_t)l;
+		size_t k = pb_varint_encode(next, ((uint64_t)F_DebugAnnotation_dict_entries << 3) | TM_PB_LEN);
+		k += pb_varint_encode(next + k, n);
 		if (k + n > sizeof bufs[0])
 			TT_FAIL_("nesting %d does not fit", d);
 		memmove(next + k, cur, n);

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "archive.h"
+#include "pb_write.h"
 #include "proto.h"
 #include "trace.pb-c.h"
 
@@ -62,20 +63,6 @@ static void put_raw(tm_buf *b, const void *p, size_t n)
 {
 	if (n)
 		tm_buf_put(b, p, n);
-}
-
-static void put_varint(tm_buf *b, uint64_t v)
-{
-	uint8_t t[10];
-	size_t n = 0;
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	put_raw(b, t, n);
 }
 
 static void put_v(tm_buf *b, uint32_t id, uint64_t v)

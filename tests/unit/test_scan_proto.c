@@ -10,24 +10,11 @@
 #include <unistd.h>
 
 #include "merge.h"
+#include "pb_write.h"
 #include "scan.h"
 #include "tt.h"
 
 /* ---- a tiny protobuf writer ----------------------------------------------- */
-
-static void put_varint(tm_buf *b, uint64_t v)
-{
-	uint8_t x[10];
-	size_t n = 0;
-	do {
-		x[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			x[n] |= 0x80;
-		n++;
-	} while (v);
-	tm_buf_put(b, x, n);
-}
 
 static void f_var(tm_buf *b, uint32_t id, uint64_t v)
 {

@@ -1,0 +1,31 @@
+/* tests/unit/pb_write.h - the varint the unit tests' hand-made protobuf
+ * bytes are built from (test_proto, test_scan_proto, test_pb_unpack). */
+#ifndef PB_WRITE_H
+#define PB_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tm.h"
+
+/* v as a varint into out (ten bytes at most): its length. */
+static inline size_t pb_varint_encode(uint8_t out[10], uint64_t v)
+{
+	size_t n = 0;
+	do {
+		out[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			out[n] |= 0x80;
+		n++;
+	} while (v);
+	return n;
+}
+
+static inline void put_varint(tm_buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	tm_buf_put(b, t, pb_varint_encode(t, v));
+}
+
+#endif
