@@ -470,6 +470,86 @@ static void test_shallow_takes_what_parse_takes(void)
 	CHECK(taken > 0 && taken < cases);
 }
 
+/* The shallow reader's strings: an escape (good or bad) at every offset
+ * of bodies up to 40 bytes long, across the sixteen- and eight-byte steps
+ * of the quote search and its byte tail, as a member's value and inside a
+ * nested object; and every such object cut short. The same verdict and
+ * length as tj_parse, and the value kept as it lies in the text. Each
+ * text is copied to an allocation of its exact size, so that a sanitizer
+ * build catches a read past the end. */
+typedef struct kept_k {
+	int n, escaped;
+	size_t len;
+	const char *s;
+} kept_k;
+
+static int keep_k(void *ctx, const char *k, size_t n)
+{
+	(void)ctx;
+	return n == 1 && k[0] == 'k';
+}
+
+static int collect_k(void *ctx, const tj_member *m)
+{
+	kept_k *g = ctx;
+	g->n++;
+	g->escaped = m->escaped;
+	g->len = m->v.len;
+	g->s = m->v.s;
+	return 0;
+}
+
+static void test_shallow_strings(void)
+{
+	static const char *escapes[] = {"",        "\\\"",   "\\\\",   "\\n",   "\\/",    "\\u00e9",
+					"\\uD83D", "\\udfff", "\\u12",  "\\u12g4", "\\x",   "\\",
+					"\""};
+	char body[64], text[160];
+	int cases = 0, taken = 0;
+	for (size_t e = 0; e < sizeof escapes / sizeof *escapes; e++)
+		for (int len = 0; len <= 40; len++)
+			for (int at = 0; at <= len; at++) {
+				snprintf(body, sizeof body, "%.*s%s%.*s", at, "0123456789abcdefghijklmnopqrstuvwxyz0123", escapes[e],
+					 len - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop");
+				int n = snprintf(text, sizeof text, "{\"k\":\"%s\",\"o\":{\"p\":\"%s\"}}", body, body);
+				for (int cut = n; cut >= (len == 0 ? 0 : n); cut--) {
+					char *buf = malloc((size_t)cut + 1);
+					memcpy(buf, text, (size_t)cut);
+					tm_error err;
+					tj_value *v = NULL;
+					int parsed = tj_parse(buf, (size_t)cut, &v, &err) == 0;
+					tj_free(v);
+					kept_k g = {0};
+					size_t used = 0;
+					int r = tj_read_shallow_keys(buf, (size_t)cut, keep_k, collect_k, &g, &used);
+					cases++;
+					taken += r;
+					/* the shallow reader may leave an object to tj_parse, never take one it refuses */
+					if (r && !parsed)
+						TT_FAIL_("%.*s: taken, tj_parse refuses it", cut, buf);
+					if (parsed && !r)
+						TT_FAIL_("%.*s: tj_parse takes it, shallow leaves it", cut, buf);
+					if (r && (used != (size_t)cut || g.n != 1 || g.len != strlen(body) ||
+						  g.s != buf + 6 || g.escaped != (strchr(body, '\\') != NULL)))
+						TT_FAIL_("%.*s: used %zu, kept %d, len %zu, escaped %d", cut, buf, used, g.n,
+							 g.len, g.escaped);
+					free(buf);
+				}
+			}
+	/* cut short: every prefix of one object with an escape near a step's edge */
+	int n = snprintf(text, sizeof text, "{\"k\":\"0123456789abcde\\\"fghijklmnopqrstu\\u00e9v\",\"o\":{\"p\":\"x\"}}");
+	for (int cut = 0; cut < n; cut++) {
+		char *buf = malloc((size_t)cut + 1);
+		memcpy(buf, text, (size_t)cut);
+		kept_k g = {0};
+		size_t used = 0;
+		if (tj_read_shallow_keys(buf, (size_t)cut, keep_k, collect_k, &g, &used) != 0)
+			TT_FAIL_("%.*s: a prefix taken", cut, buf);
+		free(buf);
+	}
+	CHECK(taken > 0 && taken < cases);
+}
+
 int main(void)
 {
 	TT_RUN(test_int_vs_double);
@@ -484,6 +564,7 @@ int main(void)
 	TT_RUN(test_error_texts);
 	TT_RUN(test_long_number_error_is_cut);
 	TT_RUN(test_deep_nesting);
+	TT_RUN(test_shallow_strings);
 	TT_RUN(test_tree_shape);
 	TT_RUN(test_shallow_takes_what_parse_takes);
 	TT_DONE();
