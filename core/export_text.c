@@ -563,7 +563,10 @@ static void ftrace_event_end(exp_text *t)
 static int64_t arg_i(systrace_args *args, const char *key)
 {
 	char v[64];
-	return systrace_args_get(args, key, v, sizeof v) ? strtoll(v, NULL, 10) : 0;
+	if (!systrace_args_get(args, key, v, sizeof v))
+		return 0;
+	int64_t d = systrace_few_digits(v);
+	return d >= 0 ? d : strtoll(v, NULL, 10);
 }
 
 /* A text argument as a string field: up to 255 bytes, "" when absent. */

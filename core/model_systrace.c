@@ -10,23 +10,11 @@
 
 #include "systrace.h"
 
-/* Up to nine digits and nothing else (a pid, a prio, a cpu): their
- * value, which strtoull would give too, without its call; -1 for any
- * other text (the callers then ask strtoull). */
-static int64_t few_digits(const char *s)
-{
-	int64_t v = 0;
-	size_t i = 0;
-	for (; i < 10 && s[i] >= '0' && s[i] <= '9'; i++)
-		v = v * 10 + (s[i] - '0');
-	return i && i < 10 && !s[i] ? v : -1;
-}
-
 /* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
  * not empty. */
 static int to_u32(const char *s, uint32_t *out)
 {
-	int64_t d = few_digits(s);
+	int64_t d = systrace_few_digits(s);
 	if (d >= 0) {
 		*out = (uint32_t)d;
 		return 1;
@@ -44,7 +32,7 @@ static int to_u32(const char *s, uint32_t *out)
 
 static int to_i32(const char *s, int32_t *out)
 {
-	int64_t d = few_digits(s);
+	int64_t d = systrace_few_digits(s);
 	if (d >= 0) {
 		*out = (int32_t)d;
 		return 1;

@@ -541,8 +541,11 @@ int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *ou
 	if (!a->split)
 		args_split(a);
 	for (size_t i = 0; i < a->n; i++) {
-		/* most keys differ in length or in their first byte */
-		if (a->kv[i].kn == klen && (!klen || a->kv[i].k[0] == key[0]) && memcmp(a->kv[i].k, key, klen) == 0) {
+		/* most keys differ in length or in their first or last byte
+		 * (prev_comm and prev_prio, next_pid and prev_pid) */
+		if (a->kv[i].kn == klen &&
+		    (!klen || (a->kv[i].k[0] == key[0] && a->kv[i].k[klen - 1] == key[klen - 1])) &&
+		    memcmp(a->kv[i].k, key, klen) == 0) {
 			copy_value(a->kv[i].v, a->kv[i].v + a->kv[i].vn, out, n);
 			return 1;
 		}

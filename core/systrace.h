@@ -142,6 +142,18 @@ typedef struct systrace_args {
  * call. */
 #define SYSTRACE_EVENT_IS(name, n, lit) ((n) == sizeof(lit) - 1 && memcmp((name), (lit), sizeof(lit) - 1) == 0)
 
+/* Up to nine digits and nothing else (a pid, a prio, a cpu): their value,
+ * which strtoll and strtoull would give too, without their call; -1 for
+ * any other text (the callers then ask those). */
+static inline int64_t systrace_few_digits(const char *s)
+{
+	int64_t v = 0;
+	size_t i = 0;
+	for (; i < 10 && s[i] >= '0' && s[i] <= '9'; i++)
+		v = v * 10 + (s[i] - '0');
+	return i && i < 10 && !s[i] ? v : -1;
+}
+
 void systrace_args_init(systrace_args *a, const char *args);
 int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n);
 /* Inline so that a literal key's length is known where it is asked. */

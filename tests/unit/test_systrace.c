@@ -266,9 +266,12 @@ static void systrace_args_split_agrees(void)
 		"k16=16 k0=dup k17=17 tail",
 		"",
 		"x=0123456789012345678901234567890123456789",
+		/* same length, first and last byte: only the middle tells them apart */
+		"abc=1 axc=2 abbc=3 prxv_pid=4 prev_pid=5",
 	};
 	static const char *const keys[] = {"prev_pid", "next_comm", ">", "a", "b", "c", "name", "k0",  "k15",
-					   "k16",      "k17",       "x", "",  "=", "d", "k1", "none"};
+					   "k16",      "k17",       "x", "",  "=", "d", "k1", "none",
+					   "abc",      "axc",       "acc", "abbc", "prxv_pid"};
 	int got = 0;
 	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
 		systrace_args sa;
