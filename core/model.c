@@ -2,6 +2,7 @@
  * stats, and the tables' accessors. */
 #include "model_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,10 +112,11 @@ uint64_t *m_map_get(m_map *m, uint64_t key)
 	if (!m->cap)
 		return NULL;
 	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->used[i])
+		m_slot *sl = &m->slots[i];
+		if (!sl->used)
 			return NULL;
-		if (m->used[i] == 1 && m->keys[i] == key)
-			return &m->vals[i];
+		if (sl->used == 1 && sl->key == key)
+			return &sl->val;
 	}
 }
 
@@ -129,27 +131,24 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 	if ((m->n + 1) * 2 > m->cap) {
 		m_map old = *m;
 		m->cap = old.cap ? old.cap * 2 : 8; /* small: a machine has several, and there may be 20,000 machines */
-		m->keys = tm_xcalloc(m->cap, sizeof(*m->keys));
-		m->vals = tm_xcalloc(m->cap, sizeof(*m->vals));
-		m->used = tm_xcalloc(m->cap, 1);
+		m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
 		m->n = 0;
 		for (size_t i = 0; i < old.cap; i++)
-			if (old.used[i] == 1)
-				*m_map_put(m, old.keys[i], NULL) = old.vals[i];
-		free(old.keys);
-		free(old.vals);
-		free(old.used);
+			if (old.slots[i].used == 1)
+				*m_map_put(m, old.slots[i].key, NULL) = old.slots[i].val;
+		free(old.slots);
 	}
 	size_t i = slot_of(m, key);
-	while (m->used[i] == 1)
+	while (m->slots[i].used == 1)
 		i = (i + 1) & (m->cap - 1);
-	m->used[i] = 1;
-	m->keys[i] = key;
-	m->vals[i] = 0;
+	m_slot *sl = &m->slots[i];
+	sl->used = 1;
+	sl->key = key;
+	sl->val = 0;
 	m->n++;
 	if (inserted)
 		*inserted = 1;
-	return &m->vals[i];
+	return &sl->val;
 }
 
 void m_map_del(m_map *m, uint64_t key)
@@ -157,15 +156,13 @@ void m_map_del(m_map *m, uint64_t key)
 	uint64_t *v = m_map_get(m, key);
 	if (!v)
 		return;
-	size_t i = (size_t)(v - m->vals);
-	m->used[i] = 2; /* a tombstone keeps probe chains intact */
+	/* a tombstone keeps probe chains intact */
+	((m_slot *)(void *)((char *)v - offsetof(m_slot, val)))->used = 2;
 }
 
 void m_map_free(m_map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
