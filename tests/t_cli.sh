@@ -93,6 +93,25 @@ eq "ls -l of the root gives generated files their exact size" \
 	"$("$tm" ls -l good.zip | awk '$3 == "metadata.json" { print $2 }')" "$("$tm" cat good.zip metadata.json | wc -c)"
 
 ok "cat is byte-identical to the member" cmp <("$tm" cat good.zip files/sub/nested.json) sub/nested.json
+# A generated file's bytes go to a file by sendfile and to a pipe by
+# sendfile or by reading: the same bytes every way, and a failed write
+# is an error with its reason.
+"$tm" cat good.zip merged.pftrace >cat_file.pftrace
+"$tm" cat good.zip merged.pftrace | cat >cat_pipe.pftrace
+ok "cat of merged.pftrace: to a file as to a pipe" cmp cat_file.pftrace cat_pipe.pftrace
+ok "cat of merged.pftrace to a file is all of it" test "$(stat -c %s cat_file.pftrace)" = \
+	"$("$tm" ls -l good.zip | awk '$3 == "merged.pftrace" { print $2 }')"
+"$tm" cat good.zip timeline.tsv >cat_file.tsv
+ok "cat of timeline.tsv: to a file as to a pipe" cmp cat_file.tsv <("$tm" cat good.zip timeline.tsv | cat)
+if [ -w /dev/full ]; then
+	err=$("$tm" cat good.zip merged.pftrace 2>&1 >/dev/full); rc=$?
+	eq "cat to a full device exits 1 and says why" "$rc/$err" "1/tracemount: cat: write error: No space left on device"
+	err=$("$tm" cat good.zip files/app.json 2>&1 >/dev/full); rc=$?
+	eq "cat of a member to a full device exits 1 and says why" "$rc/$err" \
+		"1/tracemount: cat: write error: No space left on device"
+else
+	skip "cat to a full device" "no /dev/full"
+fi
 err=$("$tm" cat good.zip files 2>&1); rc=$?
 eq "cat of a directory exits 1" "$rc" 1
 eq "cat of a directory says why" "$err" "tracemount: cat: files: Is a directory"
