@@ -146,6 +146,11 @@ done
 # The man page renders cleanly and documents every option and command.
 man=$here/../man/tracemount.1
 eq "man page renders without warnings" "$(groff -man -Tutf8 -ww "$man" 2>&1 >/dev/null)" ""
+# .BR and its kind join their arguments without spaces: prose after them
+# on the same line would read 'CACHE).Memorystaysbounded'. Unhyphenated
+# on wide lines, such a run shows as a long word, which English here has not.
+eq "man page runs no words together" \
+	"$(groff -man -Tascii -P-cbou -rHY=0 -rLL=200n "$man" 2>/dev/null | grep -oE '[a-z]{16,}' | head -n 3)" ""
 page=$(MANWIDTH=100 man -l "$man" 2>/dev/null)
 for w in "ls [-l] [-o OPTION]... INPUT... [PATH]" "cat [-o OPTION]... INPUT... PATH" \
 	"check [-o OPTION]... INPUT..." "pack -o OUT [--manifest FILE] [--strict] [--no-validate] INPUT..." \
