@@ -829,6 +829,25 @@ static int skip_plain_number(parser *ps)
 
 /* One value at ps->p (a non-space byte); into m when m is not NULL. 0, or
  * -1 where tj_parse_prefix may read it otherwise or not at all. */
+/* A string value at ps->p (its '"'), into m when m is not NULL: 0, or -1
+ * as shallow_value. Inlined where a value is read, since most values are
+ * strings and the call to shallow_value cost more than the string. */
+static inline __attribute__((always_inline)) int shallow_string_value(parser *ps, tj_member *m)
+{
+	int escaped;
+	const char *q = shallow_string(ps->p + 1, ps->end, &escaped);
+	if (!q)
+		return -1;
+	if (m) {
+		m->v.type = TJ_STRING;
+		m->v.s = (char *)ps->p + 1;
+		m->v.len = (size_t)(q - ps->p - 1);
+		m->escaped = escaped;
+	}
+	ps->p = q + 1;
+	return 0;
+}
+
 static int shallow_value(parser *ps, int depth, tj_member *m)
 {
 	char c = *ps->p;
@@ -837,20 +856,8 @@ static int shallow_value(parser *ps, int depth, tj_member *m)
 			m->v.type = c == '{' ? TJ_OBJECT : TJ_ARRAY;
 		return shallow_container(ps, depth + 1);
 	}
-	if (c == '"') {
-		int escaped;
-		const char *q = shallow_string(ps->p + 1, ps->end, &escaped);
-		if (!q)
-			return -1;
-		if (m) {
-			m->v.type = TJ_STRING;
-			m->v.s = (char *)ps->p + 1;
-			m->v.len = (size_t)(q - ps->p - 1);
-			m->escaped = escaped;
-		}
-		ps->p = q + 1;
-		return 0;
-	}
+	if (c == '"')
+		return shallow_string_value(ps, m);
 	for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++) {
 		const struct literal *l = &literals[k];
 		size_t n = l->n;
@@ -907,16 +914,8 @@ static int shallow_container(parser *ps, int depth)
 			if (!colon(ps))
 				return -1;
 		}
-		if (*ps->p == '"') { /* most values: shallow_value's string, inlined */
-			int escaped;
-			const char *q = shallow_string(ps->p + 1, ps->end, &escaped);
-			if (!q)
-				return -1;
-			ps->p = q + 1;
-		} else if (shallow_value(ps, depth, NULL) != 0) {
-			return -1;
-		}
-		if (!skip_ws_to_punct(ps))
+		if ((*ps->p == '"' ? shallow_string_value(ps, NULL) : shallow_value(ps, depth, NULL)) != 0 ||
+		    !skip_ws_to_punct(ps))
 			return -1;
 		if (*ps->p == close) {
 			ps->p++;
@@ -967,18 +966,9 @@ int tj_read_shallow_keys(const char *buf, size_t len, tj_key_fn keep, tj_member_
 			return 0;
 		m.raw = ps.p;
 		int wanted = !keep || keep(ctx, m.key, m.key_len);
-		if (*ps.p == '"') { /* shallow_value's string, inlined */
-			const char *v = shallow_string(ps.p + 1, ps.end, &escaped);
-			if (!v)
-				return 0;
-			m.v.type = TJ_STRING;
-			m.v.s = (char *)ps.p + 1;
-			m.v.len = (size_t)(v - ps.p - 1);
-			m.escaped = escaped;
-			ps.p = v + 1;
-		} else if (shallow_value(&ps, 0, wanted ? &m : NULL) != 0) {
+		/* a string is filled in whether wanted or not: cheaper than asking */
+		if ((*ps.p == '"' ? shallow_string_value(&ps, &m) : shallow_value(&ps, 0, wanted ? &m : NULL)) != 0)
 			return 0;
-		}
 		m.raw_len = (size_t)(ps.p - m.raw);
 		if ((wanted && fn(ctx, &m) != 0) || !skip_ws_to_punct(&ps))
 			return 0;
