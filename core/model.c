@@ -2,7 +2,6 @@
  * stats, and the tables' accessors. */
 #include "model_internal.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +106,8 @@ static size_t slot_of(const m_map *m, uint64_t key)
 	return (size_t)m_hash2(key, 0x5bd1e995) & (m->cap - 1);
 }
 
-uint64_t *m_map_get(m_map *m, uint64_t key)
+/* The used slot of key, or NULL. */
+static m_slot *slot_find(m_map *m, uint64_t key)
 {
 	if (!m->cap)
 		return NULL;
@@ -116,8 +116,14 @@ uint64_t *m_map_get(m_map *m, uint64_t key)
 		if (!sl->used)
 			return NULL;
 		if (sl->used == 1 && sl->key == key)
-			return &sl->val;
+			return sl;
 	}
+}
+
+uint64_t *m_map_get(m_map *m, uint64_t key)
+{
+	m_slot *sl = slot_find(m, key);
+	return sl ? &sl->val : NULL;
 }
 
 uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
@@ -153,11 +159,9 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 
 void m_map_del(m_map *m, uint64_t key)
 {
-	uint64_t *v = m_map_get(m, key);
-	if (!v)
-		return;
-	/* a tombstone keeps probe chains intact */
-	((m_slot *)(void *)((char *)v - offsetof(m_slot, val)))->used = 2;
+	m_slot *sl = slot_find(m, key);
+	if (sl)
+		sl->used = 2; /* a tombstone keeps probe chains intact */
 }
 
 void m_map_free(m_map *m)
