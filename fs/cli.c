@@ -293,7 +293,6 @@ int cli_ls(int argc, char **argv)
 	return rc;
 }
 
-/* Copy an open file to stdout. Returns the exit status. */
 /* Where a run of the file lies unchanged in a host file (a stored member,
  * a generated file's temporary file), the kernel copies it to stdout with
  * sendfile, without passing it through our buffer (the 81 MB
@@ -324,6 +323,7 @@ static int copy_span(vt_file *f, uint64_t *off)
 	return errno == EINVAL || errno == ENOSYS || errno == EAGAIN ? 2 : -1;
 }
 
+/* Copy an open file to stdout. Returns the exit status. */
 static int copy_out(vt_file *f, const char *path)
 {
 	char *buf = tm_xmalloc(CHUNK);
