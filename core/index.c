@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -162,8 +163,8 @@ typedef struct section_read {
 } section_read;
 
 struct tm_index {
-	unsigned char *data;
-	size_t len;
+	unsigned char *data; /* mapped, map bytes */
+	size_t len, map;
 	section_read *sec;
 	size_t n_sec;
 };
@@ -172,7 +173,8 @@ void tm_index_free(tm_index *ix)
 {
 	if (!ix)
 		return;
-	free(ix->data);
+	if (ix->data)
+		munmap(ix->data, ix->map);
 	free(ix->sec);
 	free(ix);
 }
@@ -205,8 +207,10 @@ static char *reason(const char *fmt, const char *arg)
 	return tm_buf_detach(&b, NULL);
 }
 
-/* The whole file into memory; NULL with errno. */
-static unsigned char *slurp(const char *path, size_t *len)
+/* The whole file into an anonymous mapping of its own, *map bytes long,
+ * so that a spending reader may give its pages back (core/ser.h); NULL
+ * with errno. */
+static unsigned char *slurp(const char *path, size_t *len, size_t *map)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -219,7 +223,14 @@ static unsigned char *slurp(const char *path, size_t *len)
 		return NULL;
 	}
 	size_t n = (size_t)st.st_size, got = 0;
-	unsigned char *data = tm_xmalloc(n ? n : 1);
+	*map = n ? n : 1;
+	unsigned char *data = mmap(NULL, *map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (data == MAP_FAILED) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
 	while (got < n) {
 		ssize_t r = read(fd, data + got, n - got);
 		if (r < 0 && errno == EINTR)
@@ -237,7 +248,8 @@ tm_index *tm_index_read(const char *path, const tm_buf *key, char **why)
 {
 	*why = NULL;
 	size_t len = 0;
-	unsigned char *data = slurp(path, &len);
+	size_t map = 0;
+	unsigned char *data = slurp(path, &len, &map);
 	if (!data) {
 		if (errno != ENOENT && errno != ENOTDIR) /* nothing there: a plain miss */
 			*why = reason("%s", strerror(errno));
@@ -246,6 +258,7 @@ tm_index *tm_index_read(const char *path, const tm_buf *key, char **why)
 	tm_index *ix = tm_xcalloc(1, sizeof(*ix));
 	ix->data = data;
 	ix->len = len;
+	ix->map = map;
 	tm_ser_rd rd = tm_ser_reader(data + HEADER, len > HEADER ? len - HEADER : 0), *r = &rd;
 	if (len < sizeof MAGIC || memcmp(data, MAGIC, sizeof MAGIC) != 0) {
 		*why = reason("%s", len < sizeof MAGIC && memcmp(data, MAGIC, len) == 0 ? "truncated"

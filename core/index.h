@@ -20,8 +20,11 @@
  *   follows as 32-bit little-endian words, then
  *   str tracemount version, bytes key, section count, and per section its
  *   kind and its payload (bytes)
- * Sections are a list, so that a reader skips kinds it does not know. A file is read whole and checked before anything
- * in it is used; writing goes to a temporary file renamed over the index.
+ * Sections are a list, so that a reader skips kinds it does not know. A
+ * file is read whole, into an anonymous mapping of its own, and checked
+ * before anything in it is used (a section's loader may then give its
+ * pages back as it passes them: tm_scan_load's `spend`); writing goes to a
+ * temporary file renamed over the index.
  */
 #ifndef TM_INDEX_H
 #define TM_INDEX_H

@@ -259,9 +259,12 @@ void tm_row_files_free(tm_row_files *rf);
  * it empty. A scan read back renders every view as the saved one did; its
  * clocks have no trackers. tm_scan_load returns NULL with *why (a static
  * reason) for bytes that are not the results of a scan over `n_files`
- * files that this code wrote. */
+ * files that this code wrote. With `spend`, the bytes are a section of an
+ * index just read (tm_index_read), read by nobody after this: their pages
+ * are given back as the load passes them (tm_ser_reader_spending), so
+ * that they and the results are not held whole at once. */
 struct tm_ser_out;
 void tm_scan_save(const tm_scan *s, struct tm_ser_out *out);
-tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, const char **why);
+tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, int spend, const char **why);
 
 #endif

@@ -122,9 +122,9 @@ static void check(tm_ser_rd *r, const tm_scan *s)
 		tm_ser_fail(r, "trace time on no machine row");
 }
 
-tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, const char **why)
+tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, int spend, const char **why)
 {
-	tm_ser_rd rd = tm_ser_reader(data, len), *r = &rd;
+	tm_ser_rd rd = spend ? tm_ser_reader_spending(data, len) : tm_ser_reader(data, len), *r = &rd;
 	tm_scan *s = tm_xcalloc(1, sizeof(*s));
 	s->failed = tm_ser_get_u8(r) != 0;
 	s->err.code = (tm_code)tm_ser_get_u32(r);

@@ -3,8 +3,10 @@
 #include "ser.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -107,6 +109,19 @@ int tm_ser_fail(tm_ser_rd *r, const char *why)
 	return 0;
 }
 
+/* Give back the whole pages from r->spent up to `keep`, the first byte
+ * still wanted (take() hands out a pointer to bytes it has passed). */
+static void give_back(tm_ser_rd *r, const unsigned char *keep)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)r->spent + page - 1) & ~(page - 1);
+	uintptr_t to = (uintptr_t)keep & ~(page - 1);
+	if (to > from) { /* a failure only keeps the pages */
+		(void)madvise((void *)from, to - from, MADV_DONTNEED);
+		r->spent = (const unsigned char *)to;
+	}
+}
+
 /* The next n bytes, or NULL (and the reader bad). */
 static const unsigned char *take(tm_ser_rd *r, size_t n)
 {
@@ -117,6 +132,8 @@ static const unsigned char *take(tm_ser_rd *r, size_t n)
 	const unsigned char *p = r->p;
 	r->p += n;
 	r->left -= n;
+	if (r->spent && (size_t)(p - r->spent) >= TM_SER_SPEND_STEP)
+		give_back(r, p);
 	return p;
 }
 

@@ -51,11 +51,25 @@ typedef struct tm_ser_rd {
 	size_t left;
 	int bad;          /* ran short or met an impossible value */
 	const char *why;  /* a static reason once bad */
+	const unsigned char *spent; /* a spending reader: where the pages not
+				       given back yet begin; else NULL */
 } tm_ser_rd;
 
 static inline tm_ser_rd tm_ser_reader(const void *p, size_t n)
 {
-	return (tm_ser_rd){(const unsigned char *)p, n, 0, NULL};
+	return (tm_ser_rd){(const unsigned char *)p, n, 0, NULL, NULL};
+}
+
+/* A reader that gives back to the system, every TM_SER_SPEND_STEP bytes,
+ * the whole pages it has passed (those before what it hands out): their
+ * contents are lost. For bytes in an anonymous
+ * mapping of their own (tm_index_read's) that nobody reads again once
+ * decoded, so that a large index is not held twice, as bytes and as what
+ * they decode to, while it loads. */
+#define TM_SER_SPEND_STEP ((size_t)4 << 20)
+static inline tm_ser_rd tm_ser_reader_spending(const void *p, size_t n)
+{
+	return (tm_ser_rd){(const unsigned char *)p, n, 0, NULL, (const unsigned char *)p};
 }
 
 /* Mark the reader bad with a static reason (the first one sticks). Returns 0. */

@@ -50,7 +50,7 @@ static void save(const tm_scan *s, tm_ser_out *o)
 static void try_load(tm_merge *m, const void *p, size_t n)
 {
 	const char *why = NULL;
-	tm_scan *s = tm_scan_load(p, n, m->n_files, &why);
+	tm_scan *s = tm_scan_load(p, n, m->n_files, 0, &why);
 	if (!s) {
 		if (!why)
 			abort(); /* a refusal says why */
@@ -68,7 +68,7 @@ static void round_trip(tm_merge *m, const uint8_t *data, size_t size)
 	tm_ser_out a;
 	save(s, &a);
 	const char *why = NULL;
-	tm_scan *l = tm_scan_load(a.buf.data, a.buf.len, m->n_files, &why);
+	tm_scan *l = tm_scan_load(a.buf.data, a.buf.len, m->n_files, 0, &why);
 	if (!l) {
 		fprintf(stderr, "saved results do not load: %s\n", why);
 		abort();

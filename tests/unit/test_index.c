@@ -3,12 +3,15 @@
  * impossible input is refused; a written index reads back for its key
  * only; damaged, truncated, foreign, other-version and other-format files
  * are refused with their reason; sections of unknown kinds are skipped;
- * a failed write leaves nothing behind; the key follows the archive. */
+ * a failed write leaves nothing behind; the key follows the archive; a
+ * spending reader decodes what a plain one does and gives back the pages
+ * it has passed, never one it still hands out. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -103,6 +106,80 @@ static void test_reader_refuses(void)
 	r = tm_ser_reader(nul, sizeof nul);
 	CHECK(!tm_ser_get_str(&r));
 	CHECK(r.bad);
+}
+
+/* 12 MiB of numbers and strings (strings that straddle pages, one of
+ * 5 MiB) in an anonymous mapping: a spending reader reads what a plain
+ * reader does, and the pages behind it are no longer resident. */
+static void test_spending_reader(void)
+{
+	tm_ser_out o;
+	tm_ser_out_init(&o, TM_SER_MEMORY);
+	size_t big = (size_t)5 << 20;
+	char *s = malloc(big + 1);
+	for (size_t i = 0; i < big; i++)
+		s[i] = (char)('a' + i % 26);
+	s[big] = 0;
+	uint64_t n = 0;
+	while (o.buf.len < ((size_t)12 << 20)) {
+		tm_ser_u64(&o, n * 0x9e3779b97f4a7c15u);
+		if (n % 1000 == 0)
+			tm_ser_str(&o, n == 300000 ? s : "straddling, perhaps, a page boundary");
+		n++;
+	}
+	size_t len = o.buf.len, page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED);
+	memcpy(map, o.buf.data, len);
+	tm_ser_rd plain = tm_ser_reader(o.buf.data, len), spend = tm_ser_reader_spending(map, len);
+	size_t same = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		same += tm_ser_get_u64(&spend) == tm_ser_get_u64(&plain);
+		if (i % 1000 == 0) {
+			char *a = tm_ser_get_str(&spend), *b = tm_ser_get_str(&plain);
+			same += a && b && strcmp(a, b) == 0;
+			if (i == 300000)
+				CHECK(a && strlen(a) == big);
+			free(a);
+			free(b);
+		}
+	}
+	CHECK(!spend.bad && !plain.bad && spend.left == 0);
+	CHECK_INT(same, n + (n + 999) / 1000);
+	/* the first pages were given back, the last one is still there */
+	unsigned char res[4];
+	CHECK_INT(mincore(map, 4 * page, res), 0);
+	CHECK_INT(res[0] & 1, 0);
+	CHECK_INT(res[3] & 1, 0);
+	unsigned char last;
+	CHECK_INT(mincore(map + ((len - 1) & ~(page - 1)), 1, &last), 0);
+	CHECK_INT(last & 1, 1);
+	munmap(map, len);
+
+	/* Bytes whose take is the one that gives pages back: a first payload
+	 * sized so that the second one's bytes begin exactly
+	 * TM_SER_SPEND_STEP in. They are handed out whole. */
+	tm_ser_out_free(&o);
+	tm_ser_out_init(&o, TM_SER_MEMORY);
+	size_t second = (size_t)1 << 20, first = TM_SER_SPEND_STEP - 7; /* 2^20 takes 3 varint bytes */
+	tm_ser_bytes(&o, s, first); /* and this length 4: 3 + 4 + first = the step */
+	tm_ser_bytes(&o, s + 1, second);
+	len = o.buf.len;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED);
+	memcpy(map, o.buf.data, len);
+	spend = tm_ser_reader_spending(map, len);
+	size_t n1 = 0, n2 = 0;
+	tm_ser_get_bytes(&spend, &n1);
+	const char *b2 = tm_ser_get_bytes(&spend, &n2);
+	CHECK(!spend.bad && n1 == first && n2 == second);
+	CHECK((const unsigned char *)b2 == map + TM_SER_SPEND_STEP);
+	CHECK(b2 && memcmp(b2, s + 1, second) == 0);
+	CHECK_INT(mincore(map, page, res), 0);
+	CHECK_INT(res[0] & 1, 0);
+	munmap(map, len);
+	free(s);
+	tm_ser_out_free(&o);
 }
 
 /* A file laid out as tm_index_write lays it, with any format, version and
@@ -319,6 +396,7 @@ int main(void)
 		return 1;
 	tt_run("test_varints", test_varints);
 	tt_run("test_reader_refuses", test_reader_refuses);
+	tt_run("test_spending_reader", test_spending_reader);
 	tt_run("test_write_read", test_write_read);
 	tt_run("test_refusals", test_refusals);
 	tt_run("test_write_fails", test_write_fails);
