@@ -117,11 +117,18 @@ tm_clocks *tm_clocks_new(void)
 	return c;
 }
 
+/* Room for the ended trackers of n_files more files with a source each,
+ * exactly: doubling would leave up to half of it unused. */
+static void reserve_ended(tm_clocks *c, size_t n_files)
+{
+	TM_RESERVE(c->ended, c->cap_ended, c->n_ended + n_files);
+	TM_RESERVE(c->ended_src, c->cap_ended_src, c->n_ended_src + n_files);
+}
+
 void tm_clocks_reserve(tm_clocks *c, size_t n_files)
 {
 	tm_clock_graph_reserve(c->g, n_files);
-	TM_RESERVE(c->ended, c->cap_ended, c->n_ended + n_files);
-	TM_RESERVE(c->ended_src, c->cap_ended_src, c->n_ended_src + n_files);
+	reserve_ended(c, n_files);
 }
 
 void tm_clocks_free(tm_clocks *c)
@@ -199,6 +206,7 @@ tm_clocks *tm_clocks_load(tm_ser_rd *r)
 	c->has_clock_id = tm_ser_get_u8(r) != 0;
 	c->clock_id = tm_ser_get_u32(r);
 	size_t ne = tm_ser_count(r, 3, UINT32_MAX);
+	reserve_ended(c, ne); /* a tracker with a source per file, mostly */
 	tm_clock_source src[64];
 	for (size_t i = 0; i < ne && !r->bad; i++) {
 		uint32_t file_id = tm_ser_get_u32(r), row = tm_ser_get_u32(r);

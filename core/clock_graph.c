@@ -1324,9 +1324,10 @@ tm_clock_graph *tm_clock_graph_load(tm_ser_rd *r)
 {
 	tm_clock_graph *g = tm_clock_graph_new();
 	size_t n = tm_ser_count(r, MIN_NODE, UINT32_MAX);
-	/* Sized once: growing them node by node would leave the old copies
-	 * behind (a node per file in an archive of many files). */
-	TM_GROW(g->nodes, g->cap, n);
+	/* Sized once and exactly: growing them node by node would leave the
+	 * old copies behind, and doubling up to half of it unused (a node per
+	 * file in an archive of many files). */
+	TM_RESERVE(g->nodes, g->cap, n);
 	g->index_cap = 64;
 	while (g->index_cap < 2 * n + 2)
 		g->index_cap *= 2;
