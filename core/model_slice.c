@@ -382,7 +382,14 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 		m_stat(m, "slice_max_depth_exceeded", 1);
 		return 0;
 	}
-	TM_GROW(t->stack, t->cap, t->depth + 1);
+	/* Doubled from two, not TM_GROW's eight: most tracks nest a level or
+	 * two, and a Chrome capture's machine has a hundred tracks (eight open
+	 * slices each were a fifth of its state). */
+	if (t->depth + 1 > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 2;
+		t->stack = tm_xrealloc(t->stack, cap * sizeof(*t->stack));
+		t->cap = cap;
+	}
 	m_open *o = &t->stack[t->depth];
 	memset(o, 0, sizeof(*o));
 	o->id = m->next_slice++;
