@@ -303,7 +303,14 @@ void m_json_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *ra
 void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_t len);
 void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len);
 void m_proto_ctx_free(m_pctx *p);
-void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *line, size_t len);
+/* What m_systrace_apply works out first from a record alone (where its
+ * strings are, its args' tokens), appended to b by the thread that hands
+ * the records to the model's (core/model.c, replay): its length, 0 when
+ * there is none. It touches nothing but the record (which is not in b). */
+size_t m_systrace_prepare(const char *payload, size_t len, tm_buf *b);
+/* pre: what m_systrace_prepare appended for this record, or NULL. */
+void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len,
+		      const void *pre, size_t pre_len);
 void m_sched_flush(tm_model *m);
 /* SystraceParser::ParseSystracePoint of a parsed print payload (print_*
  * fields of `l`), for a systrace line or a proto print / zero event. */

@@ -4,6 +4,7 @@
 #include "model_internal.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,8 +509,8 @@ void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const s
 		tm_buf_put(b, strs[i] ? strs[i] : "", strlen(strs[i] ? strs[i] : "") + 1);
 }
 
-/* The line back from a record's payload (strings point into it). */
-static int unpack(const char *p, size_t n, systrace_event *l)
+/* The line's fixed fields back from a record's payload. */
+static int unpack_fixed(const char *p, size_t n, systrace_event *l)
 {
 	sys_fixed f;
 	if (n < sizeof f)
@@ -526,14 +527,104 @@ static int unpack(const char *p, size_t n, systrace_event *l)
 	l->print_has_tgid = f.print_has_tgid;
 	l->json_embedded = f.json_embedded;
 	l->bad_print = f.bad_print;
+	return 1;
+}
+
+/* The line back from a record's payload (strings point into it). */
+static int unpack(const char *p, size_t n, systrace_event *l)
+{
+	if (!unpack_fixed(p, n, l))
+		return 0;
 	const char **strs[] = {&l->task, &l->event_name, &l->args, &l->print_name, &l->print_track};
-	const char *q = p + sizeof f, *end = p + n;
+	const char *q = p + sizeof(sys_fixed), *end = p + n;
 	for (size_t i = 0; i < 5; i++) {
 		const char *z = memchr(q, 0, (size_t)(end - q));
 		if (!z)
 			return 0;
 		*strs[i] = q;
 		q = z + 1;
+	}
+	return 1;
+}
+
+/* m_systrace_prepare's bytes: where the five strings of the payload start
+ * and, when split, its args' tokens, as offsets into the payload (a bare
+ * token's key, the literal "name", as PRE_NAME), then n of sys_pre_kv.
+ * Finding the strings and splitting the args were a fifth of the model
+ * thread's work on the systrace bench's export, while the thread that
+ * hands it the records waited for it most of the time. */
+typedef struct sys_pre {
+	uint32_t str[5];
+	uint32_t split, n, more;
+} sys_pre;
+typedef struct sys_pre_kv {
+	uint32_t k, kn, v, vn;
+} sys_pre_kv;
+#define PRE_NAME UINT32_MAX
+
+size_t m_systrace_prepare(const char *payload, size_t len, tm_buf *b)
+{
+	systrace_event l;
+	if (len > UINT32_MAX - 1 || !unpack(payload, len, &l))
+		return 0;
+	systrace_args sa;
+	systrace_args_init(&sa, l.args);
+	/* Split only the lines whose args are read, as good as always, by
+	 * m_systrace_apply and merged.pftrace (the most frequent of a kernel
+	 * trace): the others, if ever, when looked up. */
+	const char *ev = l.event_name;
+	size_t evn = strlen(ev);
+	if (SYSTRACE_EVENT_IS(ev, evn, "sched_switch") || SYSTRACE_EVENT_IS(ev, evn, "sched_waking") ||
+	    SYSTRACE_EVENT_IS(ev, evn, "cpu_frequency") || SYSTRACE_EVENT_IS(ev, evn, "cpu_idle"))
+		systrace_args_split(&sa);
+	const char *strs[] = {l.task, l.event_name, l.args, l.print_name, l.print_track};
+	sys_pre p = {.split = (uint32_t)sa.split};
+	if (sa.split) {
+		p.n = (uint32_t)sa.n;
+		p.more = (uint32_t)sa.more;
+	}
+	for (size_t i = 0; i < 5; i++)
+		p.str[i] = (uint32_t)(strs[i] - payload);
+	size_t start = b->len;
+	tm_buf_put(b, &p, sizeof p);
+	for (size_t i = 0; sa.split && i < sa.n; i++) {
+		uintptr_t k = (uintptr_t)sa.kv[i].k, from = (uintptr_t)payload;
+		int in = k >= from && k < from + len; /* else the literal "name" */
+		sys_pre_kv kv = {in ? (uint32_t)(k - from) : PRE_NAME, (uint32_t)sa.kv[i].kn,
+				 (uint32_t)(sa.kv[i].v - payload), (uint32_t)sa.kv[i].vn};
+		tm_buf_put(b, &kv, sizeof kv);
+	}
+	return b->len - start;
+}
+
+/* unpack, and the args split, from m_systrace_prepare's bytes. */
+static int unpack_pre(const char *payload, size_t len, const void *pre, size_t pre_len, systrace_event *l,
+		      systrace_args *a)
+{
+	sys_pre p;
+	if (pre_len < sizeof p || !unpack_fixed(payload, len, l))
+		return 0;
+	memcpy(&p, pre, sizeof p);
+	if (p.n > SYSTRACE_ARGS_KEPT || (!p.split && p.n) || pre_len != sizeof p + p.n * sizeof(sys_pre_kv))
+		return 0;
+	const char **strs[] = {&l->task, &l->event_name, &l->args, &l->print_name, &l->print_track};
+	for (size_t i = 0; i < 5; i++) {
+		if (p.str[i] >= len)
+			return 0;
+		*strs[i] = payload + p.str[i];
+	}
+	a->text = l->args;
+	a->split = p.split != 0;
+	a->n = p.n;
+	a->more = (int)p.more;
+	const char *kv_at = (const char *)pre + sizeof p;
+	for (size_t i = 0; i < p.n; i++) {
+		sys_pre_kv kv;
+		memcpy(&kv, kv_at + i * sizeof kv, sizeof kv);
+		a->kv[i].k = kv.k == PRE_NAME ? "name" : payload + kv.k;
+		a->kv[i].kn = kv.kn;
+		a->kv[i].v = payload + kv.v;
+		a->kv[i].vn = kv.vn;
 	}
 	return 1;
 }
@@ -556,11 +647,15 @@ static void counter_cpu(tm_model *m, m_ctx *c, const char *track_name, uint32_t 
 	m_counter(m, t, ts, v, file);
 }
 
-void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
+void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len,
+		      const void *pre, size_t pre_len)
 {
 	systrace_event l;
-	if (!unpack(payload, len, &l))
+	systrace_args sa; /* the observer reads them too */
+	if (pre ? !unpack_pre(payload, len, pre, pre_len, &l, &sa) : !unpack(payload, len, &l))
 		return;
+	if (!pre)
+		systrace_args_init(&sa, l.args);
 	m_mach *mc = m_machine(m, h->machine_row);
 	m_ctx *c = m_context(m, h->file_id, h->machine_row);
 	uint32_t file = h->file_id;
@@ -572,9 +667,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 	const char *ev = l.event_name;
 	size_t evn = strlen(ev);
 #define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
-	systrace_args sa; /* the observer reads them too */
 	systrace_args *a = &sa;
-	systrace_args_init(&sa, l.args);
 	char v1[256], v2[256], v3[256], v4[256], v5[256], v6[256], v7[256];
 	int acted = 1; /* the reference made rows or state of the line */
 	if (EV_IS("sched_switch")) {

@@ -517,8 +517,10 @@ void systrace_args_init(systrace_args *a, const char *args)
 	a->split = 0;
 }
 
-static void args_split(systrace_args *a)
+void systrace_args_split(systrace_args *a)
 {
+	if (a->split)
+		return;
 	const char *p = a->text, *kb, *ke, *vb, *ve;
 	a->split = 1;
 	a->n = 0;
@@ -538,8 +540,7 @@ static void args_split(systrace_args *a)
 
 int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n)
 {
-	if (!a->split)
-		args_split(a);
+	systrace_args_split(a);
 	for (size_t i = 0; i < a->n; i++) {
 		/* most keys differ in length or in their first or last byte
 		 * (prev_comm and prev_prio, next_pid and prev_pid) */

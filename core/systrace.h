@@ -155,6 +155,8 @@ static inline int64_t systrace_few_digits(const char *s)
 }
 
 void systrace_args_init(systrace_args *a, const char *args);
+/* Split now what the first lookup would (nothing when split already). */
+void systrace_args_split(systrace_args *a);
 int systrace_args_get_n(systrace_args *a, const char *key, size_t klen, char *out, size_t n);
 /* Inline so that a literal key's length is known where it is asked. */
 static inline int systrace_args_get(systrace_args *a, const char *key, char *out, size_t n)

@@ -372,6 +372,17 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	gunzip -c "$real/capture2/kernel_ftrace.txt.gz" >ahead/ftrace.txt
 	gunzip -c "$real/capture2/kernel_tracecmd.txt.gz" >ahead/tracecmd.txt
 	cp ahead/node_a.json ahead/node_c.json
+	# lines whose args the thread that feeds the model splits ahead of it
+	# (core/model_systrace.c m_systrace_prepare): a bare token (its key
+	# "name" is no byte of the line), more tokens than are kept, keys past both
+	{
+		zcat "$real/capture2/kernel_ftrace.txt.gz" | sed -n '1,12p'
+		printf '%s\n' \
+			' record_kernel.s-20415   (  20415) [001] d..2.  1981.478020: sched_switch: prev_comm=a prev_pid=20415 prev_prio=120 prev_state=S ==> bare t1=1 t2=2 t3=3 t4=4 t5=5 t6=6 t7=7 t8=8 t9=9 next_comm=b next_pid=20376 next_prio=110' \
+			'      tracemount-20416   (  20416) [000] dNs5.  1981.480054: sched_waking: bare comm=rcu_preempt pid=15 prio=120 target_cpu=001' \
+			'          <idle>-0       (-----) [001] d..2.  1981.480100: cpu_idle: state=1 cpu_id=1 x' \
+			' record_kernel.s-20415   (  20415) [001] .....  1981.480200: sched_process_free: comm=a pid=20417 prio=120'
+	} >ahead/split.txt
 	# proto files are read ahead for the scan alone (metadata.json)
 	gunzip -c "$real/capture2/chrome_startup.pftrace.gz" >ahead/p1.pftrace
 	cp ahead/p1.pftrace ahead/p2.pftrace
