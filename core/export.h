@@ -54,6 +54,9 @@ int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
  * and systrace events and counters (tm_model_sink.observed, .counter). */
 void tm_export_packet(tm_export_build *x, const tm_packet_out *po);
 void tm_export_observed(tm_export_build *x, const tm_mobserved *o);
+/* tm_model_sink.prepare_line: a systrace line's event, encoded ahead. */
+size_t tm_export_prepare_line(const tm_export_build *x, int64_t ts, uint32_t row, const systrace_event *l,
+			      systrace_args *a, tm_buf *b);
 void tm_export_counter(tm_export_build *x, const tm_mcounter *c);
 
 /* A Chrome JSON event's args as the TrackEvent's debug_annotations

@@ -72,7 +72,7 @@ struct exp_text {
 	uint32_t b_file, b_row, b_cpu;
 	tm_buf bundle;
 	size_t n_bundle;
-	size_t ev_at, ev_data_at; /* the event being written: where its bodies start */
+	tm_buf line;            /* a systrace line's event, encoded here */
 	tm_buf buf;
 };
 
@@ -529,11 +529,31 @@ static void flush_bundle(exp_text *t)
  * Fields go out in number order, as protobuf-c writes them:
  *   FtraceEvent: timestamp 1, pid 2, then the one event field (3 and up);
  *   the event's own fields as ftrace_event writes them, ascending.
- * ftrace_event opens an event of `field` in the bundle of (file, row, cpu)
- * (flushing the bundle when it is another's or full); ftrace_event_end
- * closes it. */
-static void ftrace_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, int64_t ts, uint32_t pid,
-			 uint32_t field)
+ * An event is encoded alone, as the FtraceEventBundle.event field it
+ * becomes (line_event: ftrace_event opens it with an event of `field`,
+ * ftrace_event_end closes it), then put in the bundle of (file, row, cpu)
+ * (bundle_put, flushing the bundle when it is another's or full). */
+typedef struct ev_pos {
+	size_t ev, data;
+} ev_pos;
+
+static ev_pos ftrace_event(tm_buf *b, int64_t ts, uint32_t pid, uint32_t field)
+{
+	ev_pos at;
+	at.ev = nested_begin(b, F_FtraceEventBundle_event);
+	put_uint(b, F_FtraceEvent_timestamp, (uint64_t)ts);
+	put_uint(b, F_FtraceEvent_pid, pid);
+	at.data = nested_begin(b, field);
+	return at;
+}
+
+static void ftrace_event_end(tm_buf *b, ev_pos at)
+{
+	nested_end(b, at.data);
+	nested_end(b, at.ev);
+}
+
+static void bundle_put(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, const void *ev, size_t n)
 {
 	if (t->has_bundle && (t->b_file != file || t->b_row != row || t->b_cpu != cpu || t->n_bundle >= BUNDLE_MAX))
 		flush_bundle(t);
@@ -543,17 +563,7 @@ static void ftrace_event(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu,
 		t->b_row = row;
 		t->b_cpu = cpu;
 	}
-	tm_buf *b = &t->bundle;
-	t->ev_at = nested_begin(b, F_FtraceEventBundle_event);
-	put_uint(b, F_FtraceEvent_timestamp, (uint64_t)ts);
-	put_uint(b, F_FtraceEvent_pid, pid);
-	t->ev_data_at = nested_begin(b, field);
-}
-
-static void ftrace_event_end(exp_text *t)
-{
-	nested_end(&t->bundle, t->ev_data_at);
-	nested_end(&t->bundle, t->ev_at);
+	tm_buf_put(&t->bundle, ev, n);
 	t->n_bundle++;
 }
 
@@ -576,26 +586,23 @@ static void arg_str(tm_buf *b, uint32_t id, systrace_args *args, const char *key
 	put_str(b, id, systrace_args_get(args, key, v, sizeof v) ? v : "");
 }
 
-static void systrace_line(exp_text *t, const tm_mobserved *o)
+/* The FtraceEventBundle.event field a line becomes, appended to b (its
+ * bytes; 0 for a line that makes none). Of the exporter it reads only the
+ * scan's results, so that it may run on the thread that feeds the model's
+ * (exp_text_prepare_line). */
+static size_t line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
+			 tm_buf *b)
 {
-	const systrace_event *l = o->line;
-	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	const char *ev = l->event_name;
-	size_t evn = strlen(ev);
+	size_t evn = strlen(ev), start = b->len;
 #define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
-	systrace_args *a = o->line_args;
-	int print = EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0");
-	/* a print with a bad payload is written too: the reference counts the
-	 * same parse failure when it reads it back */
-	if (o->dropped && !print)
-		return;
-	tm_buf *b = &t->bundle;
-	uint32_t cpu = l->cpu, pid = (uint32_t)l->pid;
-	if (print) {
-		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_print);
+	uint32_t pid = (uint32_t)l->pid;
+	ev_pos at;
+	if (EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0")) {
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_print);
 		put_str(b, F_PrintFtraceEvent_buf, l->args);
 	} else if (EV_IS("sched_switch")) {
-		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_switch);
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_sched_switch);
 		char st[64];
 		systrace_args_get(a, "prev_state", st, sizeof st) || (st[0] = '\0');
 		int major = 0, minor = 0;
@@ -613,23 +620,50 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 		put_int32(b, F_SchedSwitchFtraceEvent_next_pid, (int32_t)arg_i(a, "next_pid"));
 		put_int32(b, F_SchedSwitchFtraceEvent_next_prio, (int32_t)arg_i(a, "next_prio"));
 	} else if (EV_IS("sched_waking")) {
-		ftrace_event(t, file, row, cpu, o->ts, pid, F_FtraceEvent_sched_waking);
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_sched_waking);
 		arg_str(b, F_SchedWakingFtraceEvent_comm, a, "comm");
 		put_int32(b, F_SchedWakingFtraceEvent_pid, (int32_t)arg_i(a, "pid"));
 		put_int32(b, F_SchedWakingFtraceEvent_prio, (int32_t)arg_i(a, "prio"));
 		put_int32(b, F_SchedWakingFtraceEvent_target_cpu, (int32_t)arg_i(a, "target_cpu"));
 	} else if (EV_IS("cpu_frequency") || EV_IS("cpu_idle")) {
 		int freq = ev[4] == 'f';
-		ftrace_event(t, file, row, cpu, o->ts, pid, freq ? F_FtraceEvent_cpu_frequency : F_FtraceEvent_cpu_idle);
+		at = ftrace_event(b, ts, pid, freq ? F_FtraceEvent_cpu_frequency : F_FtraceEvent_cpu_idle);
 		char v[64];
 		double state = systrace_args_get(a, "state", v, sizeof v) ? strtod(v, NULL) : 0;
 		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_state : F_CpuIdleFtraceEvent_state, (uint32_t)state);
 		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_cpu_id : F_CpuIdleFtraceEvent_cpu_id,
 			 (uint32_t)arg_i(a, "cpu_id"));
 	} else {
-		return;
+		return 0;
 	}
-	ftrace_event_end(t);
+	ftrace_event_end(b, at);
+	return b->len - start;
+}
+
+size_t exp_text_prepare_line(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
+			     systrace_args *a, tm_buf *b)
+{
+	return line_event(t, ts, row, l, a, b);
+}
+
+static void systrace_line(exp_text *t, const tm_mobserved *o)
+{
+	const systrace_event *l = o->line;
+	const char *ev = l->event_name;
+	size_t evn = strlen(ev);
+	/* a print with a bad payload is written too: the reference counts the
+	 * same parse failure when it reads it back */
+	if (o->dropped && !(EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0")))
+		return;
+	const void *bytes = o->prepare;
+	size_t n = o->n_prepare;
+	if (!o->prepared) { /* encoded here */
+		t->line.len = 0;
+		n = line_event(t, o->ts, o->head->machine_row, l, o->line_args, &t->line);
+		bytes = t->line.data;
+	}
+	if (n)
+		bundle_put(t, o->head->file_id, o->head->machine_row, l->cpu, bytes, n);
 }
 #undef EV_IS
 
@@ -711,11 +745,13 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		const tm_mthread *th = tm_model_thread(m, i);
 		if (th->tid == 0 || th->upid >= 0 || !th->name || th->name_cpu < 0 || th->name_prio >= 2)
 			continue;
-		ftrace_event(t, 0, th->machine_row, (uint32_t)th->name_cpu, th->name_ts, (uint32_t)th->tid,
-			     F_FtraceEvent_task_rename);
-		put_int32(&t->bundle, F_TaskRenameFtraceEvent_pid, (int32_t)th->tid);
-		put_str(&t->bundle, F_TaskRenameFtraceEvent_newcomm, th->name);
-		ftrace_event_end(t);
+		tm_buf *b = &t->line;
+		b->len = 0;
+		ev_pos at = ftrace_event(b, th->name_ts, (uint32_t)th->tid, F_FtraceEvent_task_rename);
+		put_int32(b, F_TaskRenameFtraceEvent_pid, (int32_t)th->tid);
+		put_str(b, F_TaskRenameFtraceEvent_newcomm, th->name);
+		ftrace_event_end(b, at);
+		bundle_put(t, 0, th->machine_row, (uint32_t)th->name_cpu, b->data, b->len);
 	}
 	flush_bundle(t);
 	/* One ProcessTree per machine: every live thread of a known process
@@ -799,5 +835,6 @@ void exp_text_free(exp_text *t)
 	free(t->threads.s);
 	free(t->heap);
 	tm_buf_free(&t->buf);
+	tm_buf_free(&t->line);
 	free(t);
 }

@@ -30,6 +30,15 @@ static void on_progress(void *ctx, const tm_scan_progress *p)
 	g->scanned->progress->progress(g->scanned->progress->ctx, p);
 }
 
+/* On the thread that feeds the model's: g->x was made before the replay
+ * and is not changed by it (tm_model_sink.prepare_line). */
+static size_t on_prepare_line(void *ctx, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
+			      tm_buf *b)
+{
+	gen_ctx *g = ctx;
+	return g->x ? tm_export_prepare_line(g->x, ts, row, l, a, b) : 0;
+}
+
 static void on_observed(void *ctx, const tm_mobserved *o)
 {
 	gen_ctx *g = ctx;
@@ -119,7 +128,8 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			    .counter = wants & (TM_GEN_PFTRACE | TM_GEN_TIMELINE) ? on_counter : NULL,
 			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
 			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
-			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL};
+			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL,
+			    .prepare_line = wants & TM_GEN_PFTRACE ? on_prepare_line : NULL};
 	/* merged.pftrace alone needs the model only to convert JSON and
 	 * systrace events (and, at the end, the names and associations those
 	 * gave threads): without such input its records are not made */

@@ -523,7 +523,7 @@ static void replay_batch(void *ctx, const tm_buf *b)
 /* The record into the batch, and for a systrace line what the model would
  * work out first from it alone (m_systrace_prepare): this thread waits for
  * the model's most of the time. */
-static void replay_put(tm_relay *rl, const tm_order_rec *o)
+static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_order_rec *o)
 {
 	tm_buf *b = tm_relay_buf(rl);
 	size_t at = b->len;
@@ -535,7 +535,7 @@ static void replay_put(tm_relay *rl, const tm_order_rec *o)
 	if (o->len >= sizeof h && o->len <= UINT32_MAX) {
 		memcpy(&h, o->data, sizeof h);
 		if (h.kind == TM_MREC_SYSTRACE)
-			pre = m_systrace_prepare((const char *)o->data + sizeof h, o->len - sizeof h, b);
+			pre = m_systrace_prepare(sink, o->ts, &h, (const char *)o->data + sizeof h, o->len - sizeof h, b);
 	}
 	TM_GROW(b->data, b->cap, b->len + 8);
 	b->len = at + sizeof(replay_rec) + TM_RELAY_PAD8(o->len) + TM_RELAY_PAD8(pre);
@@ -548,12 +548,13 @@ static void replay_put(tm_relay *rl, const tm_order_rec *o)
 /* Every record into m: 0 at the end, -1 with err set. */
 static int replay(tm_model *m, tm_order *o, tm_error *err)
 {
+	tm_model_sink sink = m->sink; /* this thread's copy: the model is the relay's */
 	tm_relay *rl = tm_relay_useful() ? tm_relay_start(replay_batch, m, REPLAY_QUEUE) : NULL;
 	tm_order_rec r;
 	int k;
 	while ((k = tm_order_next(o, &r, err)) == 1) {
 		if (rl)
-			replay_put(rl, &r);
+			replay_put(rl, &sink, &r);
 		else
 			tm_model_apply(m, r.ts, r.data, r.len);
 	}

@@ -254,6 +254,11 @@ typedef struct tm_mobserved {
 	int spilled;
 	int dropped;            /* the reference made no row of it */
 	systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args, for lookups */
+	/* TM_MREC_SYSTRACE: what the sink's prepare_line made of the line,
+	 * when it was asked (`prepared`): n_prepare bytes at prepare */
+	int prepared;
+	const void *prepare;
+	size_t n_prepare;
 } tm_mobserved;
 
 typedef struct tm_model_sink {
@@ -265,6 +270,15 @@ typedef struct tm_model_sink {
 	void (*kernel)(void *ctx, const tm_mkernel *k);
 	/* after each JSON / systrace record was applied (may be NULL) */
 	void (*observed)(void *ctx, const tm_mobserved *o);
+	/* Before a systrace line is applied, on the thread that takes the
+	 * records out of order for the model's (core/model.c, replay; not
+	 * when there is no such thread): what `observed` will want of the line
+	 * alone, its time and its machine row, appended to b (their count;
+	 * `observed` gets them). It runs while the model's thread applies
+	 * earlier records, so it reads only what the pass does not change.
+	 * May be NULL. */
+	size_t (*prepare_line)(void *ctx, int64_t ts, uint32_t machine_row, const systrace_event *l,
+			       systrace_args *a, tm_buf *b);
 } tm_model_sink;
 
 /* A model over `n_machines` machine rows (more are added as records name

@@ -304,10 +304,12 @@ void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload, size_
 void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len);
 void m_proto_ctx_free(m_pctx *p);
 /* What m_systrace_apply works out first from a record alone (where its
- * strings are, its args' tokens), appended to b by the thread that hands
- * the records to the model's (core/model.c, replay): its length, 0 when
- * there is none. It touches nothing but the record (which is not in b). */
-size_t m_systrace_prepare(const char *payload, size_t len, tm_buf *b);
+ * strings are, its args' tokens) and what the sink's prepare_line makes
+ * of it, appended to b by the thread that hands the records to the
+ * model's (core/model.c, replay): its length, 0 when there is none. It
+ * touches nothing but the record (which is not in b) and the sink. */
+size_t m_systrace_prepare(const tm_model_sink *sink, int64_t ts, const tm_mrec_head *h, const char *payload,
+			  size_t len, tm_buf *b);
 /* pre: what m_systrace_prepare appended for this record, or NULL. */
 void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len,
 		      const void *pre, size_t pre_len);

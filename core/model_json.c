@@ -220,7 +220,8 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 		      e->flow_out};
 	j.has_flow_id = flow_id(&e->id, &j.flow_id);
 	j.has_bind_id = flow_id(&e->bind_id, &j.bind_id);
-	tm_mobserved ob = {m, h, ts, &j, NULL, track, spilled, dropped, NULL};
+	tm_mobserved ob = {.model = m, .head = h, .ts = ts, .json = &j, .track = track, .spilled = spilled,
+			   .dropped = dropped};
 	m->sink.observed(m->sink.ctx, &ob);
 }
 

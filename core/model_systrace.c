@@ -556,13 +556,15 @@ static int unpack(const char *p, size_t n, systrace_event *l)
 typedef struct sys_pre {
 	uint32_t str[5];
 	uint32_t split, n, more;
+	uint32_t prepared, n_prepare; /* the sink's prepare_line: its bytes follow the tokens */
 } sys_pre;
 typedef struct sys_pre_kv {
 	uint32_t k, kn, v, vn;
 } sys_pre_kv;
 #define PRE_NAME UINT32_MAX
 
-size_t m_systrace_prepare(const char *payload, size_t len, tm_buf *b)
+size_t m_systrace_prepare(const tm_model_sink *sink, int64_t ts, const tm_mrec_head *h, const char *payload,
+			  size_t len, tm_buf *b)
 {
 	systrace_event l;
 	if (len > UINT32_MAX - 1 || !unpack(payload, len, &l))
@@ -594,19 +596,36 @@ size_t m_systrace_prepare(const char *payload, size_t len, tm_buf *b)
 				 (uint32_t)(sa.kv[i].v - payload), (uint32_t)sa.kv[i].vn};
 		tm_buf_put(b, &kv, sizeof kv);
 	}
+	if (sink->prepare_line) {
+		size_t at = b->len;
+		size_t n = sink->prepare_line(sink->ctx, ts, h->machine_row, &l, &sa, b);
+		sys_pre *q = (sys_pre *)(void *)(b->data + start);
+		if (n > UINT32_MAX || b->len != at + n) {
+			b->len = at; /* cannot be: taken as not asked */
+		} else {
+			uint32_t one = 1, n32 = (uint32_t)n;
+			memcpy((char *)q + offsetof(sys_pre, prepared), &one, sizeof one);
+			memcpy((char *)q + offsetof(sys_pre, n_prepare), &n32, sizeof n32);
+		}
+	}
 	return b->len - start;
 }
 
-/* unpack, and the args split, from m_systrace_prepare's bytes. */
+/* unpack, the args split and what the sink prepared (ob->prepare...),
+ * from m_systrace_prepare's bytes. */
 static int unpack_pre(const char *payload, size_t len, const void *pre, size_t pre_len, systrace_event *l,
-		      systrace_args *a)
+		      systrace_args *a, tm_mobserved *ob)
 {
 	sys_pre p;
 	if (pre_len < sizeof p || !unpack_fixed(payload, len, l))
 		return 0;
 	memcpy(&p, pre, sizeof p);
-	if (p.n > SYSTRACE_ARGS_KEPT || (!p.split && p.n) || pre_len != sizeof p + p.n * sizeof(sys_pre_kv))
+	if (p.n > SYSTRACE_ARGS_KEPT || (!p.split && p.n) ||
+	    pre_len != sizeof p + p.n * sizeof(sys_pre_kv) + (size_t)p.n_prepare)
 		return 0;
+	ob->prepared = p.prepared != 0;
+	ob->prepare = (const char *)pre + sizeof p + p.n * sizeof(sys_pre_kv);
+	ob->n_prepare = p.n_prepare;
 	const char **strs[] = {&l->task, &l->event_name, &l->args, &l->print_name, &l->print_track};
 	for (size_t i = 0; i < 5; i++) {
 		if (p.str[i] >= len)
@@ -652,7 +671,8 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 {
 	systrace_event l;
 	systrace_args sa; /* the observer reads them too */
-	if (pre ? !unpack_pre(payload, len, pre, pre_len, &l, &sa) : !unpack(payload, len, &l))
+	tm_mobserved ob = {0};
+	if (pre ? !unpack_pre(payload, len, pre, pre_len, &l, &sa, &ob) : !unpack(payload, len, &l))
 		return;
 	if (!pre)
 		systrace_args_init(&sa, l.args);
@@ -773,7 +793,13 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 	if (!acted)
 		kernel_row(m, h, ts, &l);
 	if (m->sink.observed) {
-		tm_mobserved ob = {m, h, ts, NULL, &l, UINT32_MAX, 0, !acted, &sa};
+		ob.model = m;
+		ob.head = h;
+		ob.ts = ts;
+		ob.line = &l;
+		ob.track = UINT32_MAX;
+		ob.dropped = !acted;
+		ob.line_args = &sa;
 		m->sink.observed(m->sink.ctx, &ob);
 	}
 }
