@@ -74,8 +74,12 @@ TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
 all: tracemount
 
+# Phony, so that the link always names this build's binary: as a file it
+# was up to date whenever it pointed at a newer one, and after `make SAN=1`
+# a plain `make` (and `make bench`) kept running the sanitizer build.
+.PHONY: tracemount
 tracemount: $(BUILD)/tracemount
-	ln -sf $(BUILD)/tracemount tracemount
+	ln -sfn $(BUILD)/tracemount tracemount
 
 bins: $(BUILD)/tracemount $(UNIT_BIN) $(FUZZREG_BIN) $(TOOL_BIN)
 
