@@ -106,22 +106,34 @@ static size_t slot_of(const m_map *m, uint64_t key)
 	return (size_t)m_hash2(key, 0x5bd1e995) & (m->cap - 1);
 }
 
-/* The used slot of key, or NULL. */
+enum { SLOT_EMPTY = 0, SLOT_DELETED = 1, SLOT_KEY = 2 /* a slot's key is the map's plus this */ };
+
+/* The used slot of key (not a side key), or NULL. */
 static m_slot *slot_find(m_map *m, uint64_t key)
 {
 	if (!m->cap)
 		return NULL;
+	uint64_t k = key + SLOT_KEY;
 	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
 		m_slot *sl = &m->slots[i];
-		if (!sl->used)
-			return NULL;
-		if (sl->used == 1 && sl->key == key)
+		if (sl->key == k)
 			return sl;
+		if (sl->key == SLOT_EMPTY)
+			return NULL;
 	}
+}
+
+/* 0 or 1 for a key kept beside the slots, else -1. */
+static int side_of(uint64_t key)
+{
+	return key >= UINT64_MAX - 1 ? (int)(key - (UINT64_MAX - 1)) : -1;
 }
 
 uint64_t *m_map_get(m_map *m, uint64_t key)
 {
+	int s = side_of(key);
+	if (s >= 0)
+		return m->has_side[s] ? &m->side[s] : NULL;
 	m_slot *sl = slot_find(m, key);
 	return sl ? &sl->val : NULL;
 }
@@ -134,34 +146,51 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 			*inserted = 0;
 		return v;
 	}
-	if ((m->n + 1) * 2 > m->cap) {
-		m_map old = *m;
-		m->cap = old.cap ? old.cap * 2 : 8; /* small: a machine has several, and there may be 20,000 machines */
-		m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
-		m->n = 0;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.slots[i].used == 1)
-				*m_map_put(m, old.slots[i].key, NULL) = old.slots[i].val;
-		free(old.slots);
-	}
-	size_t i = slot_of(m, key);
-	while (m->slots[i].used == 1)
-		i = (i + 1) & (m->cap - 1);
-	m_slot *sl = &m->slots[i];
-	sl->used = 1;
-	sl->key = key;
-	sl->val = 0;
-	m->n++;
 	if (inserted)
 		*inserted = 1;
+	int s = side_of(key);
+	if (s >= 0) {
+		m->has_side[s] = 1;
+		m->side[s] = 0;
+		return &m->side[s];
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		m_slot *old = m->slots;
+		size_t old_cap = m->cap, live = 0;
+		for (size_t i = 0; i < old_cap; i++)
+			live += old[i].key >= SLOT_KEY;
+		/* Twice as large, unless tombstones filled it (pids and tids
+		 * come and go through a long trace): then as large, without
+		 * them. Small at first: a machine has several, and there may be
+		 * 20,000 machines. */
+		m->cap = !old_cap ? 8 : (live + 1) * 4 <= old_cap ? old_cap : old_cap * 2;
+		m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
+		m->n = 0;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].key >= SLOT_KEY)
+				*m_map_put(m, old[i].key - SLOT_KEY, NULL) = old[i].val;
+		free(old);
+	}
+	size_t i = slot_of(m, key);
+	while (m->slots[i].key >= SLOT_KEY)
+		i = (i + 1) & (m->cap - 1);
+	m_slot *sl = &m->slots[i];
+	sl->key = key + SLOT_KEY;
+	sl->val = 0;
+	m->n++;
 	return &sl->val;
 }
 
 void m_map_del(m_map *m, uint64_t key)
 {
+	int s = side_of(key);
+	if (s >= 0) {
+		m->has_side[s] = 0;
+		return;
+	}
 	m_slot *sl = slot_find(m, key);
 	if (sl)
-		sl->used = 2; /* a tombstone keeps probe chains intact */
+		sl->key = SLOT_DELETED; /* a tombstone keeps probe chains intact */
 }
 
 void m_map_free(m_map *m)

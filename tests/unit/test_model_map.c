@@ -1,0 +1,104 @@
+/* tests/unit/test_model_map.c - the model's u64 -> u64 map
+ * (core/model_internal.h): every key, the two kept beside the slots
+ * (UINT64_MAX - 1, UINT64_MAX) and those next to them included, answers
+ * as a plain table does through puts, gets and deletes that grow the map
+ * and leave tombstones behind; a zeroed map is an empty one. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt.h"
+
+#include "model_internal.h"
+
+/* The keys the test draws from: small ones, the edges, and spread ones. */
+#define N_KEYS 600
+static uint64_t keys[N_KEYS];
+
+static void make_keys(void)
+{
+	const uint64_t edge[] = {0, 1, 2, 3, UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 2, UINT64_MAX - 3,
+				 INT64_MAX, (uint64_t)INT64_MAX + 1};
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		keys[n++] = edge[i];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	while (n < N_KEYS) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		keys[n] = n % 3 ? x : n; /* a third are small: they collide in the low bits */
+		n++;
+	}
+}
+
+static void test_against_a_table(void)
+{
+	make_keys();
+	m_map m;
+	memset(&m, 0, sizeof m);
+	uint64_t val[N_KEYS];
+	int in[N_KEYS] = {0};
+	uint32_t r = 12345;
+	size_t bad_get = 0, bad_ins = 0;
+	for (int step = 0; step < 300000; step++) {
+		r = r * 1103515245u + 12345u;
+		size_t k = (r >> 8) % N_KEYS;
+		int op = (int)((r >> 24) % 4);
+		if (op == 0 || op == 1) { /* put */
+			int ins = -1;
+			uint64_t *v = m_map_put(&m, keys[k], &ins);
+			bad_ins += ins != !in[k] || (ins && *v != 0);
+			*v = (uint64_t)step * 7 + k;
+			val[k] = *v;
+			in[k] = 1;
+		} else if (op == 2) { /* get */
+			uint64_t *v = m_map_get(&m, keys[k]);
+			bad_get += in[k] ? !v || *v != val[k] : v != NULL;
+		} else { /* delete */
+			m_map_del(&m, keys[k]);
+			in[k] = 0;
+		}
+	}
+	CHECK_INT(bad_get, 0);
+	CHECK_INT(bad_ins, 0);
+	for (size_t k = 0; k < N_KEYS; k++) {
+		uint64_t *v = m_map_get(&m, keys[k]);
+		bad_get += in[k] ? !v || *v != val[k] : v != NULL;
+	}
+	CHECK_INT(bad_get, 0);
+	/* deletes and puts over and over do not grow it without end */
+	CHECK(m.cap <= 4 * N_KEYS);
+	m_map_free(&m);
+	CHECK(m_map_get(&m, 0) == NULL && m_map_get(&m, UINT64_MAX) == NULL);
+}
+
+static void test_side_keys(void)
+{
+	m_map m;
+	memset(&m, 0, sizeof m);
+	CHECK(m_map_get(&m, UINT64_MAX) == NULL);
+	CHECK(m_map_get(&m, UINT64_MAX - 1) == NULL);
+	int ins = 0;
+	*m_map_put(&m, UINT64_MAX, &ins) = 5;
+	CHECK_INT(ins, 1);
+	CHECK(m_map_get(&m, UINT64_MAX - 1) == NULL);
+	*m_map_put(&m, UINT64_MAX - 1, &ins) = 6;
+	*m_map_put(&m, UINT64_MAX - 2, &ins) = 7;
+	CHECK_INT(*m_map_get(&m, UINT64_MAX), 5);
+	CHECK_INT(*m_map_get(&m, UINT64_MAX - 1), 6);
+	CHECK_INT(*m_map_get(&m, UINT64_MAX - 2), 7);
+	CHECK(m_map_put(&m, UINT64_MAX, &ins) && ins == 0);
+	m_map_del(&m, UINT64_MAX);
+	CHECK(m_map_get(&m, UINT64_MAX) == NULL);
+	CHECK_INT(*m_map_get(&m, UINT64_MAX - 1), 6);
+	CHECK_INT(*m_map_put(&m, UINT64_MAX, &ins), 0);
+	CHECK_INT(ins, 1);
+	m_map_free(&m);
+}
+
+int main(void)
+{
+	tt_run("test_against_a_table", test_against_a_table);
+	tt_run("test_side_keys", test_side_keys);
+	return tt_failed ? 1 : 0;
+}
