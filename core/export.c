@@ -862,7 +862,7 @@ void tm_export_observed(tm_export_build *x, const tm_mobserved *o)
 size_t tm_export_prepare_line(const tm_export_build *x, int64_t ts, uint32_t row, const systrace_event *l,
 			      systrace_args *a, tm_buf *b)
 {
-	return exp_text_prepare_line(x->text, ts, row, l, a, b);
+	return exp_text_line_event(x->text, ts, row, l, a, b);
 }
 
 void tm_export_counter(tm_export_build *x, const tm_mcounter *c)

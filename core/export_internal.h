@@ -175,11 +175,13 @@ uint64_t exp_scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id);
 /* core/export_text.c: JSON and systrace events, from the model's replay. */
 exp_text *exp_text_new(exp *x);
 void exp_text_observed(exp_text *t, const tm_mobserved *o);
-/* The event a systrace line becomes in merged.pftrace, encoded ahead on
- * the thread that feeds the model's (tm_model_sink.prepare_line): it
- * reads only the scan's results. */
-size_t exp_text_prepare_line(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
-			     systrace_args *a, tm_buf *b);
+/* The FtraceEventBundle.event field a systrace line becomes in
+ * merged.pftrace, appended to b (its bytes; 0 for a line that makes
+ * none). Of the exporter it reads only the scan's results, so that it may
+ * run ahead on the thread that feeds the model's
+ * (tm_model_sink.prepare_line). */
+size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
+			   systrace_args *a, tm_buf *b);
 void exp_text_counter(exp_text *t, const tm_mcounter *c);
 /* After the replay: pending ends, and the threads and processes the model
  * made with their names. */

@@ -530,9 +530,10 @@ static void flush_bundle(exp_text *t)
  *   FtraceEvent: timestamp 1, pid 2, then the one event field (3 and up);
  *   the event's own fields as ftrace_event writes them, ascending.
  * An event is encoded alone, as the FtraceEventBundle.event field it
- * becomes (line_event: ftrace_event opens it with an event of `field`,
- * ftrace_event_end closes it), then put in the bundle of (file, row, cpu)
- * (bundle_put, flushing the bundle when it is another's or full). */
+ * becomes (exp_text_line_event: ftrace_event opens it with an event of
+ * `field`, ftrace_event_end closes it), then put in the bundle of (file,
+ * row, cpu) (bundle_put, flushing the bundle when it is another's or
+ * full). */
 typedef struct ev_pos {
 	size_t ev, data;
 } ev_pos;
@@ -586,19 +587,17 @@ static void arg_str(tm_buf *b, uint32_t id, systrace_args *args, const char *key
 	put_str(b, id, systrace_args_get(args, key, v, sizeof v) ? v : "");
 }
 
-/* The FtraceEventBundle.event field a line becomes, appended to b (its
- * bytes; 0 for a line that makes none). Of the exporter it reads only the
- * scan's results, so that it may run on the thread that feeds the model's
- * (exp_text_prepare_line). */
-static size_t line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
-			 tm_buf *b)
+#define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
+#define EV_IS_PRINT() (EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0"))
+
+size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
+			   tm_buf *b)
 {
 	const char *ev = l->event_name;
 	size_t evn = strlen(ev), start = b->len;
-#define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
 	uint32_t pid = (uint32_t)l->pid;
 	ev_pos at;
-	if (EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0")) {
+	if (EV_IS_PRINT()) {
 		at = ftrace_event(b, ts, pid, F_FtraceEvent_print);
 		put_str(b, F_PrintFtraceEvent_buf, l->args);
 	} else if (EV_IS("sched_switch")) {
@@ -640,12 +639,6 @@ static size_t line_event(const exp_text *t, int64_t ts, uint32_t row, const syst
 	return b->len - start;
 }
 
-size_t exp_text_prepare_line(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
-			     systrace_args *a, tm_buf *b)
-{
-	return line_event(t, ts, row, l, a, b);
-}
-
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
 	const systrace_event *l = o->line;
@@ -653,18 +646,19 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	size_t evn = strlen(ev);
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
-	if (o->dropped && !(EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0")))
+	if (o->dropped && !EV_IS_PRINT())
 		return;
 	const void *bytes = o->prepare;
 	size_t n = o->n_prepare;
 	if (!o->prepared) { /* encoded here */
 		t->line.len = 0;
-		n = line_event(t, o->ts, o->head->machine_row, l, o->line_args, &t->line);
+		n = exp_text_line_event(t, o->ts, o->head->machine_row, l, o->line_args, &t->line);
 		bytes = t->line.data;
 	}
 	if (n)
 		bundle_put(t, o->head->file_id, o->head->machine_row, l->cpu, bytes, n);
 }
+#undef EV_IS_PRINT
 #undef EV_IS
 
 void exp_text_observed(exp_text *t, const tm_mobserved *o)
