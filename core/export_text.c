@@ -588,7 +588,6 @@ static void arg_str(tm_buf *b, uint32_t id, systrace_args *args, const char *key
 }
 
 #define EV_IS(lit) SYSTRACE_EVENT_IS(ev, evn, lit)
-#define EV_IS_PRINT() (EV_IS("tracing_mark_write") || EV_IS("print") || EV_IS("0"))
 
 size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
 			   tm_buf *b)
@@ -597,7 +596,7 @@ size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const sy
 	size_t evn = strlen(ev), start = b->len;
 	uint32_t pid = (uint32_t)l->pid;
 	ev_pos at;
-	if (EV_IS_PRINT()) {
+	if (systrace_is_print_event(ev, evn)) {
 		at = ftrace_event(b, ts, pid, F_FtraceEvent_print);
 		put_str(b, F_PrintFtraceEvent_buf, l->args);
 	} else if (EV_IS("sched_switch")) {
@@ -642,11 +641,9 @@ size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const sy
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
 	const systrace_event *l = o->line;
-	const char *ev = l->event_name;
-	size_t evn = strlen(ev);
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
-	if (o->dropped && !EV_IS_PRINT())
+	if (o->dropped && !systrace_is_print_event(l->event_name, strlen(l->event_name)))
 		return;
 	const void *bytes = o->prepare;
 	size_t n = o->n_prepare;
@@ -658,7 +655,6 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	if (n)
 		bundle_put(t, o->head->file_id, o->head->machine_row, l->cpu, bytes, n);
 }
-#undef EV_IS_PRINT
 #undef EV_IS
 
 void exp_text_observed(exp_text *t, const tm_mobserved *o)

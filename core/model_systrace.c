@@ -588,7 +588,7 @@ size_t m_systrace_prepare(const tm_model_sink *sink, int64_t ts, const tm_mrec_h
 	for (size_t i = 0; i < 5; i++)
 		p.str[i] = (uint32_t)(strs[i] - payload);
 	size_t start = b->len;
-	tm_buf_put(b, &p, sizeof p);
+	tm_buf_put(b, &p, sizeof p); /* written again below, complete */
 	for (size_t i = 0; sa.split && i < sa.n; i++) {
 		uintptr_t k = (uintptr_t)sa.kv[i].k, from = (uintptr_t)payload;
 		int in = k >= from && k < from + len; /* else the literal "name" */
@@ -599,13 +599,12 @@ size_t m_systrace_prepare(const tm_model_sink *sink, int64_t ts, const tm_mrec_h
 	if (sink->prepare_line) {
 		size_t at = b->len;
 		size_t n = sink->prepare_line(sink->ctx, ts, h->machine_row, &l, &sa, b);
-		sys_pre *q = (sys_pre *)(void *)(b->data + start);
 		if (n > UINT32_MAX || b->len != at + n) {
 			b->len = at; /* cannot be: taken as not asked */
 		} else {
-			uint32_t one = 1, n32 = (uint32_t)n;
-			memcpy((char *)q + offsetof(sys_pre, prepared), &one, sizeof one);
-			memcpy((char *)q + offsetof(sys_pre, n_prepare), &n32, sizeof n32);
+			p.prepared = 1;
+			p.n_prepare = (uint32_t)n;
+			memcpy(b->data + start, &p, sizeof p);
 		}
 	}
 	return b->len - start;
@@ -705,7 +704,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			m_sched_switch(m, c, l.cpu, ts, prev_pid, v6, prev_prio, state, next_pid, v7, next_prio, file);
 		else
 			acted = 0; /* "Could not parse sched_switch": no row */
-	} else if (EV_IS("tracing_mark_write") || EV_IS("0") || EV_IS("print")) {
+	} else if (systrace_is_print_event(ev, evn)) {
 		if (l.print_phase)
 			m_systrace_print(m, c, mc, ts, (uint32_t)l.pid, &l, file);
 		else

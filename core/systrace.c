@@ -377,12 +377,6 @@ static char *print_copy(const char *args, size_t len)
 	return b->data;
 }
 
-/* formats.md §4.3: the events whose arguments are a print payload. */
-static const struct {
-	const char *name;
-	size_t len;
-} PRINT_EVENTS[] = {{"tracing_mark_write", 18}, {"print", 5}, {"0", 1}};
-
 _Static_assert(offsetof(systrace_event, json_embedded) > offsetof(systrace_event, args_summary),
 	       "the fields after the summary start at json_embedded");
 
@@ -436,12 +430,9 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 	memcpy(ev->args_summary, ev->args, an);
 	ev->args_summary[an] = '\0';
 
-	for (size_t i = 0; i < sizeof PRINT_EVENTS / sizeof PRINT_EVENTS[0]; i++) {
-		if (name_len == PRINT_EVENTS[i].len && memcmp(ev->event_name, PRINT_EVENTS[i].name, name_len) == 0) {
-			/* The summary keeps the payload before it is cut up. */
-			return parse_print(print_copy(ev->args, args_len), ev);
-		}
-	}
+	/* The summary keeps the payload before it is cut up. */
+	if (systrace_is_print_event(ev->event_name, name_len))
+		return parse_print(print_copy(ev->args, args_len), ev);
 	return SYSTRACE_LINE_EVENT;
 }
 

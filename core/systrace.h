@@ -142,6 +142,14 @@ typedef struct systrace_args {
  * call. */
 #define SYSTRACE_EVENT_IS(name, n, lit) ((n) == sizeof(lit) - 1 && memcmp((name), (lit), sizeof(lit) - 1) == 0)
 
+/* formats.md §4.3: whether an event name of n bytes is one of the events
+ * whose arguments are a print payload. */
+static inline int systrace_is_print_event(const char *name, size_t n)
+{
+	return SYSTRACE_EVENT_IS(name, n, "tracing_mark_write") || SYSTRACE_EVENT_IS(name, n, "print") ||
+	       SYSTRACE_EVENT_IS(name, n, "0");
+}
+
 /* Up to nine digits and nothing else (a pid, a prio, a cpu): their value,
  * which strtoll and strtoull would give too, without their call; -1 for
  * any other text (the callers then ask those). */

@@ -590,23 +590,17 @@ static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
 		free(why);
 		return NULL;
 	}
-	/* The sizes, a few bytes a machine, are copied out first: loading the
-	 * scan's results gives back the index's pages as it passes them. */
 	size_t len = 0;
-	const void *p = tm_index_find(ix, TM_INDEX_SIZES, &len);
-	size_t sizes_len = p ? len : 0;
-	void *sizes = p ? tm_xmalloc(len ? len : 1) : NULL;
-	if (p)
-		memcpy(sizes, p, len);
-	p = tm_index_find(ix, TM_INDEX_SCAN, &len);
+	const void *p = tm_index_find(ix, TM_INDEX_SCAN, &len);
 	const char *bad = "no scan results";
+	/* spending: the load gives back the pages it passes, all of them
+	 * inside the scan's section, so the sizes' section stays whole */
 	tm_scan *s = p ? tm_scan_load(p, len, t->merge->n_files, 1, &bad) : NULL;
-	tm_index_free(ix);
 	if (!s)
 		warn(t, "index %s: ignored: %s", t->index_path, bad);
-	else if (sizes)
-		load_sizes(t, sizes, sizes_len);
-	free(sizes);
+	else if ((p = tm_index_find(ix, TM_INDEX_SIZES, &len)) != NULL)
+		load_sizes(t, p, len);
+	tm_index_free(ix);
 	return s;
 }
 
