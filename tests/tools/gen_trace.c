@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/pb_write.h"
+
 /* ---- deterministic randomness -------------------------------------------- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -75,15 +77,7 @@ static void pb_raw(pb *b, const void *p, size_t n)
 static void pb_uv(pb *b, uint64_t v)
 {
 	uint8_t t[10];
-	size_t n = 0;
-	do {
-		t[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	pb_raw(b, t, n);
+	pb_raw(b, t, pb_varint_encode(t, v));
 }
 
 static void pb_varint(pb *b, uint32_t field, uint64_t v)

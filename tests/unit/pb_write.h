@@ -1,5 +1,6 @@
-/* tests/unit/pb_write.h - the varint the unit tests' hand-made protobuf
- * bytes are built from (test_proto, test_scan_proto, test_pb_unpack). */
+/* tests/unit/pb_write.h - the varint the tests' hand-made protobuf bytes
+ * are built from (test_proto, test_scan_proto, test_pb_unpack, and the
+ * bench and fuzz generator tests/tools/gen_trace.c). */
 #ifndef PB_WRITE_H
 #define PB_WRITE_H
 
