@@ -82,6 +82,7 @@ typedef struct oqueue {
 	/* the slow-sorting cursor on top */
 	char **group;            /* a reordered group of equal timestamps */
 	size_t n_group, i_group, cap_group;
+	tm_buf group_bytes;      /* its records' copies, one after another */
 	const char *head;        /* the current record, NULL when drained */
 	uint32_t head_len;
 	int head_from_src;       /* head is the merge's current record (else a copy) */
@@ -481,11 +482,15 @@ static int group_cmp(const void *a, const void *b)
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
 }
 
+/* A group bigger than this is not kept for the next one. */
+#define GROUP_KEEP (256u * 1024u)
+
 static void group_clear(oqueue *q)
 {
-	for (size_t i = 0; i < q->n_group; i++)
-		free(q->group[i]);
 	q->n_group = q->i_group = 0;
+	q->group_bytes.len = 0;
+	if (q->group_bytes.cap > GROUP_KEEP)
+		tm_buf_free(&q->group_bytes);
 }
 
 /* Does the slow-sorting tie rule apply at timestamp ts of queue q? */
@@ -523,14 +528,19 @@ static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 		return 1;
 	}
 	/* Copy out the run of this timestamp (each copy keeps its length in
-	 * front), then order it by key. */
+	 * front, 8-aligned in one buffer: most runs of a JSON trace are one
+	 * record, and a malloc each cost more than the rest of the merge),
+	 * then order it by key. */
 	int64_t ts = h.ts;
+	tm_buf *gb = &q->group_bytes;
 	do {
 		TM_GROW(q->group, q->cap_group, q->n_group + 1);
-		char *c = tm_xmalloc(4 + (size_t)len);
-		memcpy(c, &len, 4);
-		memcpy(c + 4, rec, len);
-		q->group[q->n_group++] = c;
+		size_t at = (gb->len + 7) & ~(size_t)7;
+		TM_GROW(gb->data, gb->cap, at + 4 + (size_t)len);
+		memcpy(gb->data + at, &len, 4);
+		memcpy(gb->data + at + 4, rec, len);
+		gb->len = at + 4 + (size_t)len;
+		q->group[q->n_group++] = (char *)(uintptr_t)at; /* the buffer may move: an offset for now */
 		merge_consume(q);
 		rc = merge_peek(o, q, &rec, &len, err);
 		if (rc < 0)
@@ -538,7 +548,10 @@ static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 		if (rc)
 			h = hdr_of(rec);
 	} while (rc && h.ts == ts);
-	qsort(q->group, q->n_group, sizeof(*q->group), group_cmp);
+	for (size_t i = 0; i < q->n_group; i++)
+		q->group[i] = gb->data + (uintptr_t)q->group[i];
+	if (q->n_group > 1)
+		qsort(q->group, q->n_group, sizeof(*q->group), group_cmp);
 	q->i_group = 0;
 	return cursor_next(o, q, err);
 }
@@ -704,7 +717,7 @@ void tm_order_free(tm_order *o)
 		free(q->piles);
 		tm_xsort_free(q->over);
 		free(q->src);
-		group_clear(q);
+		tm_buf_free(&q->group_bytes);
 		free(q->group);
 	}
 	free(o->q);
