@@ -543,8 +543,10 @@ static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
 		q->group[q->n_group++] = (char *)(uintptr_t)at; /* the buffer may move: an offset for now */
 		merge_consume(q);
 		rc = merge_peek(o, q, &rec, &len, err);
-		if (rc < 0)
+		if (rc < 0) {
+			group_clear(q); /* its entries are offsets yet */
 			return -1;
+		}
 		if (rc)
 			h = hdr_of(rec);
 	} while (rc && h.ts == ts);
