@@ -158,7 +158,7 @@ static void write_descriptor(exp_text *t, uint32_t file, uint32_t row, TrackDesc
 	write_packet(t, file, row, -1, F_TracePacket_track_descriptor, (body){&d->base, NULL, NULL});
 }
 
-static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t pid)
+static uint64_t process_uuid(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t pid)
 {
 	uint64_t uuid = exp_scoped(file, row, SALT_MPROC, (uint64_t)pid + 1);
 	exp_map_slot *s = exp_map_find(&t->procs, ((uint64_t)file << 32) | row, (uint64_t)pid, 1);
@@ -167,7 +167,7 @@ static uint64_t process_uuid(exp_text *t, uint32_t file, uint32_t row, int64_t p
 	s->v = 1;
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	pd.has_pid = 1;
-	pd.pid = (int32_t)pid;
+	pd.pid = tm_model_id32(m, pid);
 	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	d.has_uuid = 1;
 	d.uuid = uuid;
@@ -191,9 +191,9 @@ static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, i
 	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
 	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	td.has_pid = 1;
-	td.pid = (int32_t)thread_pid(m, utid);
+	td.pid = tm_model_id32(m, thread_pid(m, utid));
 	td.has_tid = 1;
-	td.tid = th ? (int32_t)th->tid : 0;
+	td.tid = th ? tm_model_id32(m, th->tid) : 0;
 	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	d.has_uuid = 1;
 	d.uuid = uuid;
@@ -239,7 +239,7 @@ static uint64_t track_uuid(exp_text *t, const tm_model *m, uint32_t id)
 		}
 		if (tr->scope == TM_SCOPE_PROCESS && tr->upid >= 0) {
 			d.has_parent_uuid = 1;
-			d.parent_uuid = process_uuid(t, file, row, tm_model_process(m, (size_t)tr->upid)->pid);
+			d.parent_uuid = process_uuid(t, m, file, row, tm_model_process(m, (size_t)tr->upid)->pid);
 		}
 		if (tr->kind == TM_MT_PROCESS_COUNTER || tr->kind == TM_MT_GLOBAL_COUNTER)
 			d.counter = &cd;
@@ -738,7 +738,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		tm_buf *b = &t->line;
 		b->len = 0;
 		ev_pos at = ftrace_event(b, th->name_ts, (uint32_t)th->tid, F_FtraceEvent_task_rename);
-		put_int32(b, F_TaskRenameFtraceEvent_pid, (int32_t)th->tid);
+		put_int32(b, F_TaskRenameFtraceEvent_pid, tm_model_id32(m, th->tid));
 		put_str(b, F_TaskRenameFtraceEvent_newcomm, th->name);
 		ftrace_event_end(b, at);
 		bundle_put(t, 0, th->machine_row, (uint32_t)th->name_cpu, b->data, b->len);
@@ -774,7 +774,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			Perfetto__Protos__ProcessTree__Process *x = &prs[pt.n_processes];
 			*x = init;
 			x->has_pid = 1;
-			x->pid = (int32_t)p->pid;
+			x->pid = tm_model_id32(m, p->pid);
 			cmd[2 * pt.n_processes] = (char *)p->name;
 			cmd[2 * pt.n_processes + 1] = (char *)"";
 			x->n_cmdline = 2;
@@ -789,8 +789,8 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
 			*x = init;
 			x->has_tid = x->has_tgid = 1;
-			x->tid = (int32_t)th->tid;
-			x->tgid = (int32_t)tm_model_process(m, (size_t)th->upid)->pid;
+			x->tid = tm_model_id32(m, th->tid);
+			x->tgid = tm_model_id32(m, tm_model_process(m, (size_t)th->upid)->pid);
 			if (th->name)
 				x->name = (char *)th->name;
 			thp[pt.n_threads++] = x;

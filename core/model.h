@@ -327,6 +327,10 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 /* Tables, valid until tm_model_free. */
 size_t tm_model_n_tracks(const tm_model *m);
 const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id);
+/* A pid or tid as a 32-bit field of merged.pftrace holds it: as is, but
+ * a JSON string's id (from 2^32 up, JSON pids and tids given as strings)
+ * from INT32_MAX down, above the pids and tids of real systems. */
+int32_t tm_model_id32(const tm_model *m, int64_t id);
 size_t tm_model_n_threads(const tm_model *m);
 const tm_mthread *tm_model_thread(const tm_model *m, size_t utid);
 size_t tm_model_n_processes(const tm_model *m);

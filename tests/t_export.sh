@@ -515,4 +515,29 @@ ok "top-level cat: its size as ls -l gives it after" \
 ok "top-level cat: a machine's file after it" \
 	cmp <("$tm" cat -o index=top.idx top.tar machines/m0/merged.pftrace) \
 	<("$tm" cat -o noindex top.tar machines/m0/merged.pftrace)
+# JSON pids and tids given as strings: our ids from 2^32 go into
+# merged.pftrace's 32-bit descriptor fields from INT32_MAX down. Their low
+# bits (the first string's: 0, the idle process) put a string pid's
+# events on a numeric pid's process when read back.
+cat >strpid.json <<'EOF2'
+{"traceEvents":[
+{"ph":"X","pid":"Browser","tid":"Main","ts":10,"dur":5,"name":"a"},
+{"ph":"X","pid":1,"tid":1,"ts":20,"dur":5,"name":"b"},
+{"ph":"X","pid":0,"tid":0,"ts":30,"dur":5,"name":"c"}
+]}
+EOF2
+"$tm" cat strpid.json merged.pftrace >strpid.pftrace
+"$tm" cat strpid.pftrace timeline.tsv >strpid.tl
+pm=$("$tm" ls strpid.pftrace machines | head -n 1)
+"$tm" cat strpid.pftrace "machines/$pm/threads.tsv" >strpid.threads
+"$tm" cat strpid.pftrace "machines/$pm/processes.tsv" >strpid.procs
+# slice -> "pid tid" as the re-import of merged.pftrace has it
+at() { awk -F '\t' -v n="$1" '$5 == "slice" && $7 == n { print $9, $10 }' strpid.tl; }
+eq "string pid: its slice on the process named by the string, read back" \
+	"$(at a | cut -d' ' -f1)" "$(awk -F '\t' '$2 == "Browser" { print $1 }' strpid.procs)"
+eq "string tid: its slice on the thread named by the string, read back" \
+	"$(at a | cut -d' ' -f2)" "$(awk -F '\t' '$2 == "Main" { print $1 }' strpid.threads)"
+eq "string pid: apart from pid 1 and pid 0, read back" \
+	"$(for s in a b c; do at $s | cut -d' ' -f1; done | sort -u | wc -l)" "3"
+eq "string pid: the numeric pids keep theirs" "$(at b) $(at c)" "1 1 0 0"
 exit $T_FAILED
