@@ -299,8 +299,8 @@ const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id)
 
 int32_t tm_model_id32(const tm_model *m, int64_t id)
 {
-	if (id >= INT64_C(1) << 32 && id < m->next_string_pid &&
-	    m_map_get((m_map *)&m->json_string_values, (uint64_t)id))
+	/* string_id gives them in turn from there: they are this range */
+	if (id >= INT64_C(1) << 32 && id < m->next_string_pid)
 		return (int32_t)(INT32_MAX - (id - (INT64_C(1) << 32)));
 	return (int32_t)id;
 }
@@ -391,7 +391,6 @@ void tm_model_free(tm_model *m)
 	free(m->stat_names);
 	free(m->stat_vals);
 	m_map_free(&m->json_string_ids);
-	m_map_free(&m->json_string_values);
 	strings_free(&m->str);
 	tm_buf_free(&m->scratch);
 	free(m);

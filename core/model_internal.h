@@ -196,7 +196,6 @@ struct tm_model {
 	size_t n_stats, cap_stats;
 	/* the JSON string-pid interning (the reference's StringPool raw ids) */
 	m_map json_string_ids;       /* hash(string) -> id */
-	m_map json_string_values;    /* id -> 1: the ids string_id gave */
 	int64_t next_string_pid;
 	tm_buf scratch;
 	int64_t cur_ts;              /* the record being applied */

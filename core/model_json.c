@@ -40,10 +40,8 @@ static int64_t string_id(tm_model *m, const char *s, size_t n)
 	uint32_t sid = m_intern(&m->str, s, n);
 	int ins;
 	uint64_t *v = m_map_put(&m->json_string_ids, sid, &ins);
-	if (ins) {
+	if (ins)
 		*v = (uint64_t)m->next_string_pid++;
-		*m_map_put(&m->json_string_values, *v, NULL) = 1;
-	}
 	return (int64_t)*v;
 }
 
