@@ -827,8 +827,6 @@ static int skip_plain_number(parser *ps)
 	return 0;
 }
 
-/* One value at ps->p (a non-space byte); into m when m is not NULL. 0, or
- * -1 where tj_parse_prefix may read it otherwise or not at all. */
 /* A string value at ps->p (its '"'), into m when m is not NULL: 0, or -1
  * as shallow_value. Inlined where a value is read, since most values are
  * strings and the call to shallow_value cost more than the string. */
@@ -848,6 +846,8 @@ static inline __attribute__((always_inline)) int shallow_string_value(parser *ps
 	return 0;
 }
 
+/* One value at ps->p (a non-space byte); into m when m is not NULL. 0, or
+ * -1 where tj_parse_prefix may read it otherwise or not at all. */
 static int shallow_value(parser *ps, int depth, tj_member *m)
 {
 	char c = *ps->p;
