@@ -737,8 +737,9 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			continue;
 		tm_buf *b = &t->line;
 		b->len = 0;
-		ev_pos at = ftrace_event(b, th->name_ts, (uint32_t)th->tid, F_FtraceEvent_task_rename);
-		put_int32(b, F_TaskRenameFtraceEvent_pid, tm_model_id32(m, th->tid));
+		int32_t tid = tm_model_id32(m, th->tid); /* the event's and the rename's */
+		ev_pos at = ftrace_event(b, th->name_ts, (uint32_t)tid, F_FtraceEvent_task_rename);
+		put_int32(b, F_TaskRenameFtraceEvent_pid, tid);
 		put_str(b, F_TaskRenameFtraceEvent_newcomm, th->name);
 		ftrace_event_end(b, at);
 		bundle_put(t, 0, th->machine_row, (uint32_t)th->name_cpu, b->data, b->len);
