@@ -15,6 +15,7 @@ typedef struct gen_ctx {
 	tm_merge *m;
 	unsigned wants;
 	size_t sort_bytes;
+	int timeline_fd;
 	const tm_gen_scanned *scanned;
 } gen_ctx;
 
@@ -92,7 +93,7 @@ static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants
 	if ((wants & TM_GEN_PFTRACE) && !g->x && !(g->x = tm_export_new(m, scan, per_machine, err)))
 		return -1;
 	if (wants & TM_GEN_TIMELINE)
-		g->tl = tm_timeline_new(m, scan, per_machine, sort_bytes);
+		g->tl = tm_timeline_new(m, scan, per_machine, sort_bytes, g->timeline_fd);
 	if (wants & TM_GEN_TABLES)
 		g->tb = tm_tables_new(scan, sort_bytes);
 	return 0;
@@ -109,10 +110,10 @@ static int gen_scanned(void *ctx, tm_scan *s, tm_error *err)
 }
 
 /* `scan` NULL: the pass's own scan is the scan (tm_gen_build_scanning). */
-static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes,
+static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
 			 const tm_gen_scanned *scanned, tm_error *err)
 {
-	gen_ctx g = {.m = m, .wants = wants, .scanned = scanned};
+	gen_ctx g = {.m = m, .wants = wants, .scanned = scanned, .timeline_fd = timeline_fd};
 	tm_gen *res = NULL;
 	tm_model *model = NULL;
 	unsigned sorts = !!(wants & TM_GEN_TIMELINE) + !!(wants & TM_GEN_TABLES);
@@ -183,15 +184,16 @@ fail:
 	return NULL;
 }
 
-tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err)
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
+		     tm_error *err)
 {
-	return gen_build(m, scan, wants, run_bytes, NULL, err);
+	return gen_build(m, scan, wants, run_bytes, timeline_fd, NULL, err);
 }
 
-tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, const tm_gen_scanned *scanned,
-			      tm_error *err)
+tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, int timeline_fd,
+			      const tm_gen_scanned *scanned, tm_error *err)
 {
-	return gen_build(m, NULL, wants, run_bytes, scanned, err);
+	return gen_build(m, NULL, wants, run_bytes, timeline_fd, scanned, err);
 }
 
 void tm_gen_free(tm_gen *g)

@@ -45,9 +45,12 @@ typedef struct tm_gen {
  * NULL, and the pass skips the work only they need) of the merge `m`
  * whose first scan is `scan` (it must not have failed). `run_bytes` is the
  * external sorts' run size (0: the default; small values are for tests).
- * NULL with err set when a temporary file cannot be written or the scan
- * fails. */
-tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, tm_error *err);
+ * With timeline_fd >= 0 and TM_GEN_TOP, timeline.tsv is written to that
+ * descriptor as it is made instead of a temporary file (its tm_spooled is
+ * `streamed`); -1: spooled as every other file. NULL with err set when a
+ * temporary file (or timeline_fd) cannot be written or the scan fails. */
+tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
+		     tm_error *err);
 
 /* The same for a merge not scanned yet, reading each input once: the
  * pass's own scan gives the scan's results, handed to scanned->fn (which
@@ -61,8 +64,8 @@ typedef struct tm_gen_scanned {
 	void (*fn)(void *ctx, tm_scan *s);
 	const tm_scan_sink *progress;
 } tm_gen_scanned;
-tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, const tm_gen_scanned *scanned,
-			      tm_error *err);
+tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, int timeline_fd,
+			      const tm_gen_scanned *scanned, tm_error *err);
 void tm_gen_free(tm_gen *g);
 
 #endif

@@ -110,16 +110,9 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int tm_spool_open(tm_spool *s, tm_error *err)
+/* s->fd is set: the buffer, and the writer thread for it. */
+static void spool_start(tm_spool *s)
 {
-	memset(s, 0, sizeof(*s));
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	snprintf(path, sizeof path, "%s/tracemount.XXXXXX", dir && *dir ? dir : "/tmp");
-	s->fd = mkstemp(path);
-	if (s->fd < 0)
-		return tm_err(err, TM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
-	unlink(path);
 	s->buf = tm_xmalloc(SPOOL_BUF);
 	s->io = tm_xcalloc(1, sizeof(*s->io));
 	pthread_mutex_lock(&W.mu);
@@ -133,7 +126,28 @@ int tm_spool_open(tm_spool *s, tm_error *err)
 		pthread_attr_destroy(&a);
 	}
 	pthread_mutex_unlock(&W.mu);
+}
+
+int tm_spool_open(tm_spool *s, tm_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tracemount.XXXXXX", dir && *dir ? dir : "/tmp");
+	s->fd = mkstemp(path);
+	if (s->fd < 0)
+		return tm_err(err, TM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
+	unlink(path);
+	spool_start(s);
 	return 0;
+}
+
+void tm_spool_open_fd(tm_spool *s, int fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->borrowed = 1;
+	spool_start(s);
 }
 
 /* Hand the buffer to the writer; with `refill`, take an empty one. */
@@ -224,6 +238,8 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 		s->buf = NULL;
 	}
 	drain(s);
+	if (s->failed && s->borrowed) /* what the reader of the bytes sees: no file of ours */
+		return tm_err(err, TM_EIO, "write error: %s", strerror(s->failed));
 	if (s->failed)
 		return tm_err(err, TM_EIO, "%s: cannot write a temporary file: %s", what, strerror(s->failed));
 	return 0;
@@ -401,7 +417,7 @@ void tm_spool_close(tm_spool *s)
 			pthread_cond_signal(&W.work);
 		pthread_mutex_unlock(&W.mu);
 	}
-	if (s->fd >= 0)
+	if (s->fd >= 0 && !s->borrowed)
 		close(s->fd);
 	s->fd = -1;
 }
@@ -611,7 +627,8 @@ tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach)
 	tm_spooled *s = tm_xcalloc(1, sizeof(*s));
 	s->fd = s->head_fd = -1;
 	if (whole) {
-		s->fd = whole->fd;
+		s->fd = whole->borrowed ? -1 : whole->fd;
+		s->streamed = whole->borrowed;
 		s->size = whole->size;
 		whole->fd = -1;
 	}
@@ -666,6 +683,13 @@ void tm_spooled_free(tm_spooled *s)
 }
 
 /* ---- views ------------------------------------------------------------------- */
+
+void tm_views_open_fd(tm_views *v, int fd)
+{
+	memset(v, 0, sizeof(*v));
+	v->mach.file.fd = v->head.fd = -1;
+	tm_spool_open_fd(&v->all, fd);
+}
 
 int tm_views_open(tm_views *v, size_t n_mach, tm_error *err)
 {

@@ -18,10 +18,18 @@ typedef struct tm_spool {
 	size_t len;
 	int failed;      /* a write failed (disk full...), as far as known */
 	struct tm_spool_io *io; /* its writes queued to the writer thread */
+	int borrowed;    /* fd is the caller's (tm_spool_open_fd): never closed
+	                    nor read back */
 } tm_spool;
 
 /* Create the file. -1 with err set (TM_EIO naming the path) on failure. */
 int tm_spool_open(tm_spool *s, tm_error *err);
+/* A spool that writes to the caller's descriptor fd (a pipe, a terminal,
+ * a file: written in order with write(2), never read back or closed)
+ * instead of a temporary file: `tracemount cat` of timeline.tsv, whose
+ * bytes are wanted once and in order. A failed write is reported as a
+ * write error, not as a temporary file's. */
+void tm_spool_open_fd(tm_spool *s, int fd);
 /* Append n bytes. Full buffers are written by a writer thread (in order);
  * a failure shows in tm_spool_failed or tm_spool_finish. */
 void tm_spool_put(tm_spool *s, const void *p, size_t n);
@@ -120,6 +128,9 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
  * row's stream (extents of one file, and `whole` ones of fd). */
 typedef struct tm_spooled {
 	int fd;              /* the whole merge, -1 when there is none */
+	int streamed;        /* the whole merge's bytes went to the caller's
+	                        descriptor as they were made (tm_views_open_fd):
+	                        fd is -1, size is theirs */
 	uint64_t size;       /* the whole merge's view, head_fd's bytes included */
 	/* A header given last (tm_views_head): the whole view is head_fd's
 	 * bytes, then fd's, as the extents all_ext (of head_fd, and `whole`
@@ -171,6 +182,9 @@ typedef struct tm_views {
 
 /* Open all spools. -1 with err set (all closed again) on failure. */
 int tm_views_open(tm_views *v, size_t n_mach, tm_error *err);
+/* The whole view alone, written to the caller's descriptor fd as it is
+ * made (tm_spool_open_fd); tm_views_take then gives it `streamed`. */
+void tm_views_open_fd(tm_views *v, int fd);
 /* n bytes to the whole view and to machine `row`'s (row >= n_mach: to
  * the whole view only). */
 void tm_views_put(tm_views *v, uint32_t row, const void *p, size_t n);

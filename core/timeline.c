@@ -42,6 +42,7 @@ typedef struct rec {
 struct tm_timeline_build {
 	tm_merge *merge;
 	int per_machine;   /* every machine's file too (else TM_GEN_TOP) */
+	int out_fd;        /* the whole merge's file goes there, -1: spooled */
 	const tm_scan *scan;
 	tm_xsort *sort;
 	uint64_t arrivals;
@@ -172,10 +173,12 @@ static int rec_cmp(const void *a, const void *b)
 	return sa < sb ? -1 : sa > sb;
 }
 
-tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes)
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes,
+				   int out_fd)
 {
 	tm_timeline_build *b = tm_xcalloc(1, sizeof(*b));
 	b->per_machine = per_machine;
+	b->out_fd = per_machine ? -1 : out_fd;
 	b->merge = m;
 	b->scan = scan;
 	b->sort = tm_xsort_new(rec_cmp, run_bytes);
@@ -552,6 +555,8 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 {
 	size_t nm = b->scan->machines.n;
 	writer w = {0};
+	/* closed at `out` whatever happened: a descriptor 0 there was stdin */
+	w.out.all.fd = w.out.mach.file.fd = w.out.head.fd = -1;
 	w.model = model;
 	w.merge = b->merge;
 	w.n_dirs = nm;
@@ -573,7 +578,12 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	}
 	if (tm_xsort_finish(b->sort, err))
 		goto out;
-	if (tm_views_open(&w.out, b->per_machine ? nm : 0, err))
+	/* Streamed, the lines need no temporary file of their own (as large
+	 * as the timeline: 2.7 GB for a 1 GB proto capture), and a reader
+	 * gets the first ones while the rest are formatted. */
+	if (b->out_fd >= 0)
+		tm_views_open_fd(&w.out, b->out_fd);
+	else if (tm_views_open(&w.out, b->per_machine ? nm : 0, err))
 		goto out;
 	tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
 	if (write_lines(&w, b->sort, err))

@@ -40,8 +40,11 @@ typedef struct tm_timeline_build tm_timeline_build;
 /* A timeline for the merge `m` whose first scan is `scan` (it names the
  * machines): the whole merge's, and with per_machine every machine's too
  * (else n_mach is 0: TM_GEN_TOP). `run_bytes` is the sort's run size (0:
- * the default; small values are for tests). */
-tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes);
+ * the default; small values are for tests). With out_fd >= 0 (and no
+ * per_machine), the whole merge's file is written to that descriptor as
+ * its lines are made, not spooled: the result is `streamed`. */
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes,
+				   int out_fd);
 
 /* The model's rows (core/model.h sink members). A failure to spool is kept
  * and reported by tm_timeline_finish. */

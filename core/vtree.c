@@ -72,6 +72,7 @@ typedef struct vt_gen {
 	                       files read the generation pass's output (owned by the
 	                       tree), a large metadata.json a file of its own (owns_fd) */
 	int owns_fd;
+	int streamed;       /* the bytes went to timeline_fd when made: none to read */
 	const tm_ext *ext;  /* a machine's view, or a whole one whose header came
 			     * last: where its bytes lie in spool_fd (and
 			     * whole_fd, the whole merge's file) */
@@ -129,6 +130,7 @@ struct tm_vtree {
 	unsigned gen_have;      /* the TM_GEN_* families in `gen` */
 	unsigned gen_top;       /* those made for the whole merge alone (TM_GEN_TOP) */
 	int gen_only_wanted;    /* vt_inputs.gen_only_wanted */
+	int timeline_fd;        /* vt_inputs.timeline_fd, -1: none */
 	tm_error gen_err;       /* why it failed */
 	void (*log)(const char *msg); /* vtree_set_logger */
 	pthread_mutex_t machines_mu;
@@ -403,6 +405,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 					       : tm_index_default_path(in->paths, in->n, in->manifest, in->as_members);
 	t->warn = in->warn;
 	t->gen_only_wanted = in->gen_only_wanted;
+	t->timeline_fd = in->gen_only_wanted && in->timeline_fd > 0 ? in->timeline_fd : -1;
 	t->progress = in->progress;
 	t->progress_ctx = in->progress_ctx;
 	t->n_slots = 64;
@@ -876,7 +879,7 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 		if (!(built & f[i].family) || !sp)
 			continue;
 		int rc = 0;
-		if (sp->fd >= 0)
+		if (sp->fd >= 0 || sp->streamed)
 			rc = size_note(z, size_key(f[i].kind, ROW_ALL), tm_spooled_size(sp, TM_SPOOLED_ALL));
 		added |= rc > 0;
 		changed |= rc < 0;
@@ -941,7 +944,7 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 	pthread_mutex_lock(&t->gen_mu);
 	if (!gen_built(t, want) && t->gen_err.code == TM_OK) {
 		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
-		tm_gen *g = tm_gen_build(t->merge, s, build, 0, &t->gen_err);
+		tm_gen *g = tm_gen_build(t->merge, s, build, 0, t->timeline_fd, &t->gen_err);
 		gen_store(t, s, g, build, what);
 	}
 	tm_gen *gen = gen_built(t, want) ? t->gen : NULL;
@@ -987,7 +990,7 @@ static void gen_first(tm_vtree *t, unsigned want, const char *what)
 	unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL;
 	tm_scan_sink progress = {.ctx = &fp.st.pc, .progress = on_scan_progress};
 	tm_gen_scanned sc = {&fp, first_pass_scanned, t->progress ? &progress : NULL};
-	tm_gen *g = tm_gen_build_scanning(t->merge, build, 0, &sc, &t->gen_err);
+	tm_gen *g = tm_gen_build_scanning(t->merge, build, 0, t->timeline_fd, &sc, &t->gen_err);
 	/* scan_mu was let go when the scan ended; the scan tier is set */
 	if (t->scan->failed) {
 		tm_gen_free(g); /* the views say the scan's error, as usual */
@@ -1020,9 +1023,11 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 			       : n->gen == GEN_PROCESSES ? gen->tables->processes
 			       : n->gen == GEN_THREADS	? gen->tables->threads
 							: gen->tables->slices;
-	if (n->row == ROW_ALL ? sp->fd < 0 : n->row >= sp->n_mach || sp->mach_fd < 0)
+	if (n->row == ROW_ALL ? sp->fd < 0 && !sp->streamed : n->row >= sp->n_mach || sp->mach_fd < 0)
 		return tm_err(err, TM_EIO, "%s: no such machine", n->name);
-	if (n->row == ROW_ALL && sp->n_all_ext) { /* a header given last */
+	if (n->row == ROW_ALL && sp->streamed) {
+		g->streamed = 1;
+	} else if (n->row == ROW_ALL && sp->n_all_ext) { /* a header given last */
 		g->spool_fd = sp->head_fd;
 		g->whole_fd = sp->fd;
 		g->ext = sp->all_ext;
@@ -1322,6 +1327,10 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			tm_err(err, TM_EIO, "%s", g->err->msg);
 			return -1;
 		}
+		if (g->streamed) {
+			tm_err(err, TM_EIO, "%s: its bytes went to the stream they were made for", node->name);
+			return -1;
+		}
 		if (off >= g->len)
 			return 0;
 		if (n > g->len - off)
@@ -1337,6 +1346,11 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 		return (ssize_t)n;
 	}
 	return 0;
+}
+
+int vtree_file_streamed(const vt_file *f)
+{
+	return f->node->src == SRC_GEN && f->node->g->streamed;
 }
 
 int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *len)

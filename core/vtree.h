@@ -66,6 +66,13 @@ typedef struct vt_inputs {
 	 * own, instead of all of them in one pass on the first request: for a
 	 * reader that wants one file (`tracemount cat`). */
 	int gen_only_wanted;
+	/* With gen_only_wanted: a descriptor that the whole merge's
+	 * timeline.tsv is written to as it is made, instead of a temporary
+	 * file (`tracemount cat`: the lines reach the reader in order while
+	 * the rest are formatted, and the disk holds no copy of them). The
+	 * file's node then reads nothing (vtree_file_streamed says why). 0:
+	 * none (standard input is never written to). */
+	int timeline_fd;
 	/* One-line warnings that are no error (an index file ignored or not
 	 * written), without a trailing newline; NULL: not said. */
 	void (*warn)(const char *msg);
@@ -110,6 +117,9 @@ int vtree_readlink(tm_vtree *t, vt_ino ino, char *buf, size_t size, tm_error *er
 typedef struct vt_file vt_file;
 vt_file *vtree_file_open(tm_vtree *t, vt_ino ino, tm_error *err);
 ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error *err);
+/* Whether the file's bytes went to vt_inputs.timeline_fd when they were
+ * made (reading them fails with EIO). */
+int vtree_file_streamed(const vt_file *f);
 void vtree_file_close(vt_file *f);
 
 /* When byte `off` of the open file lies unchanged in a host file (a

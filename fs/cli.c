@@ -46,6 +46,7 @@ struct tree_opts {
 	const char *index_path; /* -o index=FILE */
 	int no_index;           /* -o noindex */
 	int gen_only_wanted;    /* cat: build only the file asked for */
+	int timeline_fd;        /* cat: timeline.tsv goes there as it is made */
 };
 
 /* getopt's complaint (c is '?' or ':') as a usage error of command argv[0]. */
@@ -129,7 +130,7 @@ static tm_vtree *open_or_report(char **inputs, size_t n, const struct tree_opts 
 	tm_error err = {0};
 	vt_inputs in = {.paths = (const char *const *)inputs, .n = n, .manifest = o->manifest,
 			.no_index = o->no_index, .index_path = o->index_path, .warn = warn,
-			.gen_only_wanted = o->gen_only_wanted,
+			.gen_only_wanted = o->gen_only_wanted, .timeline_fd = o->timeline_fd,
 			.progress = progress ? front_progress : NULL, .progress_ctx = NULL};
 	tm_vtree *t = vtree_open_inputs(&in, &err);
 	if (!t)
@@ -373,7 +374,14 @@ int cli_cat(int argc, char **argv)
 	if (argc - optind < 2)
 		return usage_error("cat", "expected INPUT... PATH");
 	const char *path = argv[argc - 1];
+	/* A closed standard output would be the number the first file opened
+	 * gets, which the bytes would then go to. */
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0) {
+		fprintf(stderr, "tracemount: cat: write error: %s\n", strerror(errno));
+		return EXIT_MERGE;
+	}
 	o.gen_only_wanted = 1; /* one file: no pass for the others */
+	o.timeline_fd = STDOUT_FILENO; /* the top-level timeline.tsv: no copy on disk */
 	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind - 1), &o, 0);
 	if (!t)
 		return EXIT_MERGE;
@@ -385,10 +393,16 @@ int cli_cat(int argc, char **argv)
 		fprintf(stderr, "tracemount: cat: %s: %s\n", path, why);
 		rc = EXIT_MERGE;
 	} else if (!(f = vtree_file_open(t, ino, &err))) {
-		/* a view of a failed merge: the reason, as a failed read gives it */
-		fprintf(stderr, "tracemount: cat: %s: %s\n", path,
-			err.code == TM_EIO ? err.msg : strerror(front_errno(err.code)));
+		/* a view of a failed merge: the reason, as a failed read gives
+		 * it; a failed write of the streamed timeline.tsv as copy_out's */
+		if (err.code == TM_EIO && strncmp(err.msg, "write error: ", 13) == 0)
+			fprintf(stderr, "tracemount: cat: %s\n", err.msg);
+		else
+			fprintf(stderr, "tracemount: cat: %s: %s\n", path,
+				err.code == TM_EIO ? err.msg : strerror(front_errno(err.code)));
 		rc = EXIT_MERGE;
+	} else if (vtree_file_streamed(f)) { /* written while it was made */
+		rc = EXIT_OK;
 	} else {
 		rc = copy_out(f, path);
 	}

@@ -103,9 +103,39 @@ ok "cat of merged.pftrace to a file is all of it" test "$(stat -c %s cat_file.pf
 	"$("$tm" ls -l good.zip | awk '$3 == "merged.pftrace" { print $2 }')"
 "$tm" cat good.zip timeline.tsv >cat_file.tsv
 ok "cat of timeline.tsv: to a file as to a pipe" cmp cat_file.tsv <("$tm" cat good.zip timeline.tsv | cat)
+# The top-level timeline.tsv goes to standard output as it is made, with
+# no temporary copy: under a file size limit far below its size (the pass
+# keeps its order and sorts in memory at this size, and -o noindex writes
+# no index) it still comes out whole, where a spooled copy would be cut
+# off by SIGXFSZ. Its size is kept for the index as any pass's is.
+{
+	printf '['
+	for i in $(seq 1 1200); do
+		printf '%s{"ph":"X","pid":1,"tid":%d,"ts":%d,"dur":3,"name":"slice_%d","args":{"i":%d}}' \
+			"$([ "$i" = 1 ] || echo ,)" $((i % 9 + 1)) $((i * 7919 % 5000)) "$i" "$i"
+	done
+	printf ']\n'
+} >many.json
+"$tm" cat -o noindex many.json timeline.tsv >many_whole.tsv
+(ulimit -f 16 && exec "$tm" cat -o noindex many.json timeline.tsv) 2>limit.err | cat >many_limited.tsv
+ok "timeline.tsv is far larger than the limit" test "$(stat -c %s many_whole.tsv)" -gt 65536
+ok "cat of timeline.tsv under a 16 KiB file size limit is all of it" cmp many_whole.tsv many_limited.tsv
+eq "and says nothing" "$(cat limit.err)" ""
+"$tm" cat -o index="$PWD/many.idx" many.json timeline.tsv >/dev/null
+eq "the streamed timeline.tsv's size is the index's" \
+	"$("$tm" ls -l -o index="$PWD/many.idx" many.json | awk '$3 == "timeline.tsv" { print $2 }')" \
+	"$(stat -c %s many_whole.tsv)"
+out=$("$tm" cat good.zip timeline.tsv 2>cat_head.err | head -n 1)
+eq "cat of timeline.tsv into head: the header line" "$out" "$(printf 'ts\tdur\tmachine\tfile\tkind\tcategory\tname\tdepth\tpid\ttid\ttrack\targs')"
+eq "and no message" "$(cat cat_head.err)" ""
+err=$("$tm" cat good.zip timeline.tsv 2>&1 >&-); rc=$?
+eq "cat to a closed standard output exits 1 and says why" "$rc/$err" "1/tracemount: cat: write error: Bad file descriptor"
 if [ -w /dev/full ]; then
 	err=$("$tm" cat good.zip merged.pftrace 2>&1 >/dev/full); rc=$?
 	eq "cat to a full device exits 1 and says why" "$rc/$err" "1/tracemount: cat: write error: No space left on device"
+	err=$("$tm" cat good.zip timeline.tsv 2>&1 >/dev/full); rc=$?
+	eq "cat of timeline.tsv to a full device exits 1 and says why" "$rc/$err" \
+		"1/tracemount: cat: write error: No space left on device"
 	err=$("$tm" cat good.zip files/app.json 2>&1 >/dev/full); rc=$?
 	eq "cat of a member to a full device exits 1 and says why" "$rc/$err" \
 		"1/tracemount: cat: write error: No space left on device"

@@ -61,7 +61,7 @@ static tm_gen *gen_of(const char *path, size_t run, tm_merge **mp, tm_scan **sp)
 	*sp = tm_scan_run(*mp, NULL);
 	if ((*sp)->failed)
 		return NULL;
-	return tm_gen_build(*mp, *sp, TM_GEN_ALL, run, &err);
+	return tm_gen_build(*mp, *sp, TM_GEN_ALL, run, -1, &err);
 }
 
 static void gen_done(tm_gen *g, tm_merge *m, tm_scan *s)
@@ -115,6 +115,65 @@ static void test_sorted_across_runs(void)
 		free(all);
 		gen_done(g, m, s);
 	}
+}
+
+/* timeline.tsv written to a descriptor as it is made (`tracemount cat`):
+ * the bytes the spooled pass gives, in order, on a descriptor the pass
+ * neither closes nor reads; the result names their size and holds no
+ * file. A descriptor that cannot be written fails the pass with the
+ * write's reason. */
+static void test_streamed(void)
+{
+	static char text[40000];
+	size_t n = (size_t)snprintf(text, sizeof text, "[");
+	for (int i = 0; i < 500; i++) /* about 30 KB of lines: several buffers */
+		n += (size_t)snprintf(text + n, sizeof text - n,
+				      "%s{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":2,\"name\":\"s%d\"}",
+				      i ? "," : "", 1 + i % 7, (i * 37) % 1000, i);
+	snprintf(text + n, sizeof text - n, "]");
+	const char *path = write_tmp("streamed.json", text);
+	tm_merge *m;
+	tm_scan *s;
+	tm_gen *spooled = gen_of(path, 0, &m, &s);
+	CHECK(spooled != NULL);
+	char *want = spooled ? slurp(spooled->timeline, TM_SPOOLED_ALL) : NULL;
+	char out[600];
+	snprintf(out, sizeof out, "%s/streamed.out", tmpdir);
+	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	tm_error err = {0};
+	tm_gen *g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, &err);
+	CHECK(g != NULL && g->timeline != NULL);
+	if (g && g->timeline && want) {
+		CHECK(g->timeline->streamed);
+		CHECK_INT(g->timeline->fd, -1);
+		CHECK_INT(g->timeline->size, strlen(want));
+		CHECK_INT(lseek(fd, 0, SEEK_END), strlen(want));
+		char *got = calloc(1, strlen(want) + 1);
+		CHECK_INT(pread(fd, got, strlen(want), 0), strlen(want));
+		CHECK_STR(got, want);
+		free(got);
+	}
+	tm_gen_free(g);
+	CHECK_INT(fcntl(fd, F_GETFD) >= 0, 1); /* still the caller's */
+	close(fd);
+	/* a machine's copy, or the tables, are never streamed */
+	fd = open(out, O_RDWR | O_TRUNC);
+	g = tm_gen_build(m, s, TM_GEN_TIMELINE, 0, fd, &err);
+	CHECK(g != NULL && !g->timeline->streamed && g->timeline->fd >= 0);
+	CHECK_INT(lseek(fd, 0, SEEK_END), 0);
+	tm_gen_free(g);
+	close(fd);
+	fd = open("/dev/full", O_WRONLY);
+	if (fd >= 0) {
+		tm_err_clear(&err);
+		g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, &err);
+		CHECK(g == NULL);
+		CHECK_STR(err.msg, "write error: No space left on device");
+		close(fd);
+	}
+	free(want);
+	gen_done(spooled, m, s);
 }
 
 /* Per machine: each timeline holds its machine's rows only. */
@@ -627,6 +686,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	TT_RUN(test_sorted_across_runs);
+	TT_RUN(test_streamed);
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
 	TT_RUN(test_number_texts);
