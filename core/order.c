@@ -98,6 +98,7 @@ struct tm_order {
 	size_t mem;              /* pile tail bytes in memory */
 	size_t over_mem;         /* memory of the overflow sorts */
 	tm_spool file;           /* pile blocks once past mem_max */
+	tm_giveback gb;          /* its space, given back as it is read */
 	int to_file;
 	int failed;
 	tm_error err;
@@ -129,6 +130,7 @@ tm_order *tm_order_new(size_t run_bytes)
 {
 	tm_order *o = tm_xcalloc(1, sizeof(*o));
 	o->file.fd = -1;
+	o->gb.fd = -1;
 	o->cur = -1;
 	o->mem_max = run_bytes ? run_bytes : MEM_MAX;
 	o->block = o->mem_max / 8 < BLOCK ? o->mem_max / 8 : BLOCK;
@@ -352,6 +354,7 @@ static int pile_load(tm_order *o, pile *p, tm_error *err)
 				continue;
 			if (k <= 0)
 				return tm_err(err, TM_EIO, "cannot read a temporary file");
+			tm_giveback_read(&o->gb, p->at, (uint64_t)k);
 			p->len += (size_t)k;
 			p->at += (uint64_t)k;
 			have = p->len - p->pos;
@@ -627,6 +630,7 @@ int tm_order_finish(tm_order *o, tm_error *err)
 		/* the tails stay in memory; the file is read from here on */
 		if (tm_spool_finish(&o->file, "sort", err) != 0)
 			return -1;
+		tm_giveback_start(&o->gb, o->file.fd, o->file.size);
 	}
 	/* pile readers: a buffer each, sharing what the tails (which stay)
 	 * leave of the budget, an eighth of it at least, so that the store
@@ -723,6 +727,7 @@ void tm_order_free(tm_order *o)
 		free(q->group);
 	}
 	free(o->q);
+	tm_giveback_free(&o->gb);
 	tm_spool_close(&o->file);
 	free(o->heap);
 	free(o);

@@ -12,6 +12,7 @@
 #include "spool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -243,6 +244,58 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 	if (s->failed)
 		return tm_err(err, TM_EIO, "%s: cannot write a temporary file: %s", what, strerror(s->failed));
 	return 0;
+}
+
+/* ---- giving space back ------------------------------------------------- */
+
+void tm_giveback_start(tm_giveback *g, int fd, uint64_t size)
+{
+	memset(g, 0, sizeof(*g));
+	g->fd = -1;
+	if (fd < 0 || size <= TM_GIVEBACK_SLAB) /* a slab or less: nothing worth it */
+		return;
+	g->fd = fd;
+	g->size = size;
+	g->n = (size_t)((size + TM_GIVEBACK_SLAB - 1) / TM_GIVEBACK_SLAB);
+	g->left = tm_xmalloc(g->n * sizeof(*g->left));
+	for (size_t i = 0; i < g->n; i++)
+		g->left[i] = TM_GIVEBACK_SLAB;
+	if (size % TM_GIVEBACK_SLAB)
+		g->left[g->n - 1] = (uint32_t)(size % TM_GIVEBACK_SLAB);
+}
+
+void tm_giveback_read(tm_giveback *g, uint64_t off, uint64_t len)
+{
+	if (g->fd < 0 || off >= g->size)
+		return;
+	if (len > g->size - off)
+		len = g->size - off;
+	while (len) {
+		size_t i = (size_t)(off / TM_GIVEBACK_SLAB);
+		uint64_t in_slab = TM_GIVEBACK_SLAB - off % TM_GIVEBACK_SLAB;
+		uint32_t k = (uint32_t)(len < in_slab ? len : in_slab);
+		if (k > g->left[i]) { /* read twice: the count is wrong, punch no more */
+			tm_giveback_free(g);
+			return;
+		}
+		g->left[i] -= k;
+		if (!g->left[i] && fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					     (off_t)i * TM_GIVEBACK_SLAB, TM_GIVEBACK_SLAB) != 0 &&
+		    errno != EINTR) {
+			tm_giveback_free(g); /* no holes here (EOPNOTSUPP...): keep it all */
+			return;
+		}
+		off += k;
+		len -= k;
+	}
+}
+
+void tm_giveback_free(tm_giveback *g)
+{
+	free(g->left);
+	g->left = NULL;
+	g->n = 0;
+	g->fd = -1;
 }
 
 /* The letter after the backslash that stands for byte c in a field, or 0

@@ -112,6 +112,27 @@ int tm_parts_finish(tm_parts *ps, const char *what, tm_error *err);
 /* Close and free (after tm_spooled_take, only what it left). */
 void tm_parts_close(tm_parts *ps);
 
+/* A temporary file written whole and then read once, every byte of it
+ * (the order store's piles, a sort's runs), gives its disk space back as
+ * it is read: each slab of TM_GIVEBACK_SLAB bytes is punched out of the
+ * file (fallocate FALLOC_FL_PUNCH_HOLE) once all of its bytes have been
+ * read. Without it the order store's file stayed whole until the pass
+ * ended, next to the timeline's sort runs: 780 MB and 600 MB at once for
+ * the 400-machine archive's 281 MB. A file system that cannot punch
+ * holes keeps the space until the file is closed, as before. */
+#define TM_GIVEBACK_SLAB (1u << 20)
+typedef struct tm_giveback {
+	int fd;          /* -1: nothing to give back */
+	uint64_t size;
+	uint32_t *left;  /* per slab: its bytes not read yet */
+	size_t n;
+} tm_giveback;
+/* The file fd of `size` bytes, all written, is read from now on. */
+void tm_giveback_start(tm_giveback *g, int fd, uint64_t size);
+/* Bytes [off, off + len) of it were read, and will not be again. */
+void tm_giveback_read(tm_giveback *g, uint64_t off, uint64_t len);
+void tm_giveback_free(tm_giveback *g);
+
 /* pread(2) until n bytes or the end of the file (EINTR retried). Returns
  * the bytes read, or -1 with errno set. */
 ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off);

@@ -45,6 +45,7 @@ struct tm_xsort {
 	int spilling;
 	/* the spilled runs: the spilling thread's alone while it runs */
 	tm_spool runs;        /* one after another */
+	tm_giveback gb;       /* their space, given back as they are merged */
 	int spilled;
 	uint64_t *run_start;
 	size_t n_runs, cap_runs;
@@ -89,6 +90,7 @@ tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes)
 	if (x->run_bytes < 1)
 		x->run_bytes = 1;
 	x->runs.fd = -1;
+	x->gb.fd = -1;
 	return x;
 }
 
@@ -245,6 +247,7 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err)
 		x->failed = 1;
 		return -1;
 	}
+	tm_giveback_start(&x->gb, x->runs.fd, x->runs.size);
 	release_run(x);
 	return 0;
 }
@@ -267,6 +270,7 @@ static int fill(tm_xsort *x, run_reader *r, size_t want, tm_error *err)
 		if (n <= 0)
 			return tm_err(err, TM_EIO, "cannot read a temporary file: %s",
 				      n < 0 ? strerror(errno) : "short read");
+		tm_giveback_read(&x->gb, r->next, (uint64_t)n);
 		r->len += (size_t)n;
 		r->next += (uint64_t)n;
 	}
@@ -297,6 +301,7 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 			if (k <= 0)
 				return tm_err(err, TM_EIO, "cannot read a temporary file: %s",
 					      k < 0 ? strerror(errno) : "short read");
+			tm_giveback_read(&x->gb, r->next, (uint64_t)k);
 			have += (size_t)k;
 			r->next += (uint64_t)k;
 		}
@@ -406,6 +411,7 @@ void tm_xsort_free(tm_xsort *x)
 		}
 	free(x->readers);
 	free(x->heap);
+	tm_giveback_free(&x->gb);
 	tm_spool_close(&x->runs);
 	free(x);
 }

@@ -226,6 +226,20 @@ static void test_interleaved_streams(void)
 	g_streams = 0;
 }
 
+static void test_spilled_given_back(void)
+{
+	/* a file of several slabs (TM_GIVEBACK_SLAB), its space given back
+	 * as it is read: piles in order, piles past the limit into the
+	 * queue's sort, and random disorder; the same order and payloads */
+	static const unsigned streams[] = {3, 64, 0};
+	for (int c = 0; c < 3; c++) {
+		g_streams = streams[c];
+		if (!run_case(90000, 1 + c, 1 + (int)(rnd() % 40), c == 2, 65536))
+			TT_FAIL_("case %d (%u streams) differs from the reference's order", c, g_streams);
+	}
+	g_streams = 0;
+}
+
 /* The worked example of order.h: a queue that starts earlier drains its
  * ties first even when its index is higher. */
 static void test_earlier_queue_drains_ties(void)
@@ -273,5 +287,6 @@ int main(void)
 	TT_RUN(test_random_in_memory);
 	TT_RUN(test_random_spilled);
 	TT_RUN(test_interleaved_streams);
+	TT_RUN(test_spilled_given_back);
 	TT_DONE();
 }
