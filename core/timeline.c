@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +374,7 @@ typedef struct writer {
 	const tm_merge *merge;
 	tm_views out;
 	tm_buf line;
+	atomic_int gone;     /* a write of the lines failed: the rest are not made */
 } writer;
 
 /* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
@@ -520,12 +522,19 @@ static void write_record(writer *w, const char *r)
 static void write_batch(void *ctx, const tm_buf *batch)
 {
 	writer *w = ctx;
+	if (atomic_load_explicit(&w->gone, memory_order_relaxed))
+		return;
 	for (size_t at = 0; at + 4 <= batch->len;) {
 		uint32_t n;
 		memcpy(&n, batch->data + at, 4);
 		write_record(w, batch->data + at + 4);
 		at += 4 + (size_t)n;
 	}
+	/* a full disk, or a streamed file's reader gone (EPIPE with SIGPIPE
+	 * ignored): the pass fails with it anyway, so the rest is not
+	 * formatted (tm_spool_failed is asked on the thread that writes) */
+	if (tm_spool_failed(&w->out.all))
+		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
 }
 
 /* Every record of the sort, in order, to w's lines. Returns 0, or -1 with
@@ -536,9 +545,13 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	const void *r;
 	uint32_t len;
 	int k;
-	while ((k = tm_xsort_next(sort, &r, &len, err)) == 1) {
+	for (uint64_t i = 0; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
+		if (atomic_load_explicit(&w->gone, memory_order_relaxed))
+			break;
 		if (!formatter) {
 			write_record(w, r);
+			if (i % 4096 == 4095 && tm_spool_failed(&w->out.all))
+				atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
 			continue;
 		}
 		tm_buf *cur = tm_relay_buf(formatter);

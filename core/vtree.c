@@ -1146,8 +1146,8 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			g->err = tm_xmalloc(sizeof(*g->err));
 			*g->err = err;
 		}
-		if (g->spool_fd >= 0)
-			tm_buf_free(&b); /* the bytes are in g->spool_fd */
+		if (g->spool_fd >= 0 || g->streamed)
+			tm_buf_free(&b); /* the bytes are in g->spool_fd, or were streamed */
 		else
 			g->data = tm_buf_detach(&b, &g->len);
 		atomic_store_explicit(&g->ready, 1, memory_order_release);

@@ -4,6 +4,7 @@
  * AddressSanitizer's leak check (the san run of make check) a file left
  * behind fails this binary at exit. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,8 +36,46 @@ static void test_free_closes_open_files(void)
 	vtree_free(t); /* closes them */
 }
 
+/* A timeline.tsv streamed to vt_inputs.timeline_fd (`tracemount cat`):
+ * its bytes are on that descriptor, a stat names their size (as often as
+ * it is asked), and a read says they are not to be had again. */
+static void test_streamed_timeline(void)
+{
+	char path[] = "/tmp/tm_vtree_XXXXXX", out[] = "/tmp/tm_vtree_out_XXXXXX";
+	CHECK_INT(tt_temp_file(path, TT_ONE_EVENT_JSON), 0);
+	int fd = mkstemp(out);
+	CHECK(fd >= 0);
+	unlink(out);
+	tm_error err = {0};
+	const char *paths[] = {path};
+	vt_inputs in = {.paths = paths, .n = 1, .no_index = 1, .gen_only_wanted = 1, .timeline_fd = fd};
+	tm_vtree *t = vtree_open_inputs(&in, &err);
+	CHECK(t != NULL);
+	vt_ino ino;
+	vt_stat st;
+	CHECK_INT(vtree_lookup(t, "timeline.tsv", &ino, &err), 0);
+	CHECK_INT(vtree_stat(t, ino, &st, &err), 0);
+	off_t written = lseek(fd, 0, SEEK_END);
+	CHECK(written > 0);
+	CHECK_INT(st.size, written);
+	CHECK_INT(vtree_stat(t, ino, &st, &err), 0);
+	CHECK_INT(st.size, written);
+	vt_file *f = vtree_file_open(t, ino, &err);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(vtree_file_streamed(f));
+		char buf[16];
+		CHECK_INT(vtree_file_read(f, buf, sizeof buf, 0, &err), -1);
+		vtree_file_close(f);
+	}
+	vtree_free(t);
+	unlink(path);
+	close(fd);
+}
+
 int main(void)
 {
 	TT_RUN(test_free_closes_open_files);
+	TT_RUN(test_streamed_timeline);
 	TT_DONE();
 }
