@@ -10,7 +10,9 @@
 # Input: BENCH_EXPORT_MB (default 1024) of synthetic proto in a TAR
 # (tests/tools/gen_trace.c), shared with bench_scan.sh through
 # $BENCH_CACHE (default /tmp/tmbench-cache). 0 skips the benchmark. The
-# spooled output goes to $TMPDIR (else /tmp).
+# spooled output goes to $TMPDIR (else /tmp). peak_tmp_MB is the most disk
+# the process's temporary files held at once (their allocated blocks,
+# holes punched out not counted), sampled every 0.1 s from /proc.
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
@@ -48,21 +50,44 @@ peak() { # rssfile cmd... (stdout discarded)
 	fi
 }
 
+# peak_tmp TMPFILE CMD...: CMD's stdout discarded; the largest sum of the
+# allocated bytes of the unlinked files it held open, sampled, to TMPFILE
+peak_tmp() {
+	local out=$1; shift
+	"$@" >/dev/null &
+	local pid=$! max=0 cur f
+	while kill -0 "$pid" 2>/dev/null; do
+		cur=0
+		for f in /proc/"$pid"/fd/*; do
+			case "$(readlink "$f" 2>/dev/null)" in
+			*tracemount.*" (deleted)") cur=$((cur + $(stat -L -c '%b*%B' "$f" 2>/dev/null || echo 0))) ;;
+			esac
+		done
+		[ "$cur" -gt "$max" ] && max=$cur
+		sleep 0.1
+	done
+	wait "$pid"
+	echo "$max" >"$out"
+}
+
 size=$(stat -c %s "$a")
 cat "$a" >/dev/null
 cat "$a" >/dev/null
 t0=$(now); cat "$a" >/dev/null; t1=$(now)
 cat_rate=$(mbps "$size" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
 rss=$(mktemp)
-printf '%-16s %8s %10s %9s %8s %12s %10s\n' output input_MB MB/s cat_MB/s ratio_% peak_RSS_MB out_MB
+tmpb=$(mktemp)
+printf '%-16s %8s %10s %9s %8s %12s %10s %12s\n' output input_MB MB/s cat_MB/s ratio_% peak_RSS_MB out_MB peak_tmp_MB
 for f in merged.pftrace timeline.tsv; do
 	t2=$(now); peak "$rss" "$tm" cat "$a" "$f"; t3=$(now)
 	out=$("$tm" cat "$a" "$f" | wc -c)
+	peak_tmp "$tmpb" "$tm" cat "$a" "$f"
 	rate=$(mbps "$size" "$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
-	printf '%-16s %8.0f %10s %9s %8s %12s %10.0f\n' "$f" "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')" \
+	printf '%-16s %8.0f %10s %9s %8s %12s %10.0f %12.0f\n' "$f" "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')" \
 		"$rate" "$cat_rate" "$(awk -v s="$rate" -v c="$cat_rate" 'BEGIN { printf "%.0f", (c > 0 ? 100 * s / c : 0) }')" \
-		"$(awk '{ printf "%.1f", $1 / 1024 }' "$rss")" "$(awk -v s="$out" 'BEGIN { print s / 1048576 }')"
+		"$(awk '{ printf "%.1f", $1 / 1024 }' "$rss")" "$(awk -v s="$out" 'BEGIN { print s / 1048576 }')" \
+		"$(awk '{ print $1 / 1048576 }' "$tmpb")"
 done
-rm -f "$rss"
+rm -f "$rss" "$tmpb"
 echo "MB/s: archive bytes per second of \`tracemount cat ARCHIVE FILE\` (scan + export + read back)"
 echo "aims (shown, not asserted): export >= 15% of cat throughput; peak RSS <= 64 MB (issue 10)"
