@@ -333,6 +333,10 @@ static int pile_load(tm_order *o, pile *p, tm_error *err)
 		if (have >= 4) {
 			memcpy(&n, p->buf + p->pos, 4);
 			want = 4 + (size_t)n;
+			/* the file is ours, but a damaged one must fail the read: a
+			 * record without its header, or past its extent */
+			if (n < sizeof(ohdr) || want > have + (end - p->at))
+				return tm_err(err, TM_EIO, "a temporary file is damaged");
 		}
 		while (have < want) {
 			if (p->pos) {
@@ -361,6 +365,8 @@ static int pile_load(tm_order *o, pile *p, tm_error *err)
 			if (want == 4 && have >= 4) {
 				memcpy(&n, p->buf + p->pos, 4);
 				want = 4 + (size_t)n;
+				if (n < sizeof(ohdr) || want > have + (end - p->at))
+					return tm_err(err, TM_EIO, "a temporary file is damaged");
 			}
 		}
 		p->rec = p->buf + p->pos + 4;

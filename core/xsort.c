@@ -50,6 +50,8 @@ struct tm_xsort {
 	uint64_t *run_start;
 	size_t n_runs, cap_runs;
 	uint64_t count;
+	uint32_t min_len, max_len; /* of the records added: one read back outside
+				    * them is damage (a comparator would read past it) */
 	int failed, finished;
 	/* reading */
 	size_t mem_pos;       /* next index of a never-spilled sort */
@@ -184,7 +186,10 @@ int tm_xsort_addv(tm_xsort *x, const tm_xsort_part *parts, size_t n, tm_error *e
 	TM_GROW(r->index, r->cap_index, r->n_index + 1);
 	r->index[r->n_index++] = r->len;
 	r->len += 4 + (size_t)len;
-	x->count++;
+	if (!x->count++ || len < x->min_len)
+		x->min_len = len;
+	if (len > x->max_len)
+		x->max_len = len;
 	return 0;
 }
 
@@ -287,6 +292,10 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 	uint32_t n;
 	memcpy(&n, r->buf + r->pos, 4);
 	size_t need = 4 + (size_t)n;
+	/* the file is ours, but a damaged one must fail the read, not the
+	 * comparator: a length no record had, or past the run's end */
+	if (n < x->min_len || n > x->max_len || need > (r->len - r->pos) + (r->end - r->next))
+		return tm_err(err, TM_EIO, "a temporary file is damaged");
 	if (need > r->cap) {
 		/* one record larger than the buffer: read it whole */
 		free(r->big);
