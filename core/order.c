@@ -311,6 +311,15 @@ uint64_t tm_order_count(const tm_order *o)
 
 /* ---- reading a pile ------------------------------------------------------------ */
 
+/* Whether a record of n bytes read from the file (`have` bytes of it and
+ * after it in the buffer, `left` more in its extent) cannot be one: the
+ * file is ours, but a damaged one must fail the read, not what comes
+ * after it. Every record has its header and lies inside its extent. */
+static int damaged_len(uint32_t n, size_t have, uint64_t left)
+{
+	return n < sizeof(ohdr) || 4 + (uint64_t)n > have + left;
+}
+
 /* Load the record at the pile's position into p->rec (NULL at its end). */
 static int pile_load(tm_order *o, pile *p, tm_error *err)
 {
@@ -333,9 +342,7 @@ static int pile_load(tm_order *o, pile *p, tm_error *err)
 		if (have >= 4) {
 			memcpy(&n, p->buf + p->pos, 4);
 			want = 4 + (size_t)n;
-			/* the file is ours, but a damaged one must fail the read: a
-			 * record without its header, or past its extent */
-			if (n < sizeof(ohdr) || want > have + (end - p->at))
+			if (damaged_len(n, have, end - p->at))
 				return tm_err(err, TM_EIO, "a temporary file is damaged");
 		}
 		while (have < want) {
@@ -365,7 +372,7 @@ static int pile_load(tm_order *o, pile *p, tm_error *err)
 			if (want == 4 && have >= 4) {
 				memcpy(&n, p->buf + p->pos, 4);
 				want = 4 + (size_t)n;
-				if (n < sizeof(ohdr) || want > have + (end - p->at))
+				if (damaged_len(n, have, end - p->at))
 					return tm_err(err, TM_EIO, "a temporary file is damaged");
 			}
 		}

@@ -518,6 +518,15 @@ static void write_record(writer *w, const char *r)
 	write_row(w, &h, strs);
 }
 
+/* A write of the lines failed (a full disk, or a streamed file's reader
+ * gone: EPIPE with SIGPIPE ignored): the pass fails with it anyway, so the
+ * rest is not formatted. Asked on the thread that writes the lines. */
+static void note_gone(writer *w)
+{
+	if (tm_spool_failed(&w->out.all))
+		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
+}
+
 /* tm_relay's fn: records as the sort stores them, [u32 length][record]... */
 static void write_batch(void *ctx, const tm_buf *batch)
 {
@@ -530,11 +539,7 @@ static void write_batch(void *ctx, const tm_buf *batch)
 		write_record(w, batch->data + at + 4);
 		at += 4 + (size_t)n;
 	}
-	/* a full disk, or a streamed file's reader gone (EPIPE with SIGPIPE
-	 * ignored): the pass fails with it anyway, so the rest is not
-	 * formatted (tm_spool_failed is asked on the thread that writes) */
-	if (tm_spool_failed(&w->out.all))
-		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
+	note_gone(w);
 }
 
 /* Every record of the sort, in order, to w's lines. Returns 0, or -1 with
@@ -550,8 +555,8 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 			break;
 		if (!formatter) {
 			write_record(w, r);
-			if (i % 4096 == 4095 && tm_spool_failed(&w->out.all))
-				atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
+			if (i % 4096 == 4095) /* asking takes a lock: not every line */
+				note_gone(w);
 			continue;
 		}
 		tm_buf *cur = tm_relay_buf(formatter);
