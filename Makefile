@@ -2,7 +2,8 @@
 #
 #   make deps    install missing Debian packages (apt-get, as root)
 #   make         build ./tracemount
-#   make check   build, then run every test, also under ASan + UBSan
+#   make check   build, then run every test, also under ASan + UBSan, and
+#                the units and the concurrent readers under ThreadSanitizer
 #   make demo    mount the bundled demo archive, show it, unmount
 #   make fuzz    build the libFuzzer targets (clang) and run each briefly
 #   make bench   benchmarks (not tests): throughput and peak RSS
@@ -28,6 +29,10 @@ ifeq ($(SAN),1)
 BUILD := build/san
 XFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
+else ifeq ($(SAN),thread)
+# make check's third build: the tests of its threads (tests/run.sh)
+BUILD := build/tsan
+XFLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
 else
 BUILD := build/rel
 XFLAGS := -O2
@@ -150,7 +155,8 @@ export TRACE_PROCESSOR_SHELL
 check: deps
 	$(MAKE) --no-print-directory bins tracemount
 	$(MAKE) --no-print-directory SAN=1 bins
-	tests/run.sh build/rel build/san
+	$(MAKE) --no-print-directory SAN=thread bins
+	tests/run.sh build/rel build/san build/tsan
 
 demo: deps
 	$(MAKE) --no-print-directory tracemount

@@ -470,7 +470,8 @@ static int too_deep(const ProtobufCMessageDescriptor *d, size_t len, const uint8
 			return 0;
 	const struct indexed *x = index_of(d);
 	for (const uint8_t *p = data; p < end;) {
-		next_field(&p, end, &id, &wire, &v, &n);
+		if (!next_field(&p, end, &id, &wire, &v, &n))
+			return 0; /* cannot be: the loop above framed them all */
 		const ProtobufCFieldDescriptor *f = id ? field_of(d, x, id) : NULL;
 		if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || wire != WIRE_LEN)
 			continue;

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # tests/run.sh BUILD_DIR... - run every test against each build variant
-# (build/rel, build/san): the unit binaries, the fuzz-regression replays and
-# the shell tests (tests/t_*.sh). Every test prints PASS/FAIL/SKIP lines;
-# this script counts them and ends with "N passed, N failed, N skipped".
+# (build/rel, build/san, build/tsan): the unit binaries, the fuzz-regression
+# replays and the shell tests (tests/t_*.sh). Every test prints PASS/FAIL/SKIP
+# lines; this script counts them and ends with "N passed, N failed, N skipped".
+#
+# A ThreadSanitizer build (build/tsan) runs the units, the replays and, of
+# the shell tests, only t_concurrent.sh (its readers against one daemon's
+# generation passes): every other shell test there took six minutes and
+# exercises the same threads. Its reports go to files (log_path), so that a
+# race in a mounted daemon, whose stderr a test does not read, fails too.
 set -u
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- build/rel
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+races=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$races"' EXIT
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:exitcode=0:log_path=$races/race}
 
 run() { # variant label command...
 	local v=$1 label=$2; shift 2
@@ -23,6 +31,13 @@ run() { # variant label command...
 	elif printf '%s\n' "$out" | grep -q '^FAIL '; then
 		printf '%s\n' "$out" | grep -v '^\(PASS\|SKIP\) ' | tail -n 40 | sed 's/^/    /'
 	fi
+	local r
+	for r in "$races"/race.*; do
+		[ -f "$r" ] || continue
+		echo "[$v] FAIL $label: ThreadSanitizer: $(grep -m 1 'WARNING: ThreadSanitizer' "$r" | sed 's/^WARNING: ThreadSanitizer: //')" | tee -a "$log"
+		head -n 40 "$r" | sed 's/^/    /'
+		rm -f "$r"
+	done
 }
 
 for b in "$@"; do
@@ -38,6 +53,7 @@ for b in "$@"; do
 		[ ${#dirs[@]} -gt 0 ] && run "$v" "$n" "$t" "${dirs[@]}"
 	done
 	for t in tests/t_*.sh; do
+		[ "$v" = tsan ] && [ "$(basename "$t")" != t_concurrent.sh ] && continue
 		[ -f "$t" ] && run "$v" "$(basename "$t")" env BUILD="$b" TRACEMOUNT="$b/tracemount" bash "$t"
 	done
 done
