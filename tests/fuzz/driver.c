@@ -11,6 +11,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* fuzz_input.h, fuzz_thorough(): replaying, a target may take its time. */
+const int fuzz_replaying = 1;
+
 static int run_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");

@@ -24,6 +24,17 @@ static inline int fuzz_memfd(const char *name, const void *data, size_t size)
 	return fd;
 }
 
+/* Defined by the replay driver (driver.c), which `make check` runs over
+ * the kept inputs: there a target may be thorough. Under libFuzzer it is
+ * undefined (weak, so NULL) and a target keeps each run short, for many
+ * runs a second. */
+extern const int fuzz_replaying __attribute__((weak));
+
+static inline int fuzz_thorough(void)
+{
+	return &fuzz_replaying != NULL;
+}
+
 /* The path that names fd. */
 static inline void fuzz_fd_path(int fd, char path[64])
 {
