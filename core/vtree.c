@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1377,8 +1378,15 @@ int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *l
 		return off + *len == g->len;
 	}
 	uint64_t base;
+	struct stat st;
 	if (f->node->src != SRC_BLOB || !f->cursor || off >= f->node->size ||
 	    tm_cursor_file_range(f->cursor, fd, &base) != 0)
+		return -1;
+	/* The input is the user's file: cut short since it was opened, a read
+	 * of it past its end would give the front end no bytes, which reads as
+	 * a short member. Read through the cursor instead, which says why
+	 * (EIO, "file is shorter than when it was opened"). */
+	if (fstat(*fd, &st) != 0 || (uint64_t)st.st_size < base + f->node->size)
 		return -1;
 	*at = base + off;
 	*len = f->node->size - off;

@@ -181,6 +181,43 @@ else
 	skip "damaged member: EIO through the mount" "no FUSE here"
 fi
 
+# An input cut short after the mount: a member the cut leaves whole still
+# reads, one it cuts fails with EIO and the reason, never as a short file
+# (a stored member's bytes go to the kernel by fd, which reads past the
+# end as no bytes at all). The same for a loose input.
+if [ $mode == fuse ]; then
+	cp src/app.json cut.json
+	cp src/deep/er/big.systrace cut.systrace
+	tar -cf cut.tar cut.json cut.systrace
+	m=$T_TMP/mnt.cut
+	if tm_mount cut.tar "$m"; then
+		size=$(stat -c %s "$m/files/cut.systrace")
+		truncate -s $(($(stat -c %s cut.tar) - size / 2)) cut.tar
+		ok "cut after mount: a whole member still reads" cmp "$m/files/cut.json" src/app.json
+		out=$(cat "$m/files/cut.systrace" 2>&1 >/dev/null)
+		contains "cut after mount: a cut member fails with EIO" "$out" "Input/output error"
+		eq "cut after mount: its size stays" "$(stat -c %s "$m/files/cut.systrace")" "$size"
+		tm_umount "$m" || fail "cut after mount: clean unmount" "$(cat "$m.log")"
+		contains "cut after mount: the daemon says why" "$(cat "$m.log")" \
+			"tracemount: cut.tar: file is shorter than when it was opened"
+	else
+		fail "cut after mount: mount" "$(cat "$m.log")"
+	fi
+	cp src/deep/er/big.systrace loose.systrace
+	m=$T_TMP/mnt.loose
+	if tm_mount loose.systrace "$m"; then
+		truncate -s 100 loose.systrace
+		out=$(cat "$m/files/loose.systrace" 2>&1 >/dev/null)
+		contains "cut after mount: a loose input fails with EIO" "$out" "Input/output error"
+		tm_umount "$m" || fail "cut after mount: loose input: clean unmount" "$(cat "$m.log")"
+		contains "cut after mount: loose input: the daemon says why" "$(cat "$m.log")" "file is shorter than"
+	else
+		fail "cut after mount: loose input: mount" "$(cat "$m.log")"
+	fi
+else
+	skip "cut after mount: EIO through the mount" "no FUSE here"
+fi
+
 # A bad manifest refuses the mount: the exact message, exit 1, nothing
 # mounted (checked before FUSE is touched, so this runs everywhere).
 printf '{"perfetto_manifest": {"version": 99}}\n' >bad.json
