@@ -438,6 +438,9 @@ void tm_merge_free(tm_merge *m)
 			free(m->files[i].name);
 		tm_blob_unref(m->files[i].blob);
 	}
+	for (size_t i = 0; m->files_paths && i < m->n_files; i++)
+		free(m->files_paths[i]);
+	free(m->files_paths);
 	free(m->files);
 	free(m->order);
 	for (size_t i = 0; i < m->n_members; i++)

@@ -63,6 +63,10 @@ typedef struct tm_merge {
 	int64_t manifest_file;    /* its file id, or -1 */
 	void *plan;               /* tm_mf_plan * once applied */
 	int trace_started;        /* a non-container trace file has begun processing */
+	char **files_paths;       /* by file id: its path in the tree where that is not
+	                             "files/" + its name (escaped or renamed, tracemount(1)
+	                             "files/"), set by the tree that shows it (vtree_open);
+	                             NULL while no name needs one */
 } tm_merge;
 
 /* Mount tier. NULL with err set (TM_EINPUT + exact text) when the archive

@@ -42,6 +42,8 @@ static char *files_path(const tm_merge *m, const tm_file *f)
 {
 	if (f->view < 0 && !(f->id == 0 && !m->members_are_archive))
 		return NULL;
+	if (m->files_paths && m->files_paths[f->id])
+		return tm_xstrdup(m->files_paths[f->id]);
 	tm_buf b = {0};
 	tm_buf_puts(&b, "files/");
 	if (f->view < 0) {

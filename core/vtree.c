@@ -371,6 +371,27 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 	}
 }
 
+static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep);
+
+/* metadata.json's files_path of file `id`, shown at `ino`, where that is
+ * not "files/" + its name (tm_merge.files_paths): an escaped component, or
+ * a "~2" of a name taken before it. */
+static void note_files_path(tm_vtree *t, size_t id, vt_ino ino)
+{
+	tm_merge *m = t->merge;
+	char *rel = path_below(t, ino, t->files_dir, "/");
+	const char *name = id < m->n_files ? m->files[id].name : NULL;
+	if (name && strcmp(rel, name) != 0) {
+		if (!m->files_paths)
+			m->files_paths = tm_xcalloc(m->n_files, sizeof(*m->files_paths));
+		tm_buf b = {0};
+		tm_buf_printf(&b, "files/%s", rel);
+		free(m->files_paths[id]);
+		m->files_paths[id] = tm_buf_detach(&b, NULL);
+	}
+	free(rel);
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -428,8 +449,10 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 		for (size_t i = 0; i < m->n_members; i++) {
 			vt_ino ino = add_member(t, files, &m->members[i]);
 			int64_t id = m->members[i].file_id;
-			if (ino && id >= 0 && (size_t)id < t->n_file_node)
+			if (ino && id >= 0 && (size_t)id < t->n_file_node) {
 				t->file_node[id] = ino;
+				note_files_path(t, (size_t)id, ino);
+			}
 		}
 	} else {
 		/* A single trace file (or a compressed one): files/ shows the input. */
@@ -751,9 +774,12 @@ static tm_scan *scan_get(tm_vtree *t)
  * holds `tree`. */
 static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep)
 {
-	vt_ino chain[256];
 	size_t n = 0;
-	for (vt_ino i = ino; i && i != top && n < sizeof chain / sizeof *chain; i = node_of(t, i)->parent)
+	for (vt_ino i = ino; i && i != top; i = node_of(t, i)->parent)
+		n++;
+	vt_ino *chain = tm_xmalloc((n ? n : 1) * sizeof(*chain));
+	n = 0;
+	for (vt_ino i = ino; i && i != top; i = node_of(t, i)->parent)
 		chain[n++] = i;
 	tm_buf b = {0};
 	while (n > 0) {
@@ -761,6 +787,7 @@ static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep)
 		if (n > 0)
 			tm_buf_puts(&b, sep);
 	}
+	free(chain);
 	return tm_buf_detach(&b, NULL);
 }
 
