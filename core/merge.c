@@ -73,7 +73,7 @@ typedef struct member_index {
 	size_t cap;
 } member_index;
 
-static uint64_t name_hash(const char *s)
+uint64_t tm_name_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
@@ -92,7 +92,7 @@ static void member_index_build(member_index *ix, const tm_merge *m)
 		const char *name = m->files[i].name;
 		if (!name)
 			continue;
-		size_t j = (size_t)name_hash(name) & (ix->cap - 1);
+		size_t j = (size_t)tm_name_hash(name) & (ix->cap - 1);
 		while (ix->slot[j] && strcmp(m->files[ix->slot[j] - 1].name, name) != 0)
 			j = (j + 1) & (ix->cap - 1);
 		if (!ix->slot[j])
@@ -103,7 +103,7 @@ static void member_index_build(member_index *ix, const tm_merge *m)
 static int64_t member_file_id(void *ctx, const char *path)
 {
 	const member_index *ix = ctx;
-	size_t j = (size_t)name_hash(path) & (ix->cap - 1);
+	size_t j = (size_t)tm_name_hash(path) & (ix->cap - 1);
 	for (; ix->slot[j]; j = (j + 1) & (ix->cap - 1))
 		if (strcmp(ix->m->files[ix->slot[j] - 1].name, path) == 0)
 			return (int64_t)ix->slot[j] - 1;

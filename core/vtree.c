@@ -290,12 +290,17 @@ static char *free_name(tm_vtree *t, vt_ino dir, const char *base)
 }
 
 /* A hard link's target as a path relative to the link's directory, both
- * under files/ and escaped the same way (tracemount(1), "files/"). */
-static char *relative_target(const char *link_name, const char *target)
+ * under files/: the target's place in the tree (`target_path`, the member
+ * it names), else its name escaped the same way (tracemount(1), "files/"). */
+static char *relative_target(const char *link_name, const char *target, const char *target_path)
 {
 	tm_buf b = {0};
 	for (const char *p = link_name; (p = strchr(p, '/')); p++)
 		tm_buf_puts(&b, "../");
+	if (target_path) {
+		tm_buf_puts(&b, target_path);
+		return tm_buf_detach(&b, NULL);
+	}
 	for (const char *p = target;;) {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
@@ -310,9 +315,14 @@ static char *relative_target(const char *link_name, const char *target)
 	return tm_buf_detach(&b, NULL);
 }
 
-static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
+/* Member `v` under files/ (its node, or 0 for a directory); a hard link's
+ * target is at `target_path` in the tree, NULL when no member before it
+ * has that name. Sets *node to the member's node. */
+static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v, const char *target_path,
+			 vt_ino *node)
 {
 	vt_ino ret = 0;
+	*node = 0;
 	const tm_entry *e = &v->entry;
 	const char *name = e->name;
 	size_t len = strlen(name);
@@ -340,6 +350,7 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 				int link = e->kind == TM_ENTRY_SYMLINK || (e->kind == TM_ENTRY_HARDLINK && e->link_target);
 				vt_ino ino = add_node(t, dir, nm, link ? VT_LNK : VT_REG);
 				free(nm);
+				*node = ino;
 				vt_node *n = node_of(t, ino);
 				if (e->mtime)
 					n->mtime = e->mtime;
@@ -348,7 +359,7 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 					n->link = tm_xstrdup(e->link_target ? e->link_target : "");
 				} else if (e->kind == TM_ENTRY_HARDLINK && e->link_target) {
 					n->src = SRC_LINK;
-					n->link = relative_target(e->name, e->link_target);
+					n->link = relative_target(e->name, e->link_target, target_path);
 				} else if (e->blob) {
 					ret = ino;
 					n->src = SRC_BLOB;
@@ -372,6 +383,67 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v)
 }
 
 static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep);
+
+/* The members seen so far by name, for the hard links of a TAR (a link
+ * names a member archived before it; the latest of that name, as tar
+ * extracts it): kept only when the archive has one. */
+typedef struct hard_links {
+	int wanted;
+	char **names;  /* open addressing by tm_name_hash */
+	vt_ino *nodes;
+	size_t cap, n;
+} hard_links;
+
+static size_t hard_link_slot(const hard_links *h, const char *name)
+{
+	size_t j = (size_t)tm_name_hash(name) & (h->cap - 1);
+	while (h->names[j] && strcmp(h->names[j], name) != 0)
+		j = (j + 1) & (h->cap - 1);
+	return j;
+}
+
+static void hard_link_note(hard_links *h, const char *name, vt_ino node)
+{
+	if (!h->wanted || !node)
+		return;
+	if (2 * (h->n + 1) > h->cap) {
+		hard_links g = {1, NULL, NULL, h->cap ? 2 * h->cap : 64, 0};
+		g.names = tm_xcalloc(g.cap, sizeof(*g.names));
+		g.nodes = tm_xcalloc(g.cap, sizeof(*g.nodes));
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->names[i]) {
+				size_t j = hard_link_slot(&g, h->names[i]);
+				g.names[j] = h->names[i];
+				g.nodes[j] = h->nodes[i];
+				g.n++;
+			}
+		free(h->names);
+		free(h->nodes);
+		*h = g;
+	}
+	size_t j = hard_link_slot(h, name);
+	if (!h->names[j]) {
+		h->names[j] = tm_xstrdup(name);
+		h->n++;
+	}
+	h->nodes[j] = node;
+}
+
+static vt_ino hard_link_find(const hard_links *h, const char *name)
+{
+	if (!h->cap)
+		return 0;
+	size_t j = hard_link_slot(h, name);
+	return h->names[j] ? h->nodes[j] : 0;
+}
+
+static void hard_links_free(hard_links *h)
+{
+	for (size_t i = 0; i < h->cap; i++)
+		free(h->names[i]);
+	free(h->names);
+	free(h->nodes);
+}
 
 /* metadata.json's files_path of file `id`, shown at `ino`, where that is
  * not "files/" + its name (tm_merge.files_paths): an escaped component, or
@@ -446,14 +518,29 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	add_gen(t, VT_ROOT, "perfetto_manifest.json", GEN_MANIFEST);
 	add_gen(t, VT_ROOT, "timeline.tsv", GEN_TIMELINE);
 	if (m->members_are_archive) {
+		hard_links hl = {0};
+		for (size_t i = 0; i < m->n_members; i++)
+			if (m->members[i].entry.kind == TM_ENTRY_HARDLINK && m->members[i].entry.link_target)
+				hl.wanted = 1;
 		for (size_t i = 0; i < m->n_members; i++) {
-			vt_ino ino = add_member(t, files, &m->members[i]);
+			const tm_entry *e = &m->members[i].entry;
+			char *target = NULL;
+			if (e->kind == TM_ENTRY_HARDLINK && e->link_target) {
+				vt_ino to = hard_link_find(&hl, e->link_target);
+				if (to)
+					target = path_below(t, to, files, "/");
+			}
+			vt_ino node;
+			vt_ino ino = add_member(t, files, &m->members[i], target, &node);
+			free(target);
+			hard_link_note(&hl, e->name, node);
 			int64_t id = m->members[i].file_id;
 			if (ino && id >= 0 && (size_t)id < t->n_file_node) {
 				t->file_node[id] = ino;
 				note_files_path(t, (size_t)id, ino);
 			}
 		}
+		hard_links_free(&hl);
 	} else {
 		/* A single trace file (or a compressed one): files/ shows the input. */
 		vt_ino ino = add_node(t, files, basename_of(archive_path), VT_REG);

@@ -238,18 +238,22 @@ fi
 # tracemount(1), "files/": a file where a directory is needed gets "~2", a
 # duplicate name too; ".", "..", an empty component (a leading "/", "a//b")
 # are written %2E, %2E%2E, %. metadata.json's files_path is where each
-# member's bytes are under the tree, whatever its name.
+# member's bytes are under the tree, whatever its name, and a hard link
+# points at the member it names (the latest of that name, as tar extracts).
 mkdir -p odd
 src=$here/../testdata/real/capture2/node_b.json
 for f in a c.json x1 x2 x3 x4; do cp "$src" "odd/$f"; done
+ln odd/x1 odd/hl
 (cd odd && tar -P --hard-dereference \
 	--transform='s,^x1$,a/b.json,;s,^x2$,d//e.json,;s,^x3$,../up.json,;s,^x4$,/abs.json,' \
-	-cf ../odd.tar a x1 ./c.json c.json c.json x2 x3 x4 2>/dev/null)
+	-cf ../odd.tar a x1 ./c.json c.json c.json x2 x3 x4 2>/dev/null &&
+	tar --transform='s,^x1$,a/b.json,;s,^hl$,h.json,' -rf ../odd.tar x1 hl)
 if view odd.tar; then
 	meta=$(v_cat metadata.json)
 	eq "odd: files_path of each member" \
 		"$(jq -r '.files[] | select(.path != null) | "\(.path) \(.files_path)"' <<<"$meta" | tr '\n' ';')" \
-		"a files/a;a/b.json files/a~2/b.json;./c.json files/%2E/c.json;c.json files/c.json;c.json files/c.json~2;d//e.json files/d/%/e.json;../up.json files/%2E%2E/up.json;/abs.json files/%/abs.json;"
+		"a files/a;a/b.json files/a~2/b.json;./c.json files/%2E/c.json;c.json files/c.json;c.json files/c.json~2;d//e.json files/d/%/e.json;../up.json files/%2E%2E/up.json;/abs.json files/%/abs.json;a/b.json files/a~3/b.json;"
+	eq "odd: a hard link points at its member" "$(v_readlink files/h.json)" "a~3/b.json"
 	bad=""
 	while read -r p; do
 		v_cat "$p" | cmp -s - "$src" || bad="$bad $p"
