@@ -91,6 +91,8 @@ typedef struct vt_gen {
 /* One per member of an archive that may hold 100,000: kept small. */
 typedef struct vt_node {
 	vt_ino parent;
+	vt_ino dir_alias; /* files/: a file whose name a directory also wanted,
+			     the directory renamed for it (dir_for) */
 	vt_ino *kids;
 	uint32_t n_kids, cap_kids;
 	union {               /* by `src` */
@@ -289,6 +291,25 @@ static char *free_name(tm_vtree *t, vt_ino dir, const char *base)
 	}
 }
 
+/* The directory `comp` (escaped) of `dir`, made when missing: the one of
+ * that name, or, where a file took the name, the directory renamed for it
+ * ("~2", ...) the first time, so that all the members below it share one
+ * directory (before, each got a directory of its own: a~2/x, a~3/y). */
+static vt_ino dir_for(tm_vtree *t, vt_ino dir, const char *comp)
+{
+	vt_ino sub = child_named(t, dir, comp);
+	if (sub && node_of(t, sub)->kind == VT_DIR)
+		return sub;
+	if (sub && node_of(t, sub)->dir_alias)
+		return node_of(t, sub)->dir_alias;
+	char *nm = free_name(t, dir, comp);
+	vt_ino d = add_node(t, dir, nm, VT_DIR);
+	free(nm);
+	if (sub)
+		node_of(t, sub)->dir_alias = d;
+	return d;
+}
+
 /* A hard link's target as a path relative to the link's directory, both
  * under files/: the target's place in the tree (`target_path`, the member
  * it names), else its name escaped the same way (tracemount(1), "files/"). */
@@ -337,13 +358,8 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v,
 		size_t end = slash ? (size_t)(slash - name) : len;
 		char *comp = escape_component(name + start, end - start);
 		if (!slash) {
-			vt_ino existing = child_named(t, dir, comp);
 			if (as_dir) {
-				if (!existing || node_of(t, existing)->kind != VT_DIR) {
-					char *nm = free_name(t, dir, comp);
-					existing = add_node(t, dir, nm, VT_DIR);
-					free(nm);
-				}
+				vt_ino existing = dir_for(t, dir, comp);
 				node_of(t, existing)->mtime = e->mtime ? e->mtime : node_of(t, existing)->mtime;
 			} else {
 				char *nm = free_name(t, dir, comp);
@@ -370,12 +386,7 @@ static vt_ino add_member(tm_vtree *t, vt_ino files_dir, const tm_member_view *v,
 			free(comp);
 			return ret;
 		}
-		vt_ino sub = child_named(t, dir, comp);
-		if (!sub || node_of(t, sub)->kind != VT_DIR) {
-			char *nm = free_name(t, dir, comp);
-			sub = add_node(t, dir, nm, VT_DIR);
-			free(nm);
-		}
+		vt_ino sub = dir_for(t, dir, comp);
 		free(comp);
 		dir = sub;
 		start = end + 1;
