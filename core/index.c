@@ -314,6 +314,19 @@ miss:
 	return NULL;
 }
 
+int tm_index_foreign(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	unsigned char head[sizeof MAGIC];
+	ssize_t got = read(fd, head, sizeof head);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	return memcmp(head, MAGIC, (size_t)got) != 0;
+}
+
 int tm_index_write(const char *path, const tm_buf *key, const tm_index_section *s, size_t n, tm_error *err)
 {
 	tm_buf tmp = {0};

@@ -96,4 +96,9 @@ typedef struct tm_index_section {
  * above it (mode 0700). -1 with err (TM_EIO, the system's reason). */
 int tm_index_write(const char *path, const tm_buf *key, const tm_index_section *s, size_t n, tm_error *err);
 
+/* Whether `path` holds bytes that are no index (an empty file, or none,
+ * is not foreign): a file the user named with -o index= is then left as
+ * it is, since replacing it would lose it (a trace named by mistake). */
+int tm_index_foreign(const char *path);
+
 #endif

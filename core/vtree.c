@@ -120,6 +120,7 @@ struct tm_vtree {
 	pthread_mutex_t scan_mu;
 	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
 	char *index_path;       /* the index cache's file, NULL: none */
+	int index_given;        /* index_path is the user's (-o index=), not the cache's */
 	tm_buf index_key;       /* the inputs' key as the scan found them (empty:
 				   none), under `scan_mu` until the scan is made */
 	int index_missed;       /* the index was read and had no results (its
@@ -505,9 +506,11 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	atomic_init(&t->machines_built, 0);
 	/* Now, while relative paths still mean what the user meant (a daemon
 	 * leaves its working directory). */
-	if (!in->no_index)
+	if (!in->no_index) {
 		t->index_path = in->index_path ? tm_xstrdup(in->index_path)
 					       : tm_index_default_path(in->paths, in->n, in->manifest, in->as_members);
+		t->index_given = in->index_path != NULL;
+	}
 	t->warn = in->warn;
 	t->gen_only_wanted = in->gen_only_wanted;
 	t->timeline_fd = in->gen_only_wanted && in->timeline_fd > 0 ? in->timeline_fd : -1;
@@ -729,6 +732,18 @@ static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
 	return s;
 }
 
+/* Write the index file; a failure is a warning. A file the user named
+ * that holds something else is left alone (tm_index_foreign); a foreign
+ * file among the cache's own is replaced. */
+static void index_write(tm_vtree *t, const tm_buf *key, const tm_index_section *sec, size_t n)
+{
+	tm_error err = {0};
+	if (t->index_given && tm_index_foreign(t->index_path))
+		warn(t, "index %s: not written: %s", t->index_path, "it holds something else, left as it is");
+	else if (tm_index_write(t->index_path, key, sec, n, &err) != 0)
+		warn(t, "index %s: not written: %s", t->index_path, err.msg);
+}
+
 static void save_scan(const void *s, struct tm_ser_out *out)
 {
 	tm_scan_save(s, out);
@@ -741,9 +756,7 @@ static void scan_to_index(tm_vtree *t, const tm_buf *key, const tm_scan *s)
 	if (!key->len || (s->failed && s->err.code != TM_EINPUT))
 		return;
 	tm_index_section sec = {TM_INDEX_SCAN, save_scan, s};
-	tm_error err = {0};
-	if (tm_index_write(t->index_path, key, &sec, 1, &err) != 0)
-		warn(t, "index %s: not written: %s", t->index_path, err.msg);
+	index_write(t, key, &sec, 1);
 }
 
 typedef struct progress_ctx {
@@ -1021,9 +1034,7 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 		warn(t, "index %s: %s", t->index_path ? t->index_path : "", "a generated file's size differs from the one kept");
 	if ((added || changed) && t->index_path && t->index_key.len) {
 		tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s}, {TM_INDEX_SIZES, save_sizes, z}};
-		tm_error err = {0};
-		if (tm_index_write(t->index_path, &t->index_key, sec, 2, &err) != 0)
-			warn(t, "index %s: not written: %s", t->index_path, err.msg);
+		index_write(t, &t->index_key, sec, 2);
 	}
 	pthread_mutex_unlock(&z->mu);
 }

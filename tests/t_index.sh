@@ -122,6 +122,18 @@ else
 fi
 eq "-o index=FILE of other inputs: a silent miss" \
 	"$("$tm" cat -o index=mine.idx src/a.json metadata.json 2>&1 >/dev/null)" ""
+# A file the user names that holds something else (a trace, by mistake):
+# ignored, and left as it is, not replaced; the cache's own are replaced.
+cp src/a.json mistake.json
+out=$("$tm" cat -o index=mistake.json cap.zip metadata.json 2>err)
+eq "-o index=FILE that is no index: metadata.json right" "$out" "$ref"
+ok "-o index=FILE that is no index: left as it was" cmp mistake.json src/a.json
+eq "-o index=FILE that is no index: says so" "$(cat err)" \
+	"tracemount: index mistake.json: ignored: not a tracemount index
+tracemount: index mistake.json: not written: it holds something else, left as it is"
+: >empty.idx
+"$tm" check -o index=empty.idx cap.zip >/dev/null 2>&1
+ok "-o index=FILE that is empty: written" test -s empty.idx
 ok "-o index=FILE makes missing directories" "$tm" check -o index=sub/dir/x.idx cap.zip
 ok "-o index=FILE: made" test -s sub/dir/x.idx
 ok "ls takes -o noindex" "$tm" ls -o noindex cap.zip machines
