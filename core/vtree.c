@@ -91,8 +91,6 @@ typedef struct vt_gen {
 /* One per member of an archive that may hold 100,000: kept small. */
 typedef struct vt_node {
 	vt_ino parent;
-	vt_ino dir_alias; /* files/: a file whose name a directory also wanted,
-			     the directory renamed for it (dir_for) */
 	vt_ino *kids;
 	uint32_t n_kids, cap_kids;
 	union {               /* by `src` */
@@ -119,6 +117,8 @@ struct tm_vtree {
 	pthread_rwlock_t tree;
 	pthread_mutex_t scan_mu;
 	tm_scan *scan;          /* the scan tier, run once under `scan_mu` */
+	tm_u64map dir_alias;    /* files/: a file whose name a directory also wanted
+				   -> the directory renamed for it (dir_for) */
 	char *index_path;       /* the index cache's file, NULL: none */
 	int index_given;        /* index_path is the user's (-o index=), not the cache's */
 	tm_buf index_key;       /* the inputs' key as the scan found them (empty:
@@ -301,13 +301,14 @@ static vt_ino dir_for(tm_vtree *t, vt_ino dir, const char *comp)
 	vt_ino sub = child_named(t, dir, comp);
 	if (sub && node_of(t, sub)->kind == VT_DIR)
 		return sub;
-	if (sub && node_of(t, sub)->dir_alias)
-		return node_of(t, sub)->dir_alias;
+	const uint32_t *alias = sub ? tm_u64map_get(&t->dir_alias, sub) : NULL;
+	if (alias)
+		return *alias - 1;
 	char *nm = free_name(t, dir, comp);
 	vt_ino d = add_node(t, dir, nm, VT_DIR);
 	free(nm);
-	if (sub)
-		node_of(t, sub)->dir_alias = d;
+	if (sub && d <= UINT32_MAX)
+		tm_u64map_put(&t->dir_alias, sub, (uint32_t)d);
 	return d;
 }
 
@@ -463,16 +464,34 @@ static void hard_links_free(hard_links *h)
 static void note_files_path(tm_vtree *t, size_t id, vt_ino ino)
 {
 	tm_merge *m = t->merge;
-	char *rel = path_below(t, ino, t->files_dir, "/");
 	const char *name = id < m->n_files ? m->files[id].name : NULL;
-	if (name && strcmp(rel, name) != 0) {
-		if (!m->files_paths)
-			m->files_paths = tm_xcalloc(m->n_files, sizeof(*m->files_paths));
-		tm_buf b = {0};
-		tm_buf_printf(&b, "files/%s", rel);
-		free(m->files_paths[id]);
-		m->files_paths[id] = tm_buf_detach(&b, NULL);
+	if (!name)
+		return;
+	/* the names of the nodes up to files/, against name's components from
+	 * its end: nothing is made for a name shown as it is (all, as a rule) */
+	size_t end = strlen(name);
+	vt_ino i = ino;
+	for (; i && i != t->files_dir; i = node_of(t, i)->parent) {
+		const char *nm = node_of(t, i)->name;
+		size_t n = strlen(nm);
+		if (n > end || memcmp(name + end - n, nm, n) != 0)
+			break;
+		end -= n;
+		if (node_of(t, i)->parent == t->files_dir)
+			continue;
+		if (!end || name[end - 1] != '/')
+			break;
+		end--;
 	}
+	if (i == t->files_dir && end == 0)
+		return;
+	char *rel = path_below(t, ino, t->files_dir, "/");
+	if (!m->files_paths)
+		m->files_paths = tm_xcalloc(m->n_files, sizeof(*m->files_paths));
+	tm_buf b = {0};
+	tm_buf_printf(&b, "files/%s", rel);
+	free(m->files_paths[id]);
+	m->files_paths[id] = tm_buf_detach(&b, NULL);
 	free(rel);
 }
 
@@ -597,6 +616,7 @@ void vtree_free(tm_vtree *t)
 	free(t->file_node);
 	pthread_rwlock_destroy(&t->tree);
 	pthread_mutex_destroy(&t->scan_mu);
+	tm_u64map_free(&t->dir_alias);
 	free(t->index_path);
 	tm_buf_free(&t->index_key);
 	pthread_mutex_destroy(&t->sizes.mu);
