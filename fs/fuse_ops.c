@@ -503,7 +503,10 @@ int fuse_front_main(int argc, char **argv)
 		goto out_destroy;
 	if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
-	rc = serve(fuse, &opts) == 0 ? EXIT_OK : EXIT_MERGE;
+	/* 0: unmounted; a positive value: the signal (SIGINT, SIGTERM, SIGHUP)
+	 * that ended the loop, after which the mount is taken down below, as
+	 * asked: both a normal end. -errno: a failure. */
+	rc = serve(fuse, &opts) >= 0 ? EXIT_OK : EXIT_MERGE;
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);

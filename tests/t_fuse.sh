@@ -233,6 +233,40 @@ if [ $mode != fuse ]; then
 	exit 0
 fi
 
+# A foreground mount ended by SIGTERM, SIGHUP or SIGINT (Ctrl-C) unmounts
+# and exits 0, as after an unmount (tracemount(1), EXIT STATUS). A shell
+# starts background commands with SIGINT ignored: env --default-signal
+# gives it back.
+for sig in TERM HUP INT; do
+	m=$T_TMP/mnt.sig$sig
+	mkdir -p "$m"
+	if [ $sig == INT ] && ! env --default-signal=INT true 2>/dev/null; then
+		skip "SIG$sig: exit 0, unmounted" "env has no --default-signal"
+		continue
+	fi
+	env --default-signal=INT "$tm" -f cap.zip "$m" 2>"$m.log" &
+	pid=$!
+	for i in $(seq 1 200); do grep -qs " $m fuse" /proc/mounts && break; sleep 0.05; done
+	if ! grep -qs " $m fuse" /proc/mounts; then
+		kill "$pid" 2>/dev/null
+		fail "SIG$sig: mount" "$(cat "$m.log")"
+		continue
+	fi
+	T_PIDS+=("$pid"); T_MOUNTS+=("$m")
+	cmp -s "$m/files/app.json" src/app.json || fail "SIG$sig: serves files"
+	kill -$sig "$pid"
+	for i in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$pid" 2>/dev/null; then
+		fail "SIG$sig: the daemon exits" "still running 10 s after the signal"
+		fusermount3 -uz "$m" 2>/dev/null
+		kill -9 "$pid" 2>/dev/null
+	fi
+	wait "$pid"
+	eq "SIG$sig: the daemon exits 0" "$?" 0
+	grep -qs " $m fuse" /proc/mounts && { fail "SIG$sig: unmounted"; fusermount3 -u "$m"; } || pass "SIG$sig: unmounted"
+	grep -q 'Sanitizer' "$m.log" && fail "SIG$sig: no sanitizer report" "$(head -c 400 "$m.log")"
+done
+
 # `-o rw` cannot make the mount writable.
 m=$T_TMP/mnt.rw
 if tm_mount cap.zip "$m" -o rw; then
