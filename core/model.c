@@ -589,7 +589,11 @@ static int replay(tm_model *m, tm_order *o, tm_error *err)
 	tm_relay *rl = tm_relay_useful() ? tm_relay_start(replay_batch, m, REPLAY_QUEUE) : NULL;
 	tm_order_rec r;
 	int k;
-	while ((k = tm_order_next(o, &r, err)) == 1) {
+	for (uint64_t n = 1; (k = tm_order_next(o, &r, err)) == 1; n++) {
+		if (!(n & 4095) && tm_stop_requested()) { /* every 4096: cheap either way */
+			k = tm_err(err, TM_EIO, "interrupted");
+			break;
+		}
 		if (rl)
 			replay_put(rl, &sink, &r);
 		else

@@ -3,6 +3,7 @@
 #include "per_thread.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,4 +258,18 @@ void tm_u64map_free(tm_u64map *m)
 {
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- stopping ------------------------------------------------------------------- */
+
+static atomic_int stop_asked;
+
+void tm_stop_request(void)
+{
+	atomic_store_explicit(&stop_asked, 1, memory_order_relaxed);
+}
+
+int tm_stop_requested(void)
+{
+	return atomic_load_explicit(&stop_asked, memory_order_relaxed);
 }

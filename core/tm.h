@@ -25,6 +25,13 @@ typedef enum tm_code {
 	                -o manifest file that is no manifest): tracemount's own text */
 } tm_code;
 
+/* A stop asked for from outside the pass (a mount's SIGINT, SIGTERM or
+ * SIGHUP): the scan, the model's replay and the timeline's lines then end
+ * early with TM_EIO "interrupted", so that the daemon can go. Async-signal
+ * safe to ask. */
+void tm_stop_request(void);
+int tm_stop_requested(void);
+
 #define TM_ERR_MAX 4096
 
 typedef struct tm_error {

@@ -1065,6 +1065,11 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 {
 	if (!g && t->gen_err.code == TM_OK)
 		tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
+	/* DESIGN.md: a failure found after the mount goes to the daemon's
+	 * stderr when found, also when no reader's request fails on it (a stat
+	 * that built the files, or a pass stopped as the daemon goes) */
+	if (!g && t->log)
+		t->log(t->gen_err.msg);
 	if (g && !t->gen) {
 		t->gen = g;
 	} else if (g) { /* the files built before stay where readers have them */

@@ -64,3 +64,31 @@ eq "merged.pftrace: its size once built" "$(cat size.out)" "$(cat "$m/machines/m
 ok "metadata.json the same after the build" cmp <(printf '%s\n' "$meta") "$m/metadata.json"
 if tm_umount "$m"; then pass "clean unmount"; else fail "clean unmount" "$(cat "$m.log")"; fi
 grep -qs " $m fuse" /proc/mounts && fail "nothing left mounted" || pass "nothing left mounted"
+
+# SIGTERM while a generation pass is under way stops the pass too, and the
+# daemon goes: it says "interrupted" (the pass did not run to its end),
+# exits 0 and leaves no mount. The reader gets an error. No timing: the
+# waits below only keep a broken build from hanging the test.
+m=$T_TMP/mnt.stop
+if ! tm_mount big.pftrace "$m" -o noindex; then
+	fail "stop: mount" "$(cat "$m.log")"
+	exit 1
+fi
+daemon=${T_PIDS[-1]}
+cat "$m/timeline.tsv" >/dev/null 2>reader.err &
+reader=$!
+for i in $(seq 1 1200); do spooled && break; kill -0 $reader 2>/dev/null || break; sleep 0.05; done
+if spooled && kill -0 $reader 2>/dev/null; then
+	kill -TERM "$daemon"
+	for i in $(seq 1 1200); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+	wait "$daemon"
+	eq "stop: SIGTERM during a pass: the daemon exits 0" "$?" 0
+	grep -qs " $m fuse" /proc/mounts && fail "stop: unmounted" || pass "stop: unmounted"
+	contains "stop: the pass was stopped" "$(cat "$m.log")" "tracemount: interrupted"
+	wait $reader && fail "stop: the reader gets an error" || pass "stop: the reader gets an error"
+	grep -q 'Sanitizer' "$m.log" && fail "stop: no sanitizer report" "$(head -c 400 "$m.log")"
+else
+	fail "stop: the generation pass is under way" "no spooled file seen before the read ended"
+fi
+grep -qs " $m fuse" /proc/mounts && fusermount3 -uz "$m"
+true
