@@ -590,10 +590,8 @@ static int replay(tm_model *m, tm_order *o, tm_error *err)
 	tm_order_rec r;
 	int k;
 	for (uint64_t n = 1; (k = tm_order_next(o, &r, err)) == 1; n++) {
-		if (!(n & 4095) && tm_stop_requested()) { /* every 4096: cheap either way */
-			k = tm_err(err, TM_EIO, "interrupted");
+		if (!(n & 4095) && (k = tm_stopped(err)) != 0) /* every 4096: cheap either way */
 			break;
-		}
 		if (rl)
 			replay_put(rl, &sink, &r);
 		else

@@ -926,13 +926,7 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 		if (!is_trace_file(f->type) || !f->blob)
 			continue;
 		tm_err_clear(&err);
-		if (tm_stop_requested()) {
-			s->failed = 1;
-			tm_err(&s->err, TM_EIO, "interrupted");
-			s->err_file = f->id;
-			break;
-		}
-		if (scan_one(&sc, f, i, &err) != 0) {
+		if (tm_stopped(&err) != 0 || scan_one(&sc, f, i, &err) != 0) {
 			s->failed = 1;
 			if (err.code == TM_OK)
 				tm_err(&err, TM_EIO, "%s: read failed", f->name ? f->name : m->path);

@@ -553,10 +553,8 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	for (uint64_t i = 0; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
 		if (atomic_load_explicit(&w->gone, memory_order_relaxed))
 			break;
-		if (i % 4096 == 4095 && tm_stop_requested()) {
-			k = tm_err(err, TM_EIO, "interrupted");
+		if (i % 4096 == 4095 && (k = tm_stopped(err)) != 0)
 			break;
-		}
 		if (!formatter) {
 			write_record(w, r);
 			if (i % 4096 == 4095) /* asking takes a lock: not every line */

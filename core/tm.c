@@ -269,7 +269,9 @@ void tm_stop_request(void)
 	atomic_store_explicit(&stop_asked, 1, memory_order_relaxed);
 }
 
-int tm_stop_requested(void)
+int tm_stopped(tm_error *err)
 {
-	return atomic_load_explicit(&stop_asked, memory_order_relaxed);
+	if (!atomic_load_explicit(&stop_asked, memory_order_relaxed))
+		return 0;
+	return tm_err(err, TM_EIO, "interrupted");
 }

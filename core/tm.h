@@ -25,13 +25,6 @@ typedef enum tm_code {
 	                -o manifest file that is no manifest): tracemount's own text */
 } tm_code;
 
-/* A stop asked for from outside the pass (a mount's SIGINT, SIGTERM or
- * SIGHUP): the scan, the model's replay and the timeline's lines then end
- * early with TM_EIO "interrupted", so that the daemon can go. Async-signal
- * safe to ask. */
-void tm_stop_request(void);
-int tm_stop_requested(void);
-
 #define TM_ERR_MAX 4096
 
 typedef struct tm_error {
@@ -44,6 +37,13 @@ typedef struct tm_error {
  * `err` may be NULL (the error is then dropped). */
 int tm_err(tm_error *err, tm_code code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A stop asked for from outside the pass (a mount's SIGINT, SIGTERM or
+ * SIGHUP): the scan, the model's replay and the timeline's lines then end
+ * early, so that the daemon can go. Async-signal safe to ask. */
+void tm_stop_request(void);
+/* -1 with err set to TM_EIO "interrupted" once a stop is asked, else 0. */
+int tm_stopped(tm_error *err);
 
 /* Clear an error to TM_OK / "". */
 void tm_err_clear(tm_error *err);
