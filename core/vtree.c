@@ -399,63 +399,20 @@ static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep);
 
 /* The members seen so far by name, for the hard links of a TAR (a link
  * names a member archived before it; the latest of that name, as tar
- * extracts it): kept only when the archive has one. */
+ * extracts it): kept only when the archive has one. By the name's hash,
+ * the latest member of it; another name of the same hash hides it, and the
+ * link then keeps its target's name escaped, as without this. */
 typedef struct hard_links {
-	int wanted;
-	char **names;  /* open addressing by tm_name_hash */
-	vt_ino *nodes;
-	size_t cap, n;
+	tm_u64map latest;     /* tm_name_hash(name) -> member index */
+	vt_ino *node;         /* by member index, NULL when not wanted */
 } hard_links;
 
-static size_t hard_link_slot(const hard_links *h, const char *name)
+static vt_ino hard_link_find(const hard_links *h, const tm_merge *m, const char *name)
 {
-	size_t j = (size_t)tm_name_hash(name) & (h->cap - 1);
-	while (h->names[j] && strcmp(h->names[j], name) != 0)
-		j = (j + 1) & (h->cap - 1);
-	return j;
-}
-
-static void hard_link_note(hard_links *h, const char *name, vt_ino node)
-{
-	if (!h->wanted || !node)
-		return;
-	if (2 * (h->n + 1) > h->cap) {
-		hard_links g = {1, NULL, NULL, h->cap ? 2 * h->cap : 64, 0};
-		g.names = tm_xcalloc(g.cap, sizeof(*g.names));
-		g.nodes = tm_xcalloc(g.cap, sizeof(*g.nodes));
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->names[i]) {
-				size_t j = hard_link_slot(&g, h->names[i]);
-				g.names[j] = h->names[i];
-				g.nodes[j] = h->nodes[i];
-				g.n++;
-			}
-		free(h->names);
-		free(h->nodes);
-		*h = g;
-	}
-	size_t j = hard_link_slot(h, name);
-	if (!h->names[j]) {
-		h->names[j] = tm_xstrdup(name);
-		h->n++;
-	}
-	h->nodes[j] = node;
-}
-
-static vt_ino hard_link_find(const hard_links *h, const char *name)
-{
-	if (!h->cap)
+	const uint32_t *v = h->node ? tm_u64map_get(&h->latest, tm_name_hash(name)) : NULL;
+	if (!v || strcmp(m->members[*v - 1].entry.name, name) != 0)
 		return 0;
-	size_t j = hard_link_slot(h, name);
-	return h->names[j] ? h->nodes[j] : 0;
-}
-
-static void hard_links_free(hard_links *h)
-{
-	for (size_t i = 0; i < h->cap; i++)
-		free(h->names[i]);
-	free(h->names);
-	free(h->nodes);
+	return h->node[*v - 1];
 }
 
 /* metadata.json's files_path of file `id`, shown at `ino`, where that is
@@ -551,29 +508,34 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	add_gen(t, VT_ROOT, "perfetto_manifest.json", GEN_MANIFEST);
 	add_gen(t, VT_ROOT, "timeline.tsv", GEN_TIMELINE);
 	if (m->members_are_archive) {
-		hard_links hl = {0};
-		for (size_t i = 0; i < m->n_members; i++)
-			if (m->members[i].entry.kind == TM_ENTRY_HARDLINK && m->members[i].entry.link_target)
-				hl.wanted = 1;
+		hard_links hl = {{0}, NULL};
+		for (size_t i = 0; i < m->n_members && !hl.node; i++)
+			if (m->members[i].entry.kind == TM_ENTRY_HARDLINK && m->members[i].entry.link_target &&
+			    m->n_members < UINT32_MAX)
+				hl.node = tm_xcalloc(m->n_members, sizeof(*hl.node));
 		for (size_t i = 0; i < m->n_members; i++) {
 			const tm_entry *e = &m->members[i].entry;
 			char *target = NULL;
 			if (e->kind == TM_ENTRY_HARDLINK && e->link_target) {
-				vt_ino to = hard_link_find(&hl, e->link_target);
+				vt_ino to = hard_link_find(&hl, m, e->link_target);
 				if (to)
 					target = path_below(t, to, files, "/");
 			}
 			vt_ino node;
 			vt_ino ino = add_member(t, files, &m->members[i], target, &node);
 			free(target);
-			hard_link_note(&hl, e->name, node);
+			if (hl.node && node) {
+				hl.node[i] = node;
+				tm_u64map_put(&hl.latest, tm_name_hash(e->name), (uint32_t)i);
+			}
 			int64_t id = m->members[i].file_id;
 			if (ino && id >= 0 && (size_t)id < t->n_file_node) {
 				t->file_node[id] = ino;
 				note_files_path(t, (size_t)id, ino);
 			}
 		}
-		hard_links_free(&hl);
+		tm_u64map_free(&hl.latest);
+		free(hl.node);
 	} else {
 		/* A single trace file (or a compressed one): files/ shows the input. */
 		vt_ino ino = add_node(t, files, basename_of(archive_path), VT_REG);
