@@ -2,9 +2,10 @@
  *
  * Records are collected in a memory run; a full run is sorted and written
  * to one unlinked temporary file (core/spool.h); reading merges the runs
- * with a heap over buffered readers. Memory is the run budget plus one read
- * buffer per run, whatever the number of records. A sort that never fills
- * its run is read straight from memory.
+ * with a heap over buffered readers, at most as many at once as the run
+ * budget has read buffers (more runs are first merged into fewer). Memory
+ * is about the run budget, whatever the number of records. A sort that
+ * never fills its run is read straight from memory.
  *
  * The comparator sees whole records (they start with whatever key the
  * caller puts there; records may be unaligned, so read keys with memcpy)
@@ -45,7 +46,9 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err);
  * the next call), 0 at the end, -1 with err set on a read error. */
 int tm_xsort_next(tm_xsort *x, const void **rec, uint32_t *len, tm_error *err);
 
-/* Bytes the current memory run has allocated (records and their index). */
+/* Bytes the sort holds: while records are added, what the current memory
+ * run has allocated (records and their index); once the merge of spilled
+ * runs has begun, its read buffers. */
 size_t tm_xsort_mem(const tm_xsort *x);
 
 /* Write the current memory run out now (a caller keeping several sorts

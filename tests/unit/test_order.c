@@ -324,6 +324,75 @@ static void test_damaged_temporary_file(void)
 	tm_order_free(o);
 }
 
+/* Open file descriptors of this process. */
+static int open_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A sort of more runs than it merges at once (16 for its budget) merges
+ * them in passes, here two: every record comes out once and in order,
+ * records longer than a read buffer too, and the passes' files are closed
+ * behind them. */
+static void test_merge_passes(void)
+{
+	tm_error err = {0};
+	int fds = open_fds();
+	tm_xsort *x = tm_xsort_new(by_first_u32, 4096);
+	const uint32_t n = 40000;
+	uint64_t sum_in = 0;
+	static uint32_t big[20000]; /* 80 KB: more than a reader's buffer */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t rec[4] = {(i * 7919u) % n, i, i ^ 0x5a5a5a5au, i * 3u};
+		sum_in += rec[1] + (uint64_t)rec[2] + rec[3];
+		if (i % 10000 == 5) {
+			big[0] = rec[0];
+			big[1] = i;
+			CHECK_INT(tm_xsort_add(x, big, sizeof big, &err), 0);
+		} else {
+			CHECK_INT(tm_xsort_add(x, rec, sizeof rec, &err), 0);
+		}
+	}
+	CHECK_INT(tm_xsort_finish(x, &err), 0);
+	CHECK_INT(open_fds(), fds + 1); /* the last pass's file alone */
+	const void *r;
+	uint32_t len, prev = 0, got = 0;
+	uint64_t sum_out = 0;
+	int rc, in_order = 1;
+	size_t most = 0;
+	while ((rc = tm_xsort_next(x, &r, &len, &err)) == 1) {
+		uint32_t rec[4];
+		memcpy(rec, r, sizeof rec);
+		if (tm_xsort_mem(x) > most)
+			most = tm_xsort_mem(x);
+		in_order &= !got || rec[0] >= prev;
+		prev = rec[0];
+		if (len == sizeof big) {
+			uint32_t i = rec[1];
+			sum_out += i + (uint64_t)(i ^ 0x5a5a5a5au) + i * 3u;
+		} else {
+			CHECK_INT(len, sizeof rec);
+			sum_out += rec[1] + (uint64_t)rec[2] + rec[3];
+		}
+		got++;
+	}
+	CHECK_INT(rc, 0);
+	CHECK_INT(got, n);
+	CHECK(in_order);
+	CHECK(sum_out == sum_in);
+	/* 16 read buffers of 64 KiB and the long record: not one per run
+	 * (about 550 of them) */
+	CHECK(most > 0 && most <= 16 * 65536 + sizeof big + 4);
+	tm_xsort_free(x);
+	CHECK_INT(open_fds(), fds);
+}
+
 /* The worked example of order.h: a queue that starts earlier drains its
  * ties first even when its index is higher. */
 static void test_earlier_queue_drains_ties(void)
@@ -373,5 +442,6 @@ int main(void)
 	TT_RUN(test_interleaved_streams);
 	TT_RUN(test_spilled_given_back);
 	TT_RUN(test_damaged_temporary_file);
+	TT_RUN(test_merge_passes);
 	TT_DONE();
 }
