@@ -95,6 +95,10 @@ ssize_t tm_cursor_pread(tm_cursor *c, void *buf, size_t n, uint64_t off, tm_erro
 	}
 	if (n == 0)
 		return 0;
+	/* a signal that ends the daemon stops the pass reading here too, not
+	 * at the end of a file that may be gigabytes long */
+	if (tm_stopped(err) != 0)
+		return -1;
 	ssize_t r = c->blob->ops->pread(c, buf, n, off, err);
 	if (r >= 0)
 		c->pos = off + (uint64_t)r;

@@ -927,6 +927,11 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 			continue;
 		tm_err_clear(&err);
 		if (tm_stopped(&err) != 0 || scan_one(&sc, f, i, &err) != 0) {
+			/* a stop that a reader met as a failed read (the cursors
+			 * look at it): whatever that reader made of it, the scan
+			 * was interrupted, and no index may keep it as the input's
+			 * fault */
+			tm_stopped(&err);
 			s->failed = 1;
 			if (err.code == TM_OK)
 				tm_err(&err, TM_EIO, "%s: read failed", f->name ? f->name : m->path);

@@ -1027,6 +1027,10 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 {
 	if (!g && t->gen_err.code == TM_OK)
 		tm_err(&t->gen_err, TM_EIO, "%s: could not be built", what);
+	/* a stop that a reader below met as a failed read: whatever that
+	 * reader made of it, the pass was interrupted */
+	if (!g)
+		tm_stopped(&t->gen_err);
 	/* DESIGN.md: a failure found after the mount goes to the daemon's
 	 * stderr when found, also when no reader's request fails on it (a stat
 	 * that built the files, or a pass stopped as the daemon goes) */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "merge.h"
@@ -601,6 +603,111 @@ static void test_scan_alone_reads_ahead_the_same(void)
 	tm_merge_free(m);
 }
 
+/* ---- a stop inside one file ------------------------------------------------ */
+
+/* The progress sink asks for a stop after the first read of the file. */
+static void stop_on_read(void *ctx, const tm_scan_progress *p)
+{
+	uint64_t *done = ctx;
+	if (p->file && p->done > 0 && !*done) {
+		*done = p->done;
+		tm_stop_request();
+	}
+}
+
+/* Scan `path` (one trace file of `size` bytes once decompressed, larger
+ * than a read-ahead) in a child process, since a stop is for the whole
+ * process and stays: the child's exit status says what went wrong, 0 for
+ * nothing. */
+static int stop_child(const char *path, int64_t size)
+{
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	if (!m)
+		return 2;
+	uint64_t done = 0;
+	tm_scan_sink sink = {.ctx = &done, .progress = stop_on_read};
+	tm_scan *s = tm_scan_run(m, &sink);
+	int rc = !s->failed                          ? 3
+		 : s->err.code != TM_EIO              ? 4 /* EINPUT would be kept in an index */
+		 : strcmp(s->err.msg, "interrupted") ? 5
+		 : done == 0 || done >= (uint64_t)size / 2 ? 6 /* not stopped early */
+							       : 0;
+	if (rc)
+		fprintf(stderr, "  %s: failed %d, code %d, \"%s\", %llu of %lld bytes read at the stop\n", path,
+			s->failed, (int)s->err.code, s->err.msg, (unsigned long long)done, (long long)size);
+	tm_scan_free(s);
+	tm_merge_free(m);
+	return rc;
+}
+
+/* A signal that ends the daemon stops the scan at its next read, also
+ * inside one large file (not at that file's end), for each kind of file
+ * and through a decompressor; the failure is "interrupted" (TM_EIO), not
+ * the input's fault, whatever the file's reader made of the failed read. */
+static void test_stop_inside_a_file(void)
+{
+	char dir[] = "/tmp/tm_scan_stop_XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[256], cmd[512];
+	const char *names[] = {"t.pftrace", "t.json", "t.systrace", "tj.json.gz"};
+	/* 12 MB each: past TM_AHEAD_MAX_FILE, so read in place */
+	snprintf(path, sizeof path, "%s/%s", dir, names[0]);
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	char pad[200];
+	memset(pad, 'x', sizeof pad);
+	for (uint64_t i = 0; f && i < 60000; i++) {
+		tm_buf t = {0}, p = {0};
+		f_var(&p, 8, 1000000 + i * 1000); /* TracePacket.timestamp */
+		f_var(&p, 10, 1);                 /* trusted_packet_sequence_id */
+		f_bytes(&p, 900, pad, sizeof pad); /* a field no reader knows */
+		packet(&t, &p);
+		fwrite(t.data, 1, t.len, f);
+		tm_buf_free(&t);
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof path, "%s/%s", dir, names[1]);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	for (int i = 0; f && i < 200000; i++)
+		fprintf(f, "%s{\"ph\":\"i\",\"ts\":%d,\"pid\":1,\"tid\":1,\"name\":\"e\",\"s\":\"t\"}",
+			i ? "," : "{\"traceEvents\":[", 1000 + i);
+	if (f) {
+		fputs("]}\n", f);
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/%s", dir, names[2]);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f)
+		fputs("# tracer: nop\n", f);
+	for (int i = 0; f && i < 200000; i++)
+		fprintf(f, "          <...>-1     (    1) [000] .... %d.%06d: tracing_mark_write: B|1|e\n", 1 + i / 1000000,
+			i % 1000000);
+	if (f)
+		fclose(f);
+	snprintf(cmd, sizeof cmd, "gzip -c '%s/t.json' >'%s/%s'", dir, dir, names[3]);
+	CHECK_INT(system(cmd), 0);
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		struct stat plain;
+		snprintf(path, sizeof path, "%s/%s", dir, k == 3 ? names[1] : names[k]);
+		CHECK_INT(stat(path, &plain), 0);
+		snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(stop_child(path, (int64_t)plain.st_size));
+		int st = -1;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			TT_FAIL_("%s: the stop inside the file (child status %d)", names[k], st);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
 int main(void)
 {
 	TT_RUN(test_ftrace_bundle);
@@ -612,5 +719,6 @@ int main(void)
 	TT_RUN(test_sequence_clock_without_sequence_is_fatal);
 	TT_RUN(test_damaged_input_survives);
 	TT_RUN(test_scan_alone_reads_ahead_the_same);
+	TT_RUN(test_stop_inside_a_file);
 	TT_DONE();
 }
