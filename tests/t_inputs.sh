@@ -174,6 +174,12 @@ mkfifo fifo
 expect_error "an input that is a FIFO" "tracemount: fifo: not a regular file or directory" "$tm" check cap/phone.pb fifo
 : >empty.json
 expect_error "an empty input: the reference's error" "Unknown trace type provided (ERR:fmt)" "$tm" check cap/phone.pb empty.json
+# tracemount(1), INPUTS: zip -r writes a directory entry, which fails the
+# merge as in the reference (conformance s01c); zip -r -D writes none
+mkdir -p zd/d && cp cap/phone.pb zd/d/
+(cd zd && zip -q -r ../zd_r.zip d && zip -q -r -D ../zd_rd.zip d)
+expect_error "zip -r: its directory entry is of no type" "Unknown trace type provided (ERR:fmt)" "$tm" check zd_r.zip
+ok "zip -r -D: no directory entry, merged" "$tm" check zd_rd.zip
 mkdir gone && ln -s ../nowhere gone/dangling.json
 expect_error "a dangling link in a directory" "tracemount: gone/dangling.json: No such file or directory" "$tm" check gone
 for c in ls cat check; do
