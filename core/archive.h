@@ -102,6 +102,10 @@ int64_t tm_blob_measure(tm_blob *b, tm_error *err);
  * only what it needs. Returns the number of bytes read (< n only at the end
  * of the blob) or -1. */
 ssize_t tm_blob_head(tm_blob *b, void *buf, size_t n, tm_error *err);
+/* tm_hash (core/ser.h) of the blob's first n bytes, all of them when it
+ * is shorter, into *h: 0, or -1 with err set. A loose file that an
+ * earlier tm_blob_head read whole is not read again. */
+int tm_blob_head_hash(tm_blob *b, size_t n, uint64_t *h, tm_error *err);
 
 /* Cursors. tm_cursor_pread returns bytes read (0 at end; fewer than `n`
  * only at the end of the blob) or -1 (no bytes are delivered by a call that

@@ -39,7 +39,7 @@ static void key_build(tm_buf *key)
 /* One file's identity: where it is, how it was last changed, what it
  * starts with. A blob that is no host file (a manifest given apart, kept
  * in memory) is known by its whole content. */
-static int key_blob(tm_buf *key, tm_blob *b, unsigned char *head)
+static int key_blob(tm_buf *key, tm_blob *b)
 {
 	tm_host_file hf;
 	int host = tm_blob_host_file(b, &hf) == 0;
@@ -47,12 +47,8 @@ static int key_blob(tm_buf *key, tm_blob *b, unsigned char *head)
 	size_t want = HEAD_HASHED;
 	if (!host && size >= 0)
 		want = (size_t)size;
-	unsigned char *buf = want <= HEAD_HASHED ? head : tm_xmalloc(want);
-	ssize_t n = tm_blob_head(b, buf, want, NULL);
-	uint64_t h = n >= 0 ? tm_hash(TM_HASH_INIT, buf, (size_t)n) : 0;
-	if (buf != head)
-		free(buf);
-	if (n < 0)
+	uint64_t h;
+	if (tm_blob_head_hash(b, want, &h, NULL) != 0)
 		return -1;
 	if (host)
 		tm_buf_printf(key, "file %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %016" PRIx64 "\n",
@@ -66,20 +62,18 @@ int tm_index_key(const tm_merge *m, tm_buf *key)
 {
 	tm_buf_printf(key, "tracemount %s\n", TM_VERSION);
 	key_build(key);
-	unsigned char *head = tm_xmalloc(HEAD_HASHED);
 	int rc = 0;
 	if (m->top) {
-		rc = key_blob(key, m->top, head);
+		rc = key_blob(key, m->top);
 	} else {
 		/* Several inputs: the members they gave, by name, in order. */
 		for (size_t i = 0; rc == 0 && i < m->n_members; i++) {
 			const tm_entry *e = &m->members[i].entry;
 			tm_buf_printf(key, "member %zu:%s\n", strlen(e->name), e->name);
 			if (e->blob)
-				rc = key_blob(key, e->blob, head);
+				rc = key_blob(key, e->blob);
 		}
 	}
-	free(head);
 	for (size_t i = 0; i < m->n_files; i++)
 		if (m->files[i].dir_hash)
 			tm_buf_printf(key, "listing %zu %016" PRIx64 "\n", i, m->files[i].dir_hash);

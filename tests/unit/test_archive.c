@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "archive.h"
+#include "ser.h"
 
 static char tmpdir[] = "/tmp/tm_archive_XXXXXX";
 
@@ -364,6 +365,41 @@ static void test_file_blob(void)
 	CHECK(same);
 	CHECK(!tm_blob_open_path(tmpdir, &err));
 	CHECK_INT(err.code, TM_EIO);
+}
+
+/* tm_blob_head_hash of a loose file is tm_hash of its first n bytes
+ * whether or not a head read took the whole file before it (the sniff of
+ * a small file), also once a larger file was only partly read. */
+static void test_loose_head_hash(void)
+{
+	unsigned char data[9000];
+	gen_random(data, sizeof data, 11);
+	write_file("small.bin", data, 300);
+	write_file("large.bin", data, sizeof data);
+	tm_error err = {0};
+	struct stat st;
+	CHECK_INT(stat(path_of("small.bin"), &st), 0);
+	tm_blob *small = tm_blob_open_loose(path_of("small.bin"), &st);
+	CHECK_INT(stat(path_of("large.bin"), &st), 0);
+	tm_blob *large = tm_blob_open_loose(path_of("large.bin"), &st);
+	uint64_t h = 0, want_small = tm_hash(TM_HASH_INIT, data, 300);
+	CHECK_INT(tm_blob_head_hash(small, 1 << 20, &h, &err), 0); /* read now */
+	CHECK(h == want_small);
+	unsigned char head[4096];
+	CHECK_INT(tm_blob_head(small, head, sizeof head, &err), 300); /* whole */
+	CHECK_INT(tm_blob_head(large, head, sizeof head, &err), 4096); /* not whole */
+	h = 0;
+	CHECK_INT(tm_blob_head_hash(small, 1 << 20, &h, &err), 0); /* kept */
+	CHECK(h == want_small);
+	h = 0;
+	CHECK_INT(tm_blob_head_hash(small, 100, &h, &err), 0); /* fewer bytes: read */
+	CHECK(h == tm_hash(TM_HASH_INIT, data, 100));
+	CHECK_INT(tm_blob_head_hash(large, 1 << 20, &h, &err), 0);
+	CHECK(h == tm_hash(TM_HASH_INIT, data, sizeof data));
+	CHECK_INT(tm_blob_head_hash(large, 5000, &h, &err), 0);
+	CHECK(h == tm_hash(TM_HASH_INIT, data, 5000));
+	tm_blob_unref(small);
+	tm_blob_unref(large);
 }
 
 /* Small reads served from the read window: forward runs (the window
@@ -1397,6 +1433,7 @@ int main(void)
 	}
 	TT_RUN(test_hidden_names);
 	TT_RUN(test_file_blob);
+	TT_RUN(test_loose_head_hash);
 	TT_RUN(test_file_blob_window);
 	TT_RUN(test_memory_blob);
 	TT_RUN(test_zip_tools);
