@@ -2,7 +2,7 @@
  * about MB MiB of one format to stdout, the same bytes on every run (a
  * fixed-seed PRNG, no clock, no environment).
  *
- *   gen_trace proto|json|systrace MB     (or KBk: "16k" for 16 KiB)
+ *   gen_trace proto|proto2|json|systrace MB     (or KBk: "16k" for 16 KiB)
  *
  * proto: a Perfetto Trace whose packets look like a real capture: a
  *   ClockSnapshot (BOOTTIME, MONOTONIC, REALTIME) every ~10 ms of trace
@@ -12,6 +12,10 @@
  *   a counter TrackDescriptor; ftrace bundles from one sequence rotating
  *   over 8 CPUs, alternately full FtraceEvent sched_switch/sched_waking
  *   events and CompactSched columns.
+ * proto2: the same packets as a trace of two buffers, written one after
+ *   the other as the tracing service writes them at the end: the ftrace
+ *   bundles (the kernel's buffer) come after every other packet, so half
+ *   the trace is out of order by the whole trace's length.
  * json: Chrome JSON, object form {"traceEvents":[...]} with M, X, B/E, i
  *   and C events over a few processes and threads.
  * systrace: atrace text: sched_switch, sched_waking and
@@ -44,10 +48,11 @@ static uint32_t rnd_below(uint32_t n) { return (uint32_t)(rnd() % n); }
 /* ---- output ----------------------------------------------------------------- */
 
 static uint64_t written;
+static FILE *sink; /* where out() writes: stdout, or proto2's second buffer */
 
 static void out(const void *p, size_t n)
 {
-	if (fwrite(p, 1, n, stdout) != n) {
+	if (fwrite(p, 1, n, sink ? sink : stdout) != n) {
 		perror("gen_trace: write");
 		exit(1);
 	}
@@ -351,7 +356,8 @@ static uint64_t ftrace_bundle(uint32_t cpu, uint64_t ts, int n, int compact)
 	return ts;
 }
 
-static void gen_proto(uint64_t limit)
+/* `second`: a file for the ftrace bundles (proto2), else NULL. */
+static void gen_proto(uint64_t limit, FILE *second)
 {
 	seq seqs[N_SEQ];
 	uint64_t now = 1000000000ULL; /* BOOTTIME, ns */
@@ -366,11 +372,13 @@ static void gen_proto(uint64_t limit)
 		/* Each round covers ~1 ms: every CPU's bundle, every sequence's
 		 * events, each starting at the round's start. */
 		uint64_t end = now;
+		sink = second;
 		for (uint32_t cpu = 0; cpu < N_CPU; cpu++) {
 			uint64_t t = ftrace_bundle(cpu, now, 48, (round + cpu) % 2 == 0);
 			if (t > end)
 				end = t;
 		}
+		sink = NULL;
 		for (uint32_t i = 0; i < N_SEQ; i++) {
 			uint64_t t = track_events(&seqs[i], now, 40);
 			if (t > end)
@@ -382,6 +390,17 @@ static void gen_proto(uint64_t limit)
 			last_snap = now;
 		}
 		round++;
+	}
+	if (second) { /* the second buffer after the first */
+		char b[65536];
+		size_t n;
+		rewind(second);
+		while ((n = fread(b, 1, sizeof b, second)) > 0)
+			if (fwrite(b, 1, n, stdout) != n) {
+				perror("gen_trace: write");
+				exit(1);
+			}
+		fclose(second);
 	}
 }
 
@@ -490,14 +509,22 @@ int main(int argc, char **argv)
 	unsigned long long size = argc == 3 ? strtoull(argv[2], &end, 10) : 0;
 	int kib = end && *end == 'k';
 	if (argc != 3 || *(end + kib) || size == 0) {
-		fprintf(stderr, "usage: gen_trace proto|json|systrace MB|KBk\n");
+		fprintf(stderr, "usage: gen_trace proto|proto2|json|systrace MB|KBk\n");
 		return 2;
 	}
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof buf);
 	uint64_t limit = (uint64_t)size << (kib ? 10 : 20);
 	if (strcmp(argv[1], "proto") == 0)
-		gen_proto(limit);
+		gen_proto(limit, NULL);
+	else if (strcmp(argv[1], "proto2") == 0) {
+		FILE *second = tmpfile();
+		if (!second) {
+			perror("gen_trace: tmpfile");
+			return 1;
+		}
+		gen_proto(limit, second);
+	}
 	else if (strcmp(argv[1], "json") == 0)
 		gen_json(limit);
 	else if (strcmp(argv[1], "systrace") == 0)
