@@ -3,6 +3,7 @@
  * spec/manifest.md §3). */
 #include "merge.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,63 @@ static int sniff(tm_file *f, size_t window, tm_error *err)
 		return -1;
 	f->type = tm_detect(buf, (size_t)n);
 	return 0;
+}
+
+/* Sniff members [from, to) of file `fid` in order, up to the first that
+ * cannot be read or is of no known type (`failed`, and why in `err`). */
+typedef struct sniff_run {
+	tm_merge *m;
+	uint32_t fid, from, to;
+	int failed;
+	tm_error err;
+} sniff_run;
+
+static void *sniff_range(void *arg)
+{
+	sniff_run *r = arg;
+	tm_merge *m = r->m;
+	int tar = m->files[r->fid].type == TM_TYPE_TAR;
+	for (uint32_t id = r->from; id < r->to && !r->failed; id++) {
+		tm_file *c = &m->files[id];
+		size_t window = tar && c->size < 512 ? (size_t)c->size : tar ? 512 : TM_SNIFF_BYTES;
+		if (sniff(c, window, &r->err) != 0) {
+			r->failed = 1;
+		} else if (c->type == TM_TYPE_UNKNOWN) {
+			tm_err(&r->err, TM_EINPUT, "%s", ERR_UNKNOWN_TYPE);
+			r->failed = 1;
+		}
+	}
+	return NULL;
+}
+
+/* Loose inputs from this many on are sniffed by two threads. */
+#define SNIFF_SPLIT 256
+
+/* Sniff members [first, last) of file `fid`; the error is the first
+ * member's in order that fails. Loose inputs each open a file of their
+ * own, and a folder of 100,000 spent most of its mount tier in those
+ * opens and reads (0.85 s): two threads take half each. An archive's
+ * members share its file and read window, and are sniffed in one. */
+static int sniff_members(tm_merge *m, uint32_t fid, uint32_t first, uint32_t last, tm_error *err)
+{
+	sniff_run a = {.m = m, .fid = fid, .from = first, .to = last};
+	sniff_run b = a;
+	pthread_t helper;
+	int split = m->files[fid].type == TM_TYPE_INPUTS && last - first >= SNIFF_SPLIT;
+	if (split) {
+		a.to = b.from = first + (last - first) / 2;
+		split = pthread_create(&helper, NULL, sniff_range, &b) == 0;
+		if (!split)
+			a.to = last;
+	}
+	sniff_range(&a);
+	if (split)
+		pthread_join(helper, NULL);
+	if (!a.failed && !(split && b.failed))
+		return 0;
+	if (err)
+		*err = a.failed ? a.err : b.err;
+	return -1;
 }
 
 /* Archive sort key (formats.md §2.4): priority, name byte-wise, listing
@@ -248,15 +306,8 @@ static int process_listing(tm_merge *m, tm_file *f, tm_listing *lp, int depth, t
 	/* formats.md §2.4: all members are listed and sniffed before any is
 	 * processed; an unrecognised member fails the whole import. */
 	uint32_t last = (uint32_t)m->n_files;
-	for (uint32_t id = first; id < last; id++) {
-		tm_file *c = &m->files[id];
-		size_t window = m->files[fid].type == TM_TYPE_TAR && c->size < 512 ? (size_t)c->size
-			       : m->files[fid].type == TM_TYPE_TAR ? 512 : TM_SNIFF_BYTES;
-		if (sniff(c, window, err) != 0)
-			return -1;
-		if (c->type == TM_TYPE_UNKNOWN)
-			return tm_err(err, TM_EINPUT, "%s", ERR_UNKNOWN_TYPE);
-	}
+	if (sniff_members(m, fid, first, last, err) != 0)
+		return -1;
 	size_t n = last - first;
 	uint32_t *ids = tm_xmalloc(n * sizeof(*ids));
 	for (size_t i = 0; i < n; i++)

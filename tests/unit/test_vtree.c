@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "merge.h"
 #include "tt.h"
 #include "vtree.h"
 
@@ -73,9 +74,65 @@ static void test_streamed_timeline(void)
 	close(fd);
 }
 
+/* Write `text` to dir/name. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A folder of many loose files is sniffed by two threads (merge.c,
+ * sniff_members): every member gets its type, and a member of no type
+ * fails the merge with the reference's error in either half. Under
+ * ThreadSanitizer (make check's tsan stage) this is the threads' test. */
+static void test_folder_sniffed_in_two(void)
+{
+	char dir[] = "/tmp/tm_vtree_dir_XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "t%03d.json", i);
+		put_file(dir, name, TT_ONE_EVENT_JSON);
+	}
+	const char *paths[] = {dir};
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open_inputs(paths, 1, NULL, 0, &err);
+	CHECK(m != NULL);
+	if (m) {
+		CHECK_INT(m->n_files, 301);
+		size_t json = 0;
+		for (size_t i = 1; i < m->n_files; i++)
+			json += m->files[i].type == TM_TYPE_JSON;
+		CHECK_INT(json, 300);
+		tm_merge_free(m);
+	}
+	/* an empty member late in the order, then early (in the first half) */
+	static const char *const empties[] = {"t250_empty.json", "t010_empty.json"};
+	char path[512];
+	for (size_t k = 0; k < 2; k++) {
+		put_file(dir, empties[k], "");
+		m = tm_merge_open_inputs(paths, 1, NULL, 0, &err);
+		CHECK(m == NULL);
+		CHECK_STR(err.msg, "Unknown trace type provided (ERR:fmt)");
+		tm_merge_free(m);
+		snprintf(path, sizeof path, "%s/%s", dir, empties[k]);
+		unlink(path);
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
 int main(void)
 {
 	TT_RUN(test_free_closes_open_files);
 	TT_RUN(test_streamed_timeline);
+	TT_RUN(test_folder_sniffed_in_two);
 	TT_DONE();
 }
