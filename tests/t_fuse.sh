@@ -218,6 +218,31 @@ else
 	skip "cut after mount: EIO through the mount" "no FUSE here"
 fi
 
+# $TMPDIR too small for a generation pass (tracemount(1), ENVIRONMENT): a
+# read of the file fails with EIO, the daemon says why, and the files of
+# the scan still read. A tmpfs of 128 KiB makes it (root only).
+small=$T_TMP/small
+mkdir -p "$small"
+if [ $mode != fuse ]; then
+	skip "TMPDIR full: EIO through the mount" "no FUSE here"
+elif ! mount -t tmpfs -o size=128k tmpfs "$small" 2>/dev/null; then
+	skip "TMPDIR full: EIO through the mount" "cannot mount a tmpfs here (not root?)"
+else
+	trap 'umount -l "$small" 2>/dev/null; t_cleanup' EXIT INT TERM
+	m=$T_TMP/mnt.full
+	if TMPDIR=$small tm_mount src/deep/er/big.systrace "$m" -o noindex; then
+		out=$(cat "$m/timeline.tsv" 2>&1 >/dev/null)
+		contains "TMPDIR full: timeline.tsv fails with EIO" "$out" "Input/output error"
+		ok "TMPDIR full: metadata.json still reads" jq -e '.status == "ok"' "$m/metadata.json"
+		tm_umount "$m" || fail "TMPDIR full: clean unmount" "$(cat "$m.log")"
+		contains "TMPDIR full: the daemon says why" "$(cat "$m.log")" \
+			"cannot write a temporary file: No space left on device"
+	else
+		fail "TMPDIR full: mount" "$(cat "$m.log")"
+	fi
+	umount "$small" || umount -l "$small"
+fi
+
 # A bad manifest refuses the mount: the exact message, exit 1, nothing
 # mounted (checked before FUSE is touched, so this runs everywhere).
 printf '{"perfetto_manifest": {"version": 99}}\n' >bad.json
