@@ -17,6 +17,7 @@ typedef struct gen_ctx {
 	size_t sort_bytes;
 	int timeline_fd;
 	const tm_gen_scanned *scanned;
+	const tm_gen_watch *watch;
 } gen_ctx;
 
 static void on_packet(void *ctx, const tm_packet_out *po)
@@ -29,6 +30,28 @@ static void on_progress(void *ctx, const tm_scan_progress *p)
 {
 	gen_ctx *g = ctx;
 	g->scanned->progress->progress(g->scanned->progress->ctx, p);
+}
+
+static void watch(const gen_ctx *g, int phase, uint64_t done, uint64_t total, const char *file)
+{
+	tm_gen_progress p = {phase, done, total, file};
+	g->watch->fn(g->watch->ctx, &p);
+}
+
+/* The pass's own reading of the traces (a pass after the scan). */
+static void on_reading(void *ctx, const tm_scan_progress *p)
+{
+	watch(ctx, TM_GEN_READING, p->done, p->total, p->file);
+}
+
+static void on_replayed(void *ctx, uint64_t done, uint64_t total)
+{
+	watch(ctx, TM_GEN_ORDERING, done, total, NULL);
+}
+
+static void on_written(void *ctx, uint64_t done, uint64_t total)
+{
+	watch(ctx, TM_GEN_WRITING, done, total, NULL);
 }
 
 /* On the thread that feeds the model's: g->x was made before the replay
@@ -92,8 +115,11 @@ static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants
 	int per_machine = !(wants & TM_GEN_TOP);
 	if ((wants & TM_GEN_PFTRACE) && !g->x && !(g->x = tm_export_new(m, scan, per_machine, err)))
 		return -1;
-	if (wants & TM_GEN_TIMELINE)
+	if (wants & TM_GEN_TIMELINE) {
 		g->tl = tm_timeline_new(m, scan, per_machine, sort_bytes, g->timeline_fd);
+		if (g->watch)
+			tm_timeline_watch(g->tl, on_written, g);
+	}
 	if (wants & TM_GEN_TABLES)
 		g->tb = tm_tables_new(scan, sort_bytes);
 	return 0;
@@ -111,9 +137,9 @@ static int gen_scanned(void *ctx, tm_scan *s, tm_error *err)
 
 /* `scan` NULL: the pass's own scan is the scan (tm_gen_build_scanning). */
 static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
-			 const tm_gen_scanned *scanned, tm_error *err)
+			 const tm_gen_scanned *scanned, const tm_gen_watch *gw, tm_error *err)
 {
-	gen_ctx g = {.m = m, .wants = wants, .scanned = scanned, .timeline_fd = timeline_fd};
+	gen_ctx g = {.m = m, .wants = wants, .scanned = scanned, .timeline_fd = timeline_fd, .watch = gw};
 	tm_gen *res = NULL;
 	tm_model *model = NULL;
 	unsigned sorts = !!(wants & TM_GEN_TIMELINE) + !!(wants & TM_GEN_TABLES);
@@ -130,7 +156,8 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
 			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
 			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL,
-			    .prepare_line = wants & TM_GEN_PFTRACE ? on_prepare_line : NULL};
+			    .prepare_line = wants & TM_GEN_PFTRACE ? on_prepare_line : NULL,
+			    .replayed = gw ? on_replayed : NULL};
 	/* merged.pftrace alone needs the model only to convert JSON and
 	 * systrace events (and, at the end, the names and associations those
 	 * gave threads): without such input its records are not made */
@@ -150,7 +177,10 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 		tm_model_scanned sc = {&g, gen_scanned};
 		model = tm_model_run_scanned(m, &ms, &pass, records, order_bytes, &sc, err);
 	} else {
-		model = tm_model_run(m, &ms, g.x ? &pass : NULL, records, order_bytes, err);
+		if (!g.x)
+			pass.packet = NULL;
+		pass.progress = gw ? on_reading : NULL;
+		model = tm_model_run(m, &ms, g.x || gw ? &pass : NULL, records, order_bytes, err);
 	}
 	if (!model)
 		goto fail;
@@ -185,15 +215,15 @@ fail:
 }
 
 tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
-		     tm_error *err)
+		     const tm_gen_watch *watch, tm_error *err)
 {
-	return gen_build(m, scan, wants, run_bytes, timeline_fd, NULL, err);
+	return gen_build(m, scan, wants, run_bytes, timeline_fd, NULL, watch, err);
 }
 
 tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, int timeline_fd,
-			      const tm_gen_scanned *scanned, tm_error *err)
+			      const tm_gen_scanned *scanned, const tm_gen_watch *watch, tm_error *err)
 {
-	return gen_build(m, NULL, wants, run_bytes, timeline_fd, scanned, err);
+	return gen_build(m, NULL, wants, run_bytes, timeline_fd, scanned, watch, err);
 }
 
 void tm_gen_free(tm_gen *g)

@@ -41,16 +41,33 @@ typedef struct tm_gen {
 	tm_tables *tables;      /* machines/<dir>/{processes,threads,slices}.tsv */
 } tm_gen;
 
+/* How far a generation pass is (for a front end's progress): reading the
+ * traces (bytes of trace files; a pass that is also the scan reports this
+ * as the scan's progress instead), then taking the events out of order
+ * into the model, then writing timeline.tsv's lines. Each phase is
+ * reported as it goes and once at its end (done is then all it did). */
+enum { TM_GEN_READING, TM_GEN_ORDERING, TM_GEN_WRITING };
+typedef struct tm_gen_progress {
+	int phase;           /* TM_GEN_READING, _ORDERING or _WRITING */
+	uint64_t done, total; /* bytes, events, lines */
+	const char *file;    /* TM_GEN_READING: the file being read */
+} tm_gen_progress;
+typedef struct tm_gen_watch {
+	void *ctx;
+	void (*fn)(void *ctx, const tm_gen_progress *p);
+} tm_gen_watch;
+
 /* Build the generated files in `wants` (TM_GEN_* bits; the others stay
  * NULL, and the pass skips the work only they need) of the merge `m`
  * whose first scan is `scan` (it must not have failed). `run_bytes` is the
  * external sorts' run size (0: the default; small values are for tests).
  * With timeline_fd >= 0 and TM_GEN_TOP, timeline.tsv is written to that
  * descriptor as it is made instead of a temporary file (its tm_spooled is
- * `streamed`); -1: spooled as every other file. NULL with err set when a
- * temporary file (or timeline_fd) cannot be written or the scan fails. */
+ * `streamed`); -1: spooled as every other file. `watch` (may be NULL)
+ * gets the pass's progress. NULL with err set when a temporary file (or
+ * timeline_fd) cannot be written or the scan fails. */
 tm_gen *tm_gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
-		     tm_error *err);
+		     const tm_gen_watch *watch, tm_error *err);
 
 /* The same for a merge not scanned yet, reading each input once: the
  * pass's own scan gives the scan's results, handed to scanned->fn (which
@@ -65,7 +82,7 @@ typedef struct tm_gen_scanned {
 	const tm_scan_sink *progress;
 } tm_gen_scanned;
 tm_gen *tm_gen_build_scanning(tm_merge *m, unsigned wants, size_t run_bytes, int timeline_fd,
-			      const tm_gen_scanned *scanned, tm_error *err);
+			      const tm_gen_scanned *scanned, const tm_gen_watch *watch, tm_error *err);
 void tm_gen_free(tm_gen *g);
 
 #endif

@@ -589,15 +589,20 @@ static int replay(tm_model *m, tm_order *o, tm_error *err)
 	tm_relay *rl = tm_relay_useful() ? tm_relay_start(replay_batch, m, REPLAY_QUEUE) : NULL;
 	tm_order_rec r;
 	int k;
-	for (uint64_t n = 1; (k = tm_order_next(o, &r, err)) == 1; n++) {
+	uint64_t n = 1, total = tm_order_count(o);
+	for (; (k = tm_order_next(o, &r, err)) == 1; n++) {
 		if (!(n & 4095) && (k = tm_stopped(err)) != 0) /* every 4096: cheap either way */
 			break;
+		if (sink.replayed && !(n % TM_MODEL_REPLAYED_STEP))
+			sink.replayed(sink.ctx, n, total);
 		if (rl)
 			replay_put(rl, &sink, &r);
 		else
 			tm_model_apply(m, r.ts, r.data, r.len);
 	}
 	tm_relay_finish(rl); /* the model is this thread's again */
+	if (sink.replayed && k == 0)
+		sink.replayed(sink.ctx, n - 1, total);
 	return k;
 }
 

@@ -279,7 +279,12 @@ typedef struct tm_model_sink {
 	 * May be NULL. */
 	size_t (*prepare_line)(void *ctx, int64_t ts, uint32_t machine_row, const systrace_event *l,
 			       systrace_args *a, tm_buf *b);
+	/* How far the records are in the model (for a front end's progress):
+	 * every TM_MODEL_REPLAYED_STEP records taken out of order, and once
+	 * at the end; `total` is every record there is. May be NULL. */
+	void (*replayed)(void *ctx, uint64_t done, uint64_t total);
 } tm_model_sink;
+#define TM_MODEL_REPLAYED_STEP 65536
 
 /* A model over `n_machines` machine rows (more are added as records name
  * them). `sink` may have NULL members. */

@@ -49,7 +49,15 @@ struct tm_timeline_build {
 	uint64_t arrivals;
 	tm_error err;      /* the first spooling failure */
 	tm_buf args;
+	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* tm_timeline_watch */
+	void *watch_ctx;
 };
+
+void tm_timeline_watch(tm_timeline_build *b, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+{
+	b->watch = fn;
+	b->watch_ctx = ctx;
+}
 
 /* A record as the sort holds it: the key fields at fixed places (rec_cmp
  * reads them there), then the rest of the rec as varints, then the
@@ -375,6 +383,8 @@ typedef struct writer {
 	tm_views out;
 	tm_buf line;
 	atomic_int gone;     /* a write of the lines failed: the rest are not made */
+	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* the build's */
+	void *watch_ctx;
 } writer;
 
 /* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
@@ -550,11 +560,14 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	const void *r;
 	uint32_t len;
 	int k;
-	for (uint64_t i = 0; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
+	uint64_t i = 0, total = tm_xsort_count(sort);
+	for (; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
 		if (atomic_load_explicit(&w->gone, memory_order_relaxed))
 			break;
 		if (i % 4096 == 4095 && (k = tm_stopped(err)) != 0)
 			break;
+		if (w->watch && i % TM_TIMELINE_WRITTEN_STEP == TM_TIMELINE_WRITTEN_STEP - 1)
+			w->watch(w->watch_ctx, i + 1, total);
 		if (!formatter) {
 			write_record(w, r);
 			if (i % 4096 == 4095) /* asking takes a lock: not every line */
@@ -568,6 +581,8 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 			tm_relay_hand(formatter);
 	}
 	tm_relay_finish(formatter);
+	if (w->watch && k == 0)
+		w->watch(w->watch_ctx, i, total);
 	return k < 0 ? -1 : 0;
 }
 
@@ -579,6 +594,8 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 	w.out.all.fd = w.out.mach.file.fd = w.out.head.fd = -1;
 	w.model = model;
 	w.merge = b->merge;
+	w.watch = b->watch;
+	w.watch_ctx = b->watch_ctx;
 	w.n_dirs = nm;
 	char **dirs = tm_machines_dir_names(&b->scan->machines);
 	w.dir_f = tm_xcalloc(nm ? nm : 1, sizeof *w.dir_f);

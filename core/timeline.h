@@ -53,6 +53,12 @@ void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c);
 void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s);
 void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k);
 
+/* How far tm_timeline_finish is (for a front end's progress): fn gets the
+ * lines written and all there are, every TM_TIMELINE_WRITTEN_STEP lines
+ * and once at the end. */
+#define TM_TIMELINE_WRITTEN_STEP 65536
+void tm_timeline_watch(tm_timeline_build *b, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+
 /* Write the files with the finished model's tables (track, thread and
  * process names). Returns the spooled files (fd: the whole merge; one per
  * machine row), or NULL with err set when a temporary file cannot be

@@ -763,7 +763,7 @@ static void on_scan_progress(void *ctx, const tm_scan_progress *p)
 	if (!p->file || now - pc->last < 0.1)
 		return;
 	pc->last = now;
-	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0};
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_SCAN};
 	pc->t->progress(pc->t->progress_ctx, &v);
 }
 
@@ -812,7 +812,7 @@ static void scan_install(tm_vtree *t, scan_start *st, tm_scan *s, int from_index
 	st->key = (tm_buf){0};
 	if (t->progress) {
 		uint64_t bytes = scanned_bytes(t, s);
-		vt_progress v = {bytes, bytes, NULL, seconds_since(&st->pc.start), 1, from_index, s->failed};
+		vt_progress v = {bytes, bytes, NULL, seconds_since(&st->pc.start), 1, from_index, s->failed, VT_SCAN};
 		t->progress(t->progress_ctx, &v);
 	}
 	t->scan = s;
@@ -1064,6 +1064,46 @@ static int gen_built(const tm_vtree *t, unsigned want)
 	return (t->gen_have & fam) || ((want & TM_GEN_TOP) && (t->gen_top & fam));
 }
 
+/* A generation pass's progress for the front end: passed on at most ten
+ * times a second, and at the first report of each phase. */
+typedef struct gen_watch_ctx {
+	tm_vtree *t;
+	struct timespec start;
+	double last;
+	int phase;          /* of the last report, -1 before it */
+	tm_gen_watch watch;
+} gen_watch_ctx;
+
+static void on_gen_progress(void *ctx, const tm_gen_progress *p)
+{
+	gen_watch_ctx *w = ctx;
+	double now = seconds_since(&w->start);
+	if ((p->phase == TM_GEN_READING && !p->file) || (p->phase == w->phase && now - w->last < 0.1))
+		return;
+	w->last = now;
+	w->phase = p->phase;
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_GEN_READING + p->phase};
+	w->t->progress(w->t->progress_ctx, &v);
+}
+
+/* The watch of a pass about to start: NULL without a front end's
+ * progress. */
+static const tm_gen_watch *gen_watch_start(tm_vtree *t, gen_watch_ctx *w)
+{
+	*w = (gen_watch_ctx){.t = t, .phase = -1, .watch = {w, on_gen_progress}};
+	clock_gettime(CLOCK_MONOTONIC, &w->start);
+	return t->progress ? &w->watch : NULL;
+}
+
+/* The end of a pass that had a watch: built (g) or failed. */
+static void gen_watch_end(tm_vtree *t, gen_watch_ctx *w, const tm_gen *g)
+{
+	if (!t->progress)
+		return;
+	vt_progress v = {0, 0, NULL, seconds_since(&w->start), 1, 0, g == NULL, VT_GEN_WRITING};
+	t->progress(t->progress_ctx, &v);
+}
+
 /* The generation pass for the family `want` (TM_GEN_*): run once under
  * `gen_mu` for all the families not built yet (or only `want`, with
  * gen_only_wanted); NULL with *err set when it failed. */
@@ -1072,7 +1112,10 @@ static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char 
 	pthread_mutex_lock(&t->gen_mu);
 	if (!gen_built(t, want) && t->gen_err.code == TM_OK) {
 		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
-		tm_gen *g = tm_gen_build(t->merge, s, build, 0, t->timeline_fd, &t->gen_err);
+		gen_watch_ctx w;
+		const tm_gen_watch *gw = gen_watch_start(t, &w);
+		tm_gen *g = tm_gen_build(t->merge, s, build, 0, t->timeline_fd, gw, &t->gen_err);
+		gen_watch_end(t, &w, g);
 		gen_store(t, s, g, build, what);
 	}
 	tm_gen *gen = gen_built(t, want) ? t->gen : NULL;
@@ -1118,8 +1161,12 @@ static void gen_first(tm_vtree *t, unsigned want, const char *what)
 	unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL;
 	tm_scan_sink progress = {.ctx = &fp.st.pc, .progress = on_scan_progress};
 	tm_gen_scanned sc = {&fp, first_pass_scanned, t->progress ? &progress : NULL};
-	tm_gen *g = tm_gen_build_scanning(t->merge, build, 0, t->timeline_fd, &sc, &t->gen_err);
+	gen_watch_ctx w;
+	const tm_gen_watch *gw = gen_watch_start(t, &w);
+	tm_gen *g = tm_gen_build_scanning(t->merge, build, 0, t->timeline_fd, &sc, gw, &t->gen_err);
 	/* scan_mu was let go when the scan ended; the scan tier is set */
+	if (!t->scan->failed)
+		gen_watch_end(t, &w, g);
 	if (t->scan->failed) {
 		tm_gen_free(g); /* the views say the scan's error, as usual */
 		tm_err_clear(&t->gen_err);

@@ -35,15 +35,24 @@ typedef struct vt_stat {
 tm_vtree *vtree_open(const char *archive_path, tm_error *err);
 void vtree_free(tm_vtree *t);
 
-/* How far the scan is (vt_inputs.progress), for a front end's display. */
+/* What a progress report is about: the scan, or a phase of a generation
+ * pass (core/gen.h: reading the traces again, taking the events out of
+ * order into the model, writing timeline.tsv's lines). */
+enum { VT_SCAN, VT_GEN_READING, VT_GEN_ORDERING, VT_GEN_WRITING };
+
+/* How far the scan or a generation pass is (vt_inputs.progress), for a
+ * front end's display. */
 typedef struct vt_progress {
-	uint64_t done, total; /* bytes of trace files read, and of all of them
-	                         (sizes not known yet count 0) */
+	uint64_t done, total; /* the scan, VT_GEN_READING: bytes of trace files
+	                         read, and of all of them (sizes not known yet
+	                         count 0); VT_GEN_ORDERING: events; VT_GEN_WRITING:
+	                         lines */
 	const char *file;     /* being read, or NULL */
-	double seconds;       /* since the scan started */
-	int finished;         /* the last call: the scan is over */
+	double seconds;       /* since the scan or the pass started */
+	int finished;         /* the last call: the scan or the pass is over */
 	int from_index;       /* (with finished) answered from the index cache */
-	int failed;           /* (with finished) the merge failed */
+	int failed;           /* (with finished) the merge or the pass failed */
+	int what;             /* VT_SCAN, VT_GEN_* */
 } vt_progress;
 
 /* What to open (DESIGN.md "Inputs"): INPUT operands (trace files,

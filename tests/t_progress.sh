@@ -2,8 +2,9 @@
 # tests/t_progress.sh - the scan's progress (tracemount(1), PROGRESS): on a
 # terminal (script(1) gives one) `tracemount check` and a foreground mount
 # print progress lines and end with "Trace loaded: N MB in Ts (R MB/s)" on
-# stderr; without a terminal they print nothing extra. Formats only: no
-# timing is asserted.
+# stderr; without a terminal they print nothing extra. A foreground mount
+# shows a generation pass's phases too, then "Generated files built in
+# Ts". Formats only: no timing is asserted.
 . "$(dirname "$0")/lib.sh"
 tm=$TRACEMOUNT
 cd "$T_TMP"
@@ -70,11 +71,22 @@ if grep -qs " $m fuse" /proc/mounts; then
 	pass "foreground mount under a terminal"
 	jq -e '.status == "ok"' "$m/metadata.json" >/dev/null
 	eq "foreground mount: metadata.json" "$?" 0
+	# then a generation pass (the scan is made): its phases, its summary
+	cmp -s <(cat "$m/timeline.tsv") <("$tm" cat -o noindex cap.zip timeline.tsv)
+	eq "foreground mount: timeline.tsv" "$?" 0
 	fusermount3 -u "$m"
 	wait "${T_PIDS[@]}" 2>/dev/null
 	T_PIDS=()
-	eq "foreground mount: one summary on the terminal" \
-		"$(tr '\r' '\n' <fg.log | sed 's/\x1b\[K//g' | grep -cE "$summary")" 1
+	fg=$(tr '\r' '\n' <fg.log | sed 's/\x1b\[K//g' | grep -v '^$')
+	eq "foreground mount: one summary on the terminal" "$(grep -cE "$summary" <<<"$fg")" 1
+	gen='^tracemount: generating: (reading [0-9]+\.[0-9] of [0-9]+\.[0-9] MB \([0-9]+%\), [0-9]+ MB/s: (a\.json|b\.json|big\.systrace)|ordering [0-9]+ of [0-9]+ events \([0-9]+%\)|writing [0-9]+ of [0-9]+ lines \([0-9]+%\))$'
+	for phase in reading ordering writing; do
+		ok "foreground mount: the pass shows it is $phase" grep -qE "^tracemount: generating: $phase " <<<"$fg"
+	done
+	eq "foreground mount: every generating line in its form" \
+		"$(grep '^tracemount: generating' <<<"$fg" | grep -cvE "$gen")" 0
+	eq "foreground mount: one pass summary" \
+		"$(grep -cE '^Generated files built in [0-9]+\.[0-9]{2}s$' <<<"$fg")" 1
 	grep -qs " $m fuse" /proc/mounts && fail "foreground mount: unmounted" || pass "foreground mount: unmounted"
 else
 	fail "foreground mount under a terminal" "$(cat fg.log)"

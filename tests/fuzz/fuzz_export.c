@@ -117,7 +117,7 @@ static void check_one_read(tm_merge *m, const tm_spooled *want)
 	tm_err_clear(&err);
 	tm_scan *s = NULL;
 	tm_gen_scanned sc = {&s, take_scan, NULL};
-	tm_gen *g = tm_gen_build_scanning(m, TM_GEN_PFTRACE, 64, -1, &sc, &err);
+	tm_gen *g = tm_gen_build_scanning(m, TM_GEN_PFTRACE, 64, -1, &sc, NULL, &err);
 	if (!g || !s || s->failed) {
 		fprintf(stderr, "the one-read pass failed where the scan did not: %s\n", err.msg);
 		abort();
@@ -139,7 +139,7 @@ static void check_top_only(tm_merge *m, const tm_scan *s, const tm_gen *want)
 {
 	tm_error err;
 	tm_err_clear(&err);
-	tm_gen *g = tm_gen_build(m, s, TM_GEN_PFTRACE | TM_GEN_TIMELINE | TM_GEN_TOP, 64, -1, &err);
+	tm_gen *g = tm_gen_build(m, s, TM_GEN_PFTRACE | TM_GEN_TIMELINE | TM_GEN_TOP, 64, -1, NULL, &err);
 	if (!g || !same_view(want->pftrace, g->pftrace, TM_SPOOLED_ALL) ||
 	    !same_view(want->timeline, g->timeline, TM_SPOOLED_ALL) || g->pftrace->n_mach || g->timeline->n_mach) {
 		fprintf(stderr, "the whole merge's files alone differ: %s\n", err.msg);
@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m) {
 		tm_scan *s = tm_scan_run(m, NULL);
 		if (!s->failed) {
-			tm_gen *g = tm_gen_build(m, s, TM_GEN_ALL, 64, -1, &err);
+			tm_gen *g = tm_gen_build(m, s, TM_GEN_ALL, 64, -1, NULL, &err);
 			if (g) {
 				const tm_spooled *all[] = {g->pftrace, g->timeline, g->tables->processes,
 							   g->tables->threads, g->tables->slices};

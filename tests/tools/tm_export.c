@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	tm_gen *g = NULL;
 	if (s->failed) {
 		fprintf(stderr, "%s\n", s->err.msg);
-	} else if (!(g = tm_gen_build(m, s, TM_GEN_ALL, run, -1, &err))) {
+	} else if (!(g = tm_gen_build(m, s, TM_GEN_ALL, run, -1, NULL, &err))) {
 		fprintf(stderr, "%s\n", err.msg);
 	} else {
 		const tm_spooled *sp = !strcmp(what, "timeline")    ? g->timeline

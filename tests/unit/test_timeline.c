@@ -61,7 +61,7 @@ static tm_gen *gen_of(const char *path, size_t run, tm_merge **mp, tm_scan **sp)
 	*sp = tm_scan_run(*mp, NULL);
 	if ((*sp)->failed)
 		return NULL;
-	return tm_gen_build(*mp, *sp, TM_GEN_ALL, run, -1, &err);
+	return tm_gen_build(*mp, *sp, TM_GEN_ALL, run, -1, NULL, &err);
 }
 
 static void gen_done(tm_gen *g, tm_merge *m, tm_scan *s)
@@ -142,7 +142,7 @@ static void test_streamed(void)
 	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd >= 0);
 	tm_error err = {0};
-	tm_gen *g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, &err);
+	tm_gen *g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, NULL, &err);
 	CHECK(g != NULL && g->timeline != NULL);
 	if (g && g->timeline && want) {
 		CHECK(g->timeline->streamed);
@@ -159,7 +159,7 @@ static void test_streamed(void)
 	close(fd);
 	/* a machine's copy, or the tables, are never streamed */
 	fd = open(out, O_RDWR | O_TRUNC);
-	g = tm_gen_build(m, s, TM_GEN_TIMELINE, 0, fd, &err);
+	g = tm_gen_build(m, s, TM_GEN_TIMELINE, 0, fd, NULL, &err);
 	CHECK(g != NULL && !g->timeline->streamed && g->timeline->fd >= 0);
 	CHECK_INT(lseek(fd, 0, SEEK_END), 0);
 	tm_gen_free(g);
@@ -167,7 +167,7 @@ static void test_streamed(void)
 	fd = open("/dev/full", O_WRONLY);
 	if (fd >= 0) {
 		tm_err_clear(&err);
-		g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, &err);
+		g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 0, fd, NULL, &err);
 		CHECK(g == NULL);
 		CHECK_STR(err.msg, "write error: No space left on device");
 		close(fd);
