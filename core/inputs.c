@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -231,19 +230,14 @@ static void *stat_range(void *arg)
 static int stat_pending(walk *w, const char *abs, const char *shown, tm_error *err)
 {
 	stat_run a = {.v = w->v, .from = 0, .to = w->n, .abs = abs};
-	stat_run b = a;
-	pthread_t helper;
-	int split = w->n >= STAT_SPLIT;
-	if (split) {
+	stat_run b = {.v = w->v, .from = w->n, .to = w->n, .abs = abs}; /* none */
+	if (w->n >= STAT_SPLIT) {
 		a.to = b.from = w->n / 2;
-		split = pthread_create(&helper, NULL, stat_range, &b) == 0;
-		if (!split)
-			a.to = w->n;
+		tm_run_halves(stat_range, &a, &b);
+	} else {
+		stat_range(&a);
 	}
-	stat_range(&a);
-	if (split)
-		pthread_join(helper, NULL);
-	stat_run *f = a.failed ? &a : split && b.failed ? &b : NULL;
+	stat_run *f = a.failed ? &a : b.failed ? &b : NULL;
 	if (f) {
 		char *s = join(shown, w->v[f->failed - 1].rel);
 		tm_err(err, TM_EIO, "%s: %s", s, strerror(f->err));

@@ -3,7 +3,6 @@
  * spec/manifest.md §3). */
 #include "merge.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,19 +84,14 @@ static void *sniff_range(void *arg)
 static int sniff_members(tm_merge *m, uint32_t fid, uint32_t first, uint32_t last, tm_error *err)
 {
 	sniff_run a = {.m = m, .fid = fid, .from = first, .to = last};
-	sniff_run b = a;
-	pthread_t helper;
-	int split = m->files[fid].type == TM_TYPE_INPUTS && last - first >= SNIFF_SPLIT;
-	if (split) {
+	sniff_run b = {.m = m, .fid = fid, .from = last, .to = last}; /* none */
+	if (m->files[fid].type == TM_TYPE_INPUTS && last - first >= SNIFF_SPLIT) {
 		a.to = b.from = first + (last - first) / 2;
-		split = pthread_create(&helper, NULL, sniff_range, &b) == 0;
-		if (!split)
-			a.to = last;
+		tm_run_halves(sniff_range, &a, &b);
+	} else {
+		sniff_range(&a);
 	}
-	sniff_range(&a);
-	if (split)
-		pthread_join(helper, NULL);
-	if (!a.failed && !(split && b.failed))
+	if (!a.failed && !b.failed)
 		return 0;
 	if (err)
 		*err = a.failed ? a.err : b.err;

@@ -2,6 +2,7 @@
 #include "tm.h"
 #include "per_thread.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -274,4 +275,17 @@ int tm_stopped(tm_error *err)
 	if (!atomic_load_explicit(&stop_asked, memory_order_relaxed))
 		return 0;
 	return tm_err(err, TM_EIO, "interrupted");
+}
+
+/* ---- two threads ------------------------------------------------------------- */
+
+void tm_run_halves(void *(*fn)(void *), void *a, void *b)
+{
+	pthread_t helper;
+	int threaded = pthread_create(&helper, NULL, fn, b) == 0;
+	fn(a);
+	if (threaded)
+		pthread_join(helper, NULL);
+	else
+		fn(b);
 }

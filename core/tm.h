@@ -45,6 +45,10 @@ void tm_stop_request(void);
 /* -1 with err set to TM_EIO "interrupted" once a stop is asked, else 0. */
 int tm_stopped(tm_error *err);
 
+/* Work split in two halves: fn(a) on this thread while fn(b) runs on a
+ * second one, or both in turn here when no thread can be made. */
+void tm_run_halves(void *(*fn)(void *), void *a, void *b);
+
 /* Clear an error to TM_OK / "". */
 void tm_err_clear(tm_error *err);
 
