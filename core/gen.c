@@ -32,7 +32,7 @@ static void on_progress(void *ctx, const tm_scan_progress *p)
 	g->scanned->progress->progress(g->scanned->progress->ctx, p);
 }
 
-static void watch(const gen_ctx *g, int phase, uint64_t done, uint64_t total, const char *file)
+static void report(const gen_ctx *g, int phase, uint64_t done, uint64_t total, const char *file)
 {
 	tm_gen_progress p = {phase, done, total, file};
 	g->watch->fn(g->watch->ctx, &p);
@@ -41,17 +41,17 @@ static void watch(const gen_ctx *g, int phase, uint64_t done, uint64_t total, co
 /* The pass's own reading of the traces (a pass after the scan). */
 static void on_reading(void *ctx, const tm_scan_progress *p)
 {
-	watch(ctx, TM_GEN_READING, p->done, p->total, p->file);
+	report(ctx, TM_GEN_READING, p->done, p->total, p->file);
 }
 
 static void on_replayed(void *ctx, uint64_t done, uint64_t total)
 {
-	watch(ctx, TM_GEN_ORDERING, done, total, NULL);
+	report(ctx, TM_GEN_ORDERING, done, total, NULL);
 }
 
 static void on_written(void *ctx, uint64_t done, uint64_t total)
 {
-	watch(ctx, TM_GEN_WRITING, done, total, NULL);
+	report(ctx, TM_GEN_WRITING, done, total, NULL);
 }
 
 /* On the thread that feeds the model's: g->x was made before the replay

@@ -21,13 +21,9 @@ static unsigned columns(void)
 	return 80;
 }
 
-/* "N of M UNIT (P%)", or "N UNIT" when M is not known. */
-static int count_of(char *out, size_t n, uint64_t done, uint64_t total, const char *unit)
+static double percent(uint64_t done, uint64_t total)
 {
-	if (!total)
-		return snprintf(out, n, "%llu %s", (unsigned long long)done, unit);
-	return snprintf(out, n, "%llu of %llu %s (%.0f%%)", (unsigned long long)done, (unsigned long long)total,
-			unit, done < total ? 100.0 * (double)done / (double)total : 100.0);
+	return done < total ? 100.0 * (double)done / (double)total : 100.0;
 }
 
 /* The line, cut to the terminal's width keeping the file's name's end. */
@@ -42,66 +38,53 @@ static void show(const char *line, int n, const char *file)
 	fflush(stderr);
 }
 
-static void generating(const vt_progress *p)
+/* "\r\033[K" takes the progress line away first; a failed merge or pass
+ * has its error said instead of a summary. */
+static void summary(const vt_progress *p)
 {
-	if (p->finished) {
-		if (p->failed) /* the daemon says why on its own line */
-			fputs("\r\033[K", stderr);
-		else
-			fprintf(stderr, "\r\033[KGenerated files built in %.2fs\n", p->seconds);
-		fflush(stderr);
-		return;
-	}
-	char line[512], count[160];
-	int n;
-	if (p->what == VT_GEN_READING) {
-		double mb = (double)p->done / 1e6;
-		double rate = p->seconds > 0 ? mb / p->seconds : 0;
-		if (p->total)
-			snprintf(count, sizeof count, "%.1f of %.1f MB (%.0f%%), %.0f MB/s: ", mb,
-				 (double)p->total / 1e6,
-				 p->done < p->total ? 100.0 * (double)p->done / (double)p->total : 100.0, rate);
-		else
-			snprintf(count, sizeof count, "%.1f MB, %.0f MB/s: ", mb, rate);
-		n = snprintf(line, sizeof line, "tracemount: generating: reading %s", count);
-		show(line, n, p->file);
-		return;
-	}
-	count_of(count, sizeof count, p->done, p->total, p->what == VT_GEN_ORDERING ? "events" : "lines");
-	n = snprintf(line, sizeof line, "tracemount: generating: %s %s", p->what == VT_GEN_ORDERING ? "ordering" : "writing",
-		     count);
-	show(line, n, NULL);
+	double mb = (double)p->done / 1e6;
+	if (p->failed)
+		fputs("\r\033[K", stderr);
+	else if (p->what != VT_SCAN)
+		fprintf(stderr, "\r\033[KGenerated files built in %.2fs\n", p->seconds);
+	else if (p->from_index)
+		fprintf(stderr, "\r\033[KTrace loaded: %.1f MB in %.2fs (from the index)\n", mb, p->seconds);
+	else
+		fprintf(stderr, "\r\033[KTrace loaded: %.1f MB in %.2fs (%.0f MB/s)\n", mb, p->seconds,
+			p->seconds > 0 ? mb / p->seconds : 0);
+	fflush(stderr);
 }
 
 void front_progress(void *ctx, const vt_progress *p)
 {
 	(void)ctx;
-	if (p->what != VT_SCAN) {
-		generating(p);
-		return;
-	}
-	double mb = (double)p->done / 1e6;
-	double rate = p->seconds > 0 ? mb / p->seconds : 0;
 	if (p->finished) {
-		/* "\r\033[K" takes the progress line away first; a failed merge
-		 * has its error said instead. */
-		if (p->failed)
-			fputs("\r\033[K", stderr);
-		else if (p->from_index)
-			fprintf(stderr, "\r\033[KTrace loaded: %.1f MB in %.2fs (from the index)\n", mb, p->seconds);
-		else
-			fprintf(stderr, "\r\033[KTrace loaded: %.1f MB in %.2fs (%.0f MB/s)\n", mb, p->seconds, rate);
-		fflush(stderr);
+		summary(p);
 		return;
 	}
 	char line[512];
 	int n;
+	if (p->what == VT_GEN_ORDERING || p->what == VT_GEN_WRITING) {
+		const char *verb = p->what == VT_GEN_ORDERING ? "ordering" : "writing";
+		const char *unit = p->what == VT_GEN_ORDERING ? "events" : "lines";
+		unsigned long long done = p->done, total = p->total;
+		if (total)
+			n = snprintf(line, sizeof line, "tracemount: generating: %s %llu of %llu %s (%.0f%%)", verb, done,
+				     total, unit, percent(p->done, p->total));
+		else
+			n = snprintf(line, sizeof line, "tracemount: generating: %s %llu %s", verb, done, unit);
+		show(line, n, NULL);
+		return;
+	}
+	/* bytes of trace files: the scan's, or a pass's reading them again */
+	const char *what = p->what == VT_SCAN ? "" : "generating: reading ";
+	double mb = (double)p->done / 1e6;
+	double rate = p->seconds > 0 ? mb / p->seconds : 0;
 	if (p->total)
-		n = snprintf(line, sizeof line, "tracemount: %.1f of %.1f MB (%.0f%%), %.0f MB/s: ", mb,
-			     (double)p->total / 1e6, p->done < p->total ? 100.0 * (double)p->done / (double)p->total : 100.0,
-			     rate);
+		n = snprintf(line, sizeof line, "tracemount: %s%.1f of %.1f MB (%.0f%%), %.0f MB/s: ", what, mb,
+			     (double)p->total / 1e6, percent(p->done, p->total), rate);
 	else
-		n = snprintf(line, sizeof line, "tracemount: %.1f MB, %.0f MB/s: ", mb, rate);
+		n = snprintf(line, sizeof line, "tracemount: %s%.1f MB, %.0f MB/s: ", what, mb, rate);
 	/* The file's name last, its end kept, cut to the terminal's width. */
 	show(line, n, p->file);
 }
