@@ -13,19 +13,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "detect.h"
 #include "ser.h"
 
 /* ---- common ------------------------------------------------------------ */
 
-tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t size, void *priv)
+/* A blob with `extra` zeroed bytes after it, at an alignment any kind's
+ * struct takes. */
+static tm_blob *blob_alloc(const blob_ops *ops, int64_t size, size_t extra, size_t *head)
 {
-	tm_blob *b = tm_xcalloc(1, sizeof(*b));
+	const size_t align = _Alignof(max_align_t);
+	*head = (sizeof(tm_blob) + align - 1) / align * align;
+	tm_blob *b = tm_xcalloc(1, *head + extra);
 	atomic_init(&b->refs, 1);
 	atomic_init(&b->size, size);
 	b->ops = ops;
+	return b;
+}
+
+tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t size, void *priv)
+{
+	size_t head;
+	tm_blob *b = blob_alloc(ops, size, 0, &head);
 	b->src = tm_blob_ref(src);
 	b->off = off;
 	b->priv = priv;
+	return b;
+}
+
+tm_blob *tm_blob_new_inline_(const blob_ops *ops, int64_t size, size_t priv_size)
+{
+	size_t head;
+	tm_blob *b = blob_alloc(ops, size, priv_size, &head);
+	b->priv = (char *)b + head;
 	return b;
 }
 
@@ -272,18 +292,31 @@ tm_blob *tm_blob_open_path(const char *path, tm_error *err)
  * what stat said when it was listed; a reader that finds another file (or
  * this one changed) fails rather than serve bytes the merge never saw. */
 typedef struct loose_blob {
-	char *path; /* absolute: the daemon may chdir("/") after listing */
 	dev_t dev;
 	ino_t ino;
-	struct timespec mtime;
-	struct timespec ctime; /* for the index cache's key */
+	int64_t mtime_ns;
+	int64_t ctime_ns; /* for the index cache's key */
 	/* tm_hash of the whole file, when a head read took all of it (the
 	 * sniff of a small file): the index key needs that hash, and reading
 	 * each of 100,000 small files a second time for it was a quarter of
 	 * a warm reopen of their folder. `whole` is set after `whole_hash`. */
 	_Atomic uint64_t whole_hash;
 	atomic_int whole;
+	/* tm_detect of the first TM_SNIFF_BYTES, when the lister read them
+	 * (tm_blob_open_loose_fd); set before the blob is shared */
+	uint8_t sniffed;
+	uint8_t type;
+	/* absolute: the daemon may chdir("/") after listing. In the struct's
+	 * own allocation, as the times are kept in one word each: a folder
+	 * of 100,000 files holds one of these per file. */
+	char path[];
 } loose_blob;
+_Static_assert(TM_TYPE_COUNT <= UINT8_MAX, "a tm_type fits loose_blob.type");
+
+static int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static int loose_open(tm_cursor *c, tm_error *err)
 {
@@ -298,7 +331,7 @@ static int loose_open(tm_cursor *c, tm_error *err)
 		return -1;
 	}
 	if (st.st_dev != l->dev || st.st_ino != l->ino || st.st_size != tm_blob_size(c->blob) ||
-	    st.st_mtim.tv_sec != l->mtime.tv_sec || st.st_mtim.tv_nsec != l->mtime.tv_nsec) {
+	    ns_of(st.st_mtim) != l->mtime_ns) {
 		close(fd);
 		return tm_err(err, TM_EIO, "%s: the file changed since it was listed", l->path);
 	}
@@ -333,18 +366,10 @@ static void loose_close(tm_cursor *c)
 	free(c->state);
 }
 
-static void loose_free(tm_blob *b)
-{
-	loose_blob *l = b->priv;
-	free(l->path);
-	free(l);
-}
-
 static const blob_ops loose_ops = {
 	.open = loose_open,
 	.pread = loose_pread,
 	.close = loose_close,
-	.free = loose_free,
 };
 
 ssize_t tm_blob_head(tm_blob *b, void *buf, size_t n, tm_error *err)
@@ -387,18 +412,55 @@ int tm_blob_head_hash(tm_blob *b, size_t n, uint64_t *h, tm_error *err)
 
 tm_blob *tm_blob_open_loose(const char *path, const struct stat *st)
 {
-	loose_blob *l = tm_xcalloc(1, sizeof(*l));
-	l->path = tm_xstrdup(path);
+	size_t len = strlen(path);
+	tm_blob *b = tm_blob_new_inline_(&loose_ops, (int64_t)st->st_size, sizeof(loose_blob) + len + 1);
+	loose_blob *l = b->priv;
+	memcpy(l->path, path, len + 1);
 	l->dev = st->st_dev;
 	l->ino = st->st_ino;
-	l->mtime = st->st_mtim;
-	l->ctime = st->st_ctim;
-	return tm_blob_new_(&loose_ops, NULL, 0, (int64_t)st->st_size, l);
+	l->mtime_ns = ns_of(st->st_mtim);
+	l->ctime_ns = ns_of(st->st_ctim);
+	return b;
 }
 
-static int64_t ns_of(struct timespec t)
+tm_blob *tm_blob_open_loose_fd(const char *path, int fd, struct stat *st)
 {
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	if (fstat(fd, st) != 0)
+		return NULL;
+	if (!S_ISREG(st->st_mode))
+		return NULL;
+	unsigned char head[TM_SNIFF_BYTES];
+	size_t n = st->st_size < (off_t)sizeof head ? (size_t)st->st_size : sizeof head, got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, head + got, n - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return NULL; /* the path's own reader will say why */
+		got += (size_t)r;
+	}
+	tm_blob *b = tm_blob_open_loose(path, st);
+	loose_blob *l = b->priv;
+	l->sniffed = 1;
+	l->type = (uint8_t)tm_detect(head, n);
+	if ((off_t)n == st->st_size) {
+		atomic_store_explicit(&l->whole_hash, tm_hash(TM_HASH_INIT, head, n), memory_order_relaxed);
+		atomic_store_explicit(&l->whole, 1, memory_order_release);
+	}
+	return b;
+}
+
+int tm_blob_sniffed(const tm_blob *b, size_t window, tm_type *type)
+{
+	if (b->ops != &loose_ops)
+		return 0;
+	const loose_blob *l = b->priv;
+	int64_t size = tm_blob_size(b);
+	/* the same bytes as a head read of `window` would give */
+	if (!l->sniffed || (window < TM_SNIFF_BYTES && (size < 0 || (uint64_t)size > window)))
+		return 0;
+	*type = (tm_type)l->type;
+	return 1;
 }
 
 int tm_blob_host_file(const tm_blob *b, tm_host_file *out)
@@ -414,8 +476,8 @@ int tm_blob_host_file(const tm_blob *b, tm_host_file *out)
 	}
 	if (b->ops == &loose_ops) {
 		const loose_blob *l = b->priv;
-		*out = (tm_host_file){l->path, (uint64_t)l->dev, (uint64_t)l->ino, tm_blob_size(b), ns_of(l->mtime),
-				      ns_of(l->ctime)};
+		*out = (tm_host_file){l->path, (uint64_t)l->dev, (uint64_t)l->ino, tm_blob_size(b), l->mtime_ns,
+				      l->ctime_ns};
 		return 0;
 	}
 	return -1;

@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "detect.h"
 #include "tm.h"
 
 typedef struct tm_blob tm_blob;
@@ -56,6 +57,15 @@ tm_blob *tm_blob_open_path(const char *path, tm_error *err);
  * "<path>: the file changed since it was listed". */
 struct stat;
 tm_blob *tm_blob_open_loose(const char *path, const struct stat *st);
+/* The same for a file its lister has open as `fd` (and closes): *st from
+ * fstat, and its first TM_SNIFF_BYTES read now, so that its sniff
+ * (tm_blob_sniffed) and index key (tm_blob_head_hash, when that was all of
+ * it) need no second open. NULL, with nothing said, when fd is not a
+ * regular file or cannot be read: the caller falls back to the path. */
+tm_blob *tm_blob_open_loose_fd(const char *path, int fd, struct stat *st);
+/* Whether the blob's type from its first min(window, TM_SNIFF_BYTES) bytes
+ * is already known (tm_blob_open_loose_fd): 1 with *type, else 0. */
+int tm_blob_sniffed(const tm_blob *b, size_t window, tm_type *type);
 
 /* A blob over a private copy of `n` bytes (tests, fuzzing). Never fails. */
 tm_blob *tm_blob_open_memory(const void *data, size_t n);

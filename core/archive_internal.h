@@ -57,6 +57,11 @@ struct tm_cursor {
 /* A new blob with one reference; takes a reference to `src` (may be NULL). */
 tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t size, void *priv);
 
+/* The same, without a source, with a zeroed kind-specific part of
+ * priv_size bytes as its priv, in the blob's own allocation and freed with
+ * it: for kinds made by the hundred thousand (loose files). */
+tm_blob *tm_blob_new_inline_(const blob_ops *ops, int64_t size, size_t priv_size);
+
 /* Record the size of a stream once its end is reached (thread-safe). */
 void tm_blob_set_size_(tm_blob *b, int64_t size);
 

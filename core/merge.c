@@ -38,6 +38,8 @@ static tm_file *add_file(tm_merge *m, int64_t parent, const char *name, tm_blob 
 
 static int sniff(tm_file *f, size_t window, tm_error *err)
 {
+	if (tm_blob_sniffed(f->blob, window, &f->type))
+		return 0;
 	unsigned char buf[TM_SNIFF_BYTES];
 	ssize_t n = tm_blob_head(f->blob, buf, window < sizeof(buf) ? window : sizeof(buf), err);
 	if (n < 0)

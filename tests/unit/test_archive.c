@@ -402,6 +402,67 @@ static void test_loose_head_hash(void)
 	tm_blob_unref(large);
 }
 
+/* A loose file its lister opened (tm_blob_open_loose_fd): stat'ed through
+ * the fd, its type known from the head read then, and a small file's hash
+ * too, so that neither opens it again: both still answer once the file is
+ * gone. A narrower sniff window, a larger file's hash, a FIFO and a
+ * directory are not served from that read. */
+static void test_loose_opened_by_lister(void)
+{
+	const char json[] = "{\"traceEvents\": []}";
+	unsigned char data[9000];
+	gen_random(data, sizeof data, 12);
+	write_file("lister_small.json", json, sizeof json - 1);
+	write_file("lister_large.bin", data, sizeof data);
+	struct stat st, want;
+	int fd = open(path_of("lister_small.json"), O_RDONLY);
+	CHECK(fd >= 0);
+	tm_blob *small = tm_blob_open_loose_fd(path_of("lister_small.json"), fd, &st);
+	close(fd);
+	CHECK(small);
+	CHECK_INT(stat(path_of("lister_small.json"), &want), 0);
+	CHECK(st.st_ino == want.st_ino && st.st_size == (off_t)(sizeof json - 1));
+	CHECK_INT(unlink(path_of("lister_small.json")), 0);
+	tm_type type = TM_TYPE_COUNT;
+	CHECK(tm_blob_sniffed(small, TM_SNIFF_BYTES, &type));
+	CHECK_INT(type, TM_TYPE_JSON);
+	type = TM_TYPE_COUNT;
+	CHECK(tm_blob_sniffed(small, 512, &type)); /* the whole file is in 512 */
+	CHECK_INT(type, TM_TYPE_JSON);
+	CHECK(!tm_blob_sniffed(small, 4, &type));
+	tm_error err = {0};
+	uint64_t h = 0;
+	CHECK_INT(tm_blob_head_hash(small, 1 << 20, &h, &err), 0);
+	CHECK(h == tm_hash(TM_HASH_INIT, json, sizeof json - 1));
+	unsigned char head[16];
+	CHECK_INT(tm_blob_head(small, head, sizeof head, &err), -1); /* gone */
+	tm_blob_unref(small);
+
+	fd = open(path_of("lister_large.bin"), O_RDONLY);
+	tm_blob *large = tm_blob_open_loose_fd(path_of("lister_large.bin"), fd, &st);
+	close(fd);
+	CHECK(large);
+	CHECK(tm_blob_sniffed(large, TM_SNIFF_BYTES, &type));
+	CHECK_INT(type, tm_detect(data, TM_SNIFF_BYTES));
+	CHECK(!tm_blob_sniffed(large, 512, &type));
+	CHECK_INT(tm_blob_head_hash(large, 1 << 20, &h, &err), 0); /* read whole now */
+	CHECK(h == tm_hash(TM_HASH_INIT, data, sizeof data));
+	tm_blob_unref(large);
+
+	tm_blob *plain = tm_blob_open_memory(json, sizeof json - 1);
+	CHECK(!tm_blob_sniffed(plain, TM_SNIFF_BYTES, &type));
+	tm_blob_unref(plain);
+
+	CHECK_INT(mkfifo(path_of("lister_fifo"), 0600), 0);
+	fd = open(path_of("lister_fifo"), O_RDONLY | O_NONBLOCK);
+	CHECK(fd >= 0);
+	CHECK(!tm_blob_open_loose_fd(path_of("lister_fifo"), fd, &st));
+	close(fd);
+	fd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	CHECK(!tm_blob_open_loose_fd(tmpdir, fd, &st));
+	close(fd);
+}
+
 /* Small reads served from the read window: forward runs (the window
  * grows), nearby jumps back and forth (it keeps its size), far jumps (it
  * starts small again) and reads across the end of a window or of the file
@@ -1434,6 +1495,7 @@ int main(void)
 	TT_RUN(test_hidden_names);
 	TT_RUN(test_file_blob);
 	TT_RUN(test_loose_head_hash);
+	TT_RUN(test_loose_opened_by_lister);
 	TT_RUN(test_file_blob_window);
 	TT_RUN(test_memory_blob);
 	TT_RUN(test_zip_tools);
