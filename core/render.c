@@ -251,7 +251,7 @@ static int print_json(cJSON *root, tm_buf *out, const char *what, tm_error *err)
 	cJSON_Delete(root);
 	if (!txt)
 		return tm_err(err, TM_ENOMEM, "cannot render %s", what);
-	tm_buf_puts(out, txt);
+	tm_buf_put_utf8(out, txt, strlen(txt)); /* names are bytes; JSON is UTF-8 */
 	tm_buf_puts(out, "\n");
 	cJSON_free(txt);
 	return 0;
@@ -272,10 +272,10 @@ static int put_element(tm_buf *out, size_t index, cJSON *item, const char *what,
 		tm_buf_puts(out, ", ");
 	for (const char *p = txt, *nl; *p; p = nl + 1) {
 		if (!(nl = strchr(p, '\n'))) {
-			tm_buf_puts(out, p);
+			tm_buf_put_utf8(out, p, strlen(p));
 			break;
 		}
-		tm_buf_put(out, p, (size_t)(nl - p) + 1);
+		tm_buf_put_utf8(out, p, (size_t)(nl - p) + 1);
 		tm_buf_puts(out, "\t\t");
 	}
 	cJSON_free(txt);
@@ -472,7 +472,12 @@ void tm_render_clocks_dot(const tm_merge *m, const tm_scan *s, tm_buf *out)
 	labels l;
 	labels_init(&l, m, s);
 	tm_clock_labels cl = {&l, label_of, file_of};
-	tm_clocks_render_dot(s->clocks, &cl, out);
+	tm_buf dot = {0};
+	tm_clocks_render_dot(s->clocks, &cl, &dot);
+	/* Graphviz reads UTF-8 and takes a file with other bytes for
+	 * Latin-1, with a warning */
+	tm_buf_put_utf8(out, dot.data, dot.len);
+	tm_buf_free(&dot);
 	labels_free(&l);
 }
 

@@ -162,6 +162,54 @@ void tm_buf_puts(tm_buf *b, const char *s)
 	tm_buf_put(b, s, strlen(s));
 }
 
+/* The length of the well-formed UTF-8 sequence at p[0..n) (n >= 1, p[0]
+ * >= 0x80), or -(the length of its maximal ill-formed part). Unicode
+ * table 3-7: the second byte's range depends on the first. */
+static long utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return -1;
+	for (size_t i = 1; i < len; i++) {
+		if (i >= n || p[i] < lo || p[i] > hi)
+			return -(long)i;
+		lo = 0x80, hi = 0xbf;
+	}
+	return (long)len;
+}
+
+void tm_buf_put_utf8(tm_buf *b, const void *s, size_t n)
+{
+	if (!n) { /* s may be NULL then */
+		tm_buf_put(b, s, 0);
+		return;
+	}
+	const unsigned char *p = s, *end = p + n, *run = p;
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		long k = utf8_seq(p, (size_t)(end - p));
+		if (k > 0) {
+			p += k;
+			continue;
+		}
+		tm_buf_put(b, run, (size_t)(p - run));
+		tm_buf_put(b, "\xef\xbf\xbd", 3); /* U+FFFD */
+		p += -k;
+		run = p;
+	}
+	tm_buf_put(b, run, (size_t)(p - run));
+}
+
 void tm_buf_printf(tm_buf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -129,6 +129,11 @@ static inline void tm_buf_putc(tm_buf *b, char c)
 	b->data[b->len] = '\0';
 }
 void tm_buf_puts(tm_buf *b, const char *s);
+/* n bytes of text that should be UTF-8, each maximal ill-formed part
+ * (Unicode 3.9, "U+FFFD substitution of maximal subparts", as Python and
+ * browsers decode) replaced by U+FFFD: for JSON, which must be UTF-8, and
+ * Graphviz, of names that are bytes (archive members, loose files). */
+void tm_buf_put_utf8(tm_buf *b, const void *s, size_t n);
 void tm_buf_printf(tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tm_buf_free(tm_buf *b);
 /* The n bytes of s as a JSON string, quotes included: '"' and '\\'

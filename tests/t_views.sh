@@ -263,4 +263,28 @@ if view odd.tar; then
 	unview odd.tar
 fi
 
+# ---- bytes.tar: a member name that is not UTF-8 --------------------------------
+# A Latin-1 name (as old ZIP and TAR tools write): files/ shows its bytes;
+# metadata.json and machine.json, which must be UTF-8 (RFC 8259), and
+# graph.dot (which Graphviz reads as UTF-8) show it with U+FFFD for the
+# byte that is not.
+mkdir -p bytes && lat=$(printf 'caf\xe9.systrace') && utf=$(printf 'caf\xef\xbf\xbd.systrace')
+gunzip -c "$here/../testdata/real/together/sched_switch.systrace.gz" >"bytes/$lat"
+(cd bytes && tar cf ../bytes.tar "$lat")
+if view bytes.tar; then
+	eq "bytes: files/ lists the name's bytes" "$(v_ls files)" "$lat"
+	ok "bytes: the member reads under that name" cmp <(v_cat "files/$lat") "bytes/$lat"
+	meta=$(v_cat metadata.json)
+	ok "bytes: metadata.json is UTF-8" iconv -f UTF-8 -t UTF-8 <(printf '%s\n' "$meta")
+	eq "bytes: metadata.json names the file with U+FFFD" "$(jq -r '.files[1].path' <<<"$meta")" "$utf"
+	eq "bytes: its size is still its length" "$(v_size metadata.json)" "$(printf '%s\n' "$meta" | wc -c)"
+	mj=$(v_cat machines/machine0/machine.json)
+	ok "bytes: machine.json is UTF-8" iconv -f UTF-8 -t UTF-8 <(printf '%s\n' "$mj")
+	dot=$(v_cat clocks/graph.dot)
+	ok "bytes: graph.dot is UTF-8" iconv -f UTF-8 -t UTF-8 <(printf '%s\n' "$dot")
+	contains "bytes: graph.dot names the file with U+FFFD" "$dot" "$utf"
+	eq "bytes: dot reads it without a warning" "$(dot -Tsvg <<<"$dot" 2>&1 >/dev/null)" ""
+	unview bytes.tar
+fi
+
 exit $T_FAILED

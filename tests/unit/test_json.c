@@ -550,6 +550,45 @@ static void test_shallow_strings(void)
 	CHECK(taken > 0 && taken < cases);
 }
 
+/* Text for JSON and Graphviz: well-formed UTF-8 kept byte for byte, each
+ * maximal ill-formed part one U+FFFD, as Python's decode("utf-8",
+ * "replace") gives (the expectations were made with it). */
+static void test_put_utf8(void)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *want;
+		size_t n_want;
+	} cases[] = {
+		{"plain", 5, "plain", 5},
+		{"caf\xe9"".systrace", 13, "caf\xef""\xbf""\xbd"".systrace", 15},
+		{"\xc3""\xa9""\xe2""\x82""\xac""\xf0""\x9f""\x98""\x80""", 9, "\xc3""\xa9""\xe2""\x82""\xac""\xf0""\x9f""\x98""\x80""", 9},
+		{"\x80""x", 2, "\xef""\xbf""\xbd""x", 4},
+		{"\xc0""\x80""", 2, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 6},
+		{"\xed""\xa0""\x80""", 3, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 9},
+		{"\xe6""\x97""a", 3, "\xef""\xbf""\xbd""a", 4},
+		{"\xf4""\x90""\x80""\x80""", 4, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 12},
+		{"\xf5""", 1, "\xef""\xbf""\xbd""", 3},
+		{"end\xe6""\x97""", 5, "end\xef""\xbf""\xbd""", 6},
+		{"\xe0""\x9f""\x80""", 3, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 9},
+		{"\xf0""\x8f""\xbf""\xbf""", 4, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 12},
+		{"a\x00""b", 3, "a\x00""b", 3},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tm_buf b = {0};
+		tm_buf_puts(&b, "<");
+		tm_buf_put_utf8(&b, cases[i].in, cases[i].n);
+		CHECK_INT(b.len, cases[i].n_want + 1);
+		CHECK(b.len == cases[i].n_want + 1 && memcmp(b.data + 1, cases[i].want, cases[i].n_want) == 0);
+		tm_buf_free(&b);
+	}
+	tm_buf e = {0};
+	tm_buf_put_utf8(&e, NULL, 0);
+	CHECK(e.data && e.len == 0 && e.data[0] == '\0');
+	tm_buf_free(&e);
+}
+
 int main(void)
 {
 	TT_RUN(test_int_vs_double);
@@ -567,5 +606,6 @@ int main(void)
 	TT_RUN(test_shallow_strings);
 	TT_RUN(test_tree_shape);
 	TT_RUN(test_shallow_takes_what_parse_takes);
+	TT_RUN(test_put_utf8);
 	TT_DONE();
 }
