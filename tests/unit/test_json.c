@@ -550,7 +550,8 @@ static void test_shallow_strings(void)
 	CHECK(taken > 0 && taken < cases);
 }
 
-/* Text for JSON and Graphviz: well-formed UTF-8 kept byte for byte, each
+/* Text for JSON and Graphviz: well-formed UTF-8 kept byte for byte (also
+ * past runs of ASCII read a word at a time), each
  * maximal ill-formed part one U+FFFD, as Python's decode("utf-8",
  * "replace") gives (the expectations were made with it). */
 static void test_put_utf8(void)
@@ -574,6 +575,7 @@ static void test_put_utf8(void)
 		{"\xe0""\x9f""\x80""", 3, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 9},
 		{"\xf0""\x8f""\xbf""\xbf""", 4, "\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""\xef""\xbf""\xbd""", 12},
 		{"a\x00""b", 3, "a\x00""b", 3},
+		{"0123456789abcdefghij\xe9""klmnopqrstu\xc3""\xa9""vwxyz01234567", 47, "0123456789abcdefghij\xef""\xbf""\xbd""klmnopqrstu\xc3""\xa9""vwxyz01234567", 49},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		tm_buf b = {0};
