@@ -59,7 +59,7 @@ void tm_index_sizes_save(const tm_index_size *e, size_t n, struct tm_ser_out *ou
  * not such a payload. */
 int tm_index_sizes_load(const void *p, size_t len, tm_index_size **e, size_t *n, const char **why);
 
-/* The key of a merge's inputs (see above), appended to *key as text.
+/* The key of a merge's inputs (see above), appended to *key as bytes.
  * -1 when a file cannot be read (there is no index then). */
 int tm_index_key(const tm_merge *m, tm_buf *key);
 
