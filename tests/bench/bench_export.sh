@@ -57,18 +57,19 @@ peak() { # rssfile cmd... (stdout discarded)
 }
 
 # peak_tmp TMPFILE CMD...: CMD's stdout discarded; the largest sum of the
-# allocated bytes of the unlinked files it held open, sampled, to TMPFILE
+# allocated bytes of the unlinked files it held open, sampled, to TMPFILE.
+# Each file counts once (by inode): a spool is often open twice, for
+# writing and for reading, and counting each fd doubled it.
 peak_tmp() {
 	local out=$1; shift
 	"$@" >/dev/null &
 	local pid=$! max=0 cur f
 	while kill -0 "$pid" 2>/dev/null; do
-		cur=0
-		for f in /proc/"$pid"/fd/*; do
+		cur=$(for f in /proc/"$pid"/fd/*; do
 			case "$(readlink "$f" 2>/dev/null)" in
-			*tracemount.*" (deleted)") cur=$((cur + $(stat -L -c '%b*%B' "$f" 2>/dev/null || echo 0))) ;;
+			*tracemount.*" (deleted)") stat -L -c '%i %b %B' "$f" 2>/dev/null ;;
 			esac
-		done
+		done | sort -u | awk '{ s += $2 * $3 } END { print s + 0 }')
 		[ "$cur" -gt "$max" ] && max=$cur
 		sleep 0.1
 	done
