@@ -1371,8 +1371,13 @@ int vtree_stat(tm_vtree *t, vt_ino ino, vt_stat *st, tm_error *err)
 		return tm_err(err, TM_ENOENT, "no such node");
 	uint64_t known = 0;
 	int have_size = n->src == SRC_GEN && size_before_built(t, n, &known);
-	if (n->src == SRC_GEN && !have_size)
+	if (n->src == SRC_GEN && !have_size) {
 		ensure_generated(t, n);
+		/* a file that could not be built has no size: its error, as
+		 * for an open (a size of 0 looked like an empty file) */
+		if (n->g->err)
+			return tm_err(err, TM_EIO, "%s", n->g->err->msg);
+	}
 	pthread_rwlock_rdlock(&t->tree);
 	fill_stat(t, ino, n, st);
 	pthread_rwlock_unlock(&t->tree);
@@ -1408,7 +1413,8 @@ int vtree_readdir(tm_vtree *t, vt_ino dir, vt_dirent_cb cb, void *ctx, tm_error 
 		ents[i].ino = d->kids[i];
 		/* Generated files not rendered yet get no attributes here, so
 		 * `ls` never pays for them (DESIGN.md: listing computes nothing). */
-		ents[i].has_st = n->src != SRC_GEN || atomic_load_explicit(&n->g->ready, memory_order_acquire);
+		ents[i].has_st = n->src != SRC_GEN ||
+				 (atomic_load_explicit(&n->g->ready, memory_order_acquire) && !n->g->err);
 		if (ents[i].has_st)
 			fill_stat(t, d->kids[i], n, &ents[i].st);
 	}

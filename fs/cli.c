@@ -138,12 +138,21 @@ static tm_vtree *open_or_report(char **inputs, size_t n, const struct tree_opts 
 	return t;
 }
 
+/* What to say of a failed tree operation: an I/O failure's own reason
+ * (a member that cannot be read, a generated file that could not be
+ * built), else the errno text a mount would give. */
+static const char *reason(const tm_error *err)
+{
+	return err->code == TM_EIO && err->msg[0] ? err->msg : strerror(front_errno(err->code));
+}
+
 /* Resolve PATH the way the kernel would under a mount: component by
  * component, following symbolic links (relative ones; at most MAX_HOPS),
  * ".." taken on the link-free path walked so far. `follow_last` is 0 for
  * `ls -l`, which shows a link itself (a trailing '/' still follows it).
- * On failure returns -1 with `why` set to the reason. */
-static int resolve(tm_vtree *t, const char *path, int follow_last, vt_ino *ino, const char **why)
+ * On failure returns -1 with `why` set to the reason (which may live in
+ * the caller's *errp). */
+static int resolve(tm_vtree *t, const char *path, int follow_last, vt_ino *ino, const char **why, tm_error *errp)
 {
 	tm_buf done = {0}; /* the link-free path so far; "" is the root */
 	char *rest = tm_xstrdup(path);
@@ -177,7 +186,8 @@ static int resolve(tm_vtree *t, const char *path, int follow_last, vt_ino *ino, 
 		tm_buf_printf(&done, "/%.*s", (int)n, comp);
 		vt_stat st;
 		if (vtree_lookup(t, done.data, ino, &err) != 0 || vtree_stat(t, *ino, &st, &err) != 0) {
-			*why = strerror(front_errno(err.code));
+			*errp = err;
+			*why = reason(errp);
 			goto out;
 		}
 		pos = end;
@@ -221,14 +231,14 @@ struct ls_ctx {
 };
 
 /* `ls -l` line: type (d, -, l), exact size, name, and a link's target. */
-static void print_long(tm_vtree *t, const char *name, vt_ino ino, const vt_stat *known)
+static int print_long(tm_vtree *t, const char *name, vt_ino ino, const vt_stat *known)
 {
 	static const char type_char[] = {[VT_DIR] = 'd', [VT_REG] = '-', [VT_LNK] = 'l'};
 	tm_error err = {0};
 	vt_stat st;
 	if (!known && vtree_stat(t, ino, &st, &err) != 0) {
-		fprintf(stderr, "tracemount: ls: %s: %s\n", name, strerror(front_errno(err.code)));
-		return;
+		fprintf(stderr, "tracemount: ls: %s: %s\n", name, reason(&err));
+		return -1;
 	}
 	if (known)
 		st = *known;
@@ -240,14 +250,16 @@ static void print_long(tm_vtree *t, const char *name, vt_ino ino, const vt_stat 
 		free(target);
 	}
 	putchar('\n');
+	return 0;
 }
 
 static int print_entry(void *arg, const char *name, vt_ino ino, const vt_stat *st)
 {
 	struct ls_ctx *c = arg;
-	if (c->long_format)
-		print_long(c->t, name, ino, st);
-	else
+	if (c->long_format) {
+		if (print_long(c->t, name, ino, st) != 0)
+			c->rc = EXIT_MERGE; /* as ls(1): the others are listed, the status says so */
+	} else
 		printf("%s\n", name);
 	return 0;
 }
@@ -273,19 +285,22 @@ int cli_ls(int argc, char **argv)
 	vt_ino ino;
 	vt_stat st;
 	rc = EXIT_OK;
-	if (resolve(t, path, !long_format, &ino, &why) != 0) {
+	struct ls_ctx c = {t, long_format, EXIT_OK};
+	if (resolve(t, path, !long_format, &ino, &why, &err) != 0) {
 		fprintf(stderr, "tracemount: ls: %s: %s\n", path, why);
 		rc = EXIT_MERGE;
 	} else if (vtree_stat(t, ino, &st, &err) != 0) {
-		fprintf(stderr, "tracemount: ls: %s: %s\n", path, strerror(front_errno(err.code)));
+		fprintf(stderr, "tracemount: ls: %s: %s\n", path, reason(&err));
 		rc = EXIT_MERGE;
 	} else if (st.kind != VT_DIR) {
 		/* Like ls(1): a file operand is listed as given. */
-		print_entry(&(struct ls_ctx){t, long_format, 0}, path, ino, &st);
-	} else if (vtree_readdir(t, ino, print_entry, &(struct ls_ctx){t, long_format, 0}, &err) != 0) {
-		fprintf(stderr, "tracemount: ls: %s: %s\n", path, strerror(front_errno(err.code)));
+		print_entry(&c, path, ino, &st);
+	} else if (vtree_readdir(t, ino, print_entry, &c, &err) != 0) {
+		fprintf(stderr, "tracemount: ls: %s: %s\n", path, reason(&err));
 		rc = EXIT_MERGE;
 	}
+	if (c.rc != EXIT_OK)
+		rc = c.rc;
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "tracemount: ls: write error: %s\n", strerror(errno));
 		rc = EXIT_MERGE;
@@ -389,7 +404,7 @@ int cli_cat(int argc, char **argv)
 	const char *why;
 	vt_ino ino;
 	vt_file *f = NULL;
-	if (resolve(t, path, 1, &ino, &why) != 0) {
+	if (resolve(t, path, 1, &ino, &why, &err) != 0) {
 		fprintf(stderr, "tracemount: cat: %s: %s\n", path, why);
 		rc = EXIT_MERGE;
 	} else if (!(f = vtree_file_open(t, ino, &err))) {

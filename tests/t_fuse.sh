@@ -233,6 +233,8 @@ else
 	if TMPDIR=$small tm_mount src/deep/er/big.systrace "$m" -o noindex; then
 		out=$(cat "$m/timeline.tsv" 2>&1 >/dev/null)
 		contains "TMPDIR full: timeline.tsv fails with EIO" "$out" "Input/output error"
+		out=$(stat -c %s "$m/timeline.tsv" 2>&1)
+		contains "TMPDIR full: so does its stat (no size of 0)" "$out" "Input/output error"
 		ok "TMPDIR full: metadata.json still reads" jq -e '.status == "ok"' "$m/metadata.json"
 		tm_umount "$m" || fail "TMPDIR full: clean unmount" "$(cat "$m.log")"
 		contains "TMPDIR full: the daemon says why" "$(cat "$m.log")" \

@@ -206,8 +206,12 @@ cp cap.zip cap2.zip
 "$tm" ls -l -o index=cap2.idx cap2.zip >/dev/null
 json 5000 a_much_longer_name_here >src/a.json
 (cd src && zip -q -X -0 ../cap2.zip a.json b.json c.systrace)
-eq "sizes: a changed archive is not given the old sizes" \
-	"$(TMPDIR=$gone "$tm" ls -l -o index=cap2.idx cap2.zip 2>/dev/null | awk '$3 == "merged.pftrace" { print $2 }')" 0
+out=$(TMPDIR=$gone "$tm" ls -l -o index=cap2.idx cap2.zip 2>&1); rc=$?
+eq "sizes: a changed archive is not given the old sizes" "$(awk '$3 == "merged.pftrace" { print $2 }' <<<"$out")" ""
+contains "sizes: its pass runs, and fails without \$TMPDIR" "$out" \
+	"tracemount: ls: merged.pftrace: $gone/tracemount."
+contains "sizes: the reason for the file with no size" "$out" "cannot create a temporary file: No such file or directory"
+eq "sizes: ls -l exits 1 for it, as ls(1)" "$rc" 1
 eq "sizes: but sizes of its own" \
 	"$("$tm" ls -l -o index=cap2.idx cap2.zip | awk '$3 == "merged.pftrace" { print $2 }')" \
 	"$("$tm" cat -o noindex cap2.zip merged.pftrace | wc -c)"
