@@ -69,7 +69,7 @@ peak_tmp() {
 			case "$(readlink "$f" 2>/dev/null)" in
 			*tracemount.*" (deleted)") stat -L -c '%i %b %B' "$f" 2>/dev/null ;;
 			esac
-		done | sort -u | awk '{ s += $2 * $3 } END { print s + 0 }')
+		done | sort -u | awk '{ s += $2 * $3 } END { printf "%.0f\n", s }')
 		[ "$cur" -gt "$max" ] && max=$cur
 		sleep 0.1
 	done
