@@ -463,6 +463,55 @@ static void test_loose_opened_by_lister(void)
 	close(fd);
 }
 
+/* Read system calls made so far by this process (/proc/self/io's syscr),
+ * or -1 where the kernel does not count them. */
+static long long read_syscalls(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	long long n = -1;
+	char line[128];
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "syscr: %lld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Two runs of small reads at two places of one file, taken in turns (the
+ * scan's two threads, each on its members): each keeps a window of its
+ * own, so the file is read in windows, not again for every read, and
+ * every read gives the file's bytes. */
+static void test_file_blob_two_runs(void)
+{
+	enum { SIZE = 4 << 20, STEP = 200, READS = 2000 };
+	unsigned char *data = malloc(SIZE), buf[STEP];
+	gen_random(data, SIZE, 13);
+	write_file("two_runs.bin", data, SIZE);
+	tm_error err = {0};
+	tm_blob *b = tm_blob_open_path(path_of("two_runs.bin"), &err);
+	CHECK(b);
+	tm_cursor *x = tm_cursor_open(b, &err), *y = tm_cursor_open(b, &err);
+	long long before = read_syscalls();
+	int bad = 0;
+	for (uint64_t i = 0; i < READS; i++) {
+		uint64_t a = i * STEP, c = SIZE / 2 + i * STEP;
+		bad += tm_cursor_pread(x, buf, STEP, a, &err) != STEP || memcmp(buf, data + a, STEP) != 0;
+		bad += tm_cursor_pread(y, buf, STEP, c, &err) != STEP || memcmp(buf, data + c, STEP) != 0;
+	}
+	long long after = read_syscalls();
+	CHECK_INT(bad, 0);
+	tm_cursor_close(x);
+	tm_cursor_close(y);
+	tm_blob_unref(b);
+	free(data);
+	if (before < 0 || after < 0)
+		SKIP("no /proc/self/io here: the bytes were checked, not the reads");
+	/* 2 x 400 KB in windows of 16, 32, 64, then 128 KB: about 12 reads
+	 * (a shared window read again for each of the 4,000) */
+	CHECK(after - before <= 40);
+}
+
 /* Small reads served from the read window: forward runs (the window
  * grows), nearby jumps back and forth (it keeps its size), far jumps (it
  * starts small again) and reads across the end of a window or of the file
@@ -1497,6 +1546,7 @@ int main(void)
 	TT_RUN(test_loose_head_hash);
 	TT_RUN(test_loose_opened_by_lister);
 	TT_RUN(test_file_blob_window);
+	TT_RUN(test_file_blob_two_runs);
 	TT_RUN(test_memory_blob);
 	TT_RUN(test_zip_tools);
 	TT_RUN(test_zip_streamed_descriptor);
