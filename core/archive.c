@@ -18,13 +18,14 @@
 
 /* ---- common ------------------------------------------------------------ */
 
-/* A blob with `extra` zeroed bytes after it, at an alignment any kind's
- * struct takes. */
-static tm_blob *blob_alloc(const blob_ops *ops, int64_t size, size_t extra, size_t *head)
+/* Where a kind's part kept in the blob's own allocation starts: after the
+ * blob, at an alignment any kind's struct takes. */
+#define BLOB_HEAD ((sizeof(tm_blob) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t))
+
+/* A blob with `extra` zeroed bytes after BLOB_HEAD. */
+static tm_blob *blob_alloc(const blob_ops *ops, int64_t size, size_t extra)
 {
-	const size_t align = _Alignof(max_align_t);
-	*head = (sizeof(tm_blob) + align - 1) / align * align;
-	tm_blob *b = tm_xcalloc(1, *head + extra);
+	tm_blob *b = tm_xcalloc(1, BLOB_HEAD + extra);
 	atomic_init(&b->refs, 1);
 	atomic_init(&b->size, size);
 	b->ops = ops;
@@ -33,8 +34,7 @@ static tm_blob *blob_alloc(const blob_ops *ops, int64_t size, size_t extra, size
 
 tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t size, void *priv)
 {
-	size_t head;
-	tm_blob *b = blob_alloc(ops, size, 0, &head);
+	tm_blob *b = blob_alloc(ops, size, 0);
 	b->src = tm_blob_ref(src);
 	b->off = off;
 	b->priv = priv;
@@ -43,9 +43,8 @@ tm_blob *tm_blob_new_(const blob_ops *ops, tm_blob *src, uint64_t off, int64_t s
 
 tm_blob *tm_blob_new_inline_(const blob_ops *ops, int64_t size, size_t priv_size)
 {
-	size_t head;
-	tm_blob *b = blob_alloc(ops, size, priv_size, &head);
-	b->priv = (char *)b + head;
+	tm_blob *b = blob_alloc(ops, size, priv_size);
+	b->priv = (char *)b + BLOB_HEAD;
 	return b;
 }
 
