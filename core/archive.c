@@ -354,6 +354,15 @@ static int64_t ns_of(struct timespec t)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* Keep the hash of the whole file, read whole (the first keeper wins). */
+static void keep_whole_hash(loose_blob *l, const void *buf, size_t n)
+{
+	if (atomic_load_explicit(&l->whole, memory_order_acquire))
+		return;
+	atomic_store_explicit(&l->whole_hash, tm_hash(TM_HASH_INIT, buf, n), memory_order_relaxed);
+	atomic_store_explicit(&l->whole, 1, memory_order_release);
+}
+
 static int loose_open(tm_cursor *c, tm_error *err)
 {
 	const loose_blob *l = c->blob->priv;
@@ -415,14 +424,8 @@ ssize_t tm_blob_head(tm_blob *b, void *buf, size_t n, tm_error *err)
 		return -1;
 	ssize_t r = tm_read_full_(c, buf, n, 0, err);
 	tm_cursor_close(c);
-	if (r >= 0 && b->ops == &loose_ops && r == tm_blob_size(b)) {
-		loose_blob *l = b->priv;
-		if (!atomic_load_explicit(&l->whole, memory_order_acquire)) {
-			atomic_store_explicit(&l->whole_hash, tm_hash(TM_HASH_INIT, buf, (size_t)r),
-					      memory_order_relaxed);
-			atomic_store_explicit(&l->whole, 1, memory_order_release);
-		}
-	}
+	if (r >= 0 && b->ops == &loose_ops && r == tm_blob_size(b))
+		keep_whole_hash(b->priv, buf, (size_t)r);
 	return r;
 }
 
@@ -479,10 +482,8 @@ tm_blob *tm_blob_open_loose_fd(const char *path, int fd, struct stat *st)
 	loose_blob *l = b->priv;
 	l->sniffed = 1;
 	l->type = (uint8_t)tm_detect(head, n);
-	if ((off_t)n == st->st_size) {
-		atomic_store_explicit(&l->whole_hash, tm_hash(TM_HASH_INIT, head, n), memory_order_relaxed);
-		atomic_store_explicit(&l->whole, 1, memory_order_release);
-	}
+	if ((off_t)n == st->st_size)
+		keep_whole_hash(l, head, n);
 	return b;
 }
 

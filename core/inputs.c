@@ -47,7 +47,8 @@ static char *join(const char *a, const char *b)
 	return tm_buf_detach(&p, NULL);
 }
 
-/* `blob`: the file's, when its lister made it (taken over), else NULL. */
+/* `blob`: the file's, when its lister made it (taken over; `abs` is then
+ * not read), else NULL. */
 static void add_entry(tm_listing *l, size_t *cap, origin *o, const char *name, const char *abs,
 		      const struct stat *st, tm_blob *blob, const char *shown)
 {
@@ -256,9 +257,9 @@ static void *stat_range(void *arg)
 /* From this many files on, two threads stat them. */
 #define STAT_SPLIT 256
 
-/* The files readdir said are regular, stat'ed: by two threads for a
- * folder of many (a stat each was a third of the mount tier of 100,000
- * files). The error is the first failing file's in walk order; a file
+/* The files readdir said are regular, opened and stat'ed (stat_range):
+ * by two threads for a folder of many (a stat each was a third of the
+ * mount tier of 100,000 files). The error is the first failing file's in walk order; a file
  * that is no longer regular is left out, as the walk leaves such files. */
 static int stat_pending(walk *w, const char *abs, const char *shown, tm_error *err)
 {
@@ -303,7 +304,8 @@ static int add_directory(tm_listing *l, size_t *cap, origin *o, const char *path
 		if (w.n)
 			qsort(w.v, w.n, sizeof(*w.v), cmp_found);
 		for (size_t i = 0; i < w.n; i++) {
-			char *a = join(abs, w.v[i].rel);
+			/* a blob the lister made has its absolute path already */
+			char *a = w.v[i].blob ? NULL : join(abs, w.v[i].rel);
 			char *s = join(path, w.v[i].rel);
 			add_entry(l, cap, o, w.v[i].rel, a, &w.v[i].st, w.v[i].blob, s);
 			w.v[i].blob = NULL;

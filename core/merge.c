@@ -79,10 +79,12 @@ static void *sniff_range(void *arg)
 #define SNIFF_SPLIT 256
 
 /* Sniff members [first, last) of file `fid`; the error is the first
- * member's in order that fails. Loose inputs each open a file of their
- * own, and a folder of 100,000 spent most of its mount tier in those
- * opens and reads (0.85 s): two threads take half each. An archive's
- * members share its file and read window, and are sniffed in one. */
+ * member's in order that fails. The files of a folder come sniffed by
+ * their lister (inputs.c opens each once, on two threads); loose inputs
+ * it did not sniff (operands, files reached through a link) each open a
+ * file of their own here, and many of them take two threads, half each.
+ * An archive's members share its file and read windows, and are sniffed
+ * in one. */
 static int sniff_members(tm_merge *m, uint32_t fid, uint32_t first, uint32_t last, tm_error *err)
 {
 	sniff_run a = {.m = m, .fid = fid, .from = first, .to = last};

@@ -413,8 +413,7 @@ int cli_cat(int argc, char **argv)
 		if (err.code == TM_EIO && strncmp(err.msg, "write error: ", 13) == 0)
 			fprintf(stderr, "tracemount: cat: %s\n", err.msg);
 		else
-			fprintf(stderr, "tracemount: cat: %s: %s\n", path,
-				err.code == TM_EIO ? err.msg : strerror(front_errno(err.code)));
+			fprintf(stderr, "tracemount: cat: %s: %s\n", path, reason(&err));
 		rc = EXIT_MERGE;
 	} else if (vtree_file_streamed(f)) { /* written while it was made */
 		rc = EXIT_OK;

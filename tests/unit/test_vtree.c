@@ -87,11 +87,11 @@ static void put_file(const char *dir, const char *name, const char *text)
 	}
 }
 
-/* A folder of many loose files is stat'ed (inputs.c, stat_pending) and
- * sniffed (merge.c, sniff_members) by two threads: every member gets its
- * type, and a member of no type fails the merge with the reference's
- * error in either half. Under ThreadSanitizer (make check's tsan stage)
- * this is the threads' test. */
+/* A folder of many loose files is opened, stat'ed and sniffed (inputs.c,
+ * stat_pending), and its members' types taken (merge.c, sniff_members),
+ * by two threads: every member gets its type, and a member of no type
+ * fails the merge with the reference's error in either half. Under
+ * ThreadSanitizer (make check's tsan stage) this is the threads' test. */
 static void test_folder_sniffed_in_two(void)
 {
 	char dir[] = "/tmp/tm_vtree_dir_XXXXXX";
