@@ -638,53 +638,55 @@ tm_type tm_detect(const unsigned char *b, size_t n)
 }
 
 static const struct {
-	const char *format; /* the reference's name */
-	const char *meta;   /* metadata.json's name */
+	const char *name; /* the reference's name, and metadata.json's */
 	int priority;
 	int container;
 	int supported;
 } types[TM_TYPE_COUNT] = {
-	[TM_TYPE_UNKNOWN] = {"unknown", "unknown", 2, 0, 0},
-	[TM_TYPE_TAR] = {"tar", "tar", 1, 1, 1},
-	[TM_TYPE_ARROW] = {"arrow", "unknown", 2, 0, 0},
-	[TM_TYPE_FUCHSIA] = {"fuchsia", "unknown", 2, 0, 0},
-	[TM_TYPE_PERF] = {"perf", "unknown", 2, 0, 0},
-	[TM_TYPE_SIMPLEPERF_PROTO] = {"simpleperf_proto", "unknown", 2, 0, 0},
-	[TM_TYPE_ZIP] = {"zip", "zip", 1, 1, 1},
-	[TM_TYPE_GZIP] = {"gzip", "gzip", 1, 1, 1},
-	[TM_TYPE_ZSTD] = {"zstd", "unknown", 1, 1, 1},
-	[TM_TYPE_ART_METHOD_V2] = {"art_method_v2", "unknown", 2, 0, 0},
-	[TM_TYPE_ART_METHOD] = {"art_method", "unknown", 2, 0, 0},
-	[TM_TYPE_ART_HPROF] = {"art_hprof", "unknown", 2, 0, 0},
-	[TM_TYPE_MANIFEST] = {"perfetto_manifest", "perfetto_manifest", -1, 0, 1},
-	[TM_TYPE_GECKO] = {"gecko", "unknown", 2, 0, 0},
-	[TM_TYPE_JSON] = {"json", "json", 2, 0, 1},
-	[TM_TYPE_INSTRUMENTS_XML] = {"instruments_xml", "unknown", 2, 0, 0},
-	[TM_TYPE_CTRACE] = {"ctrace", "unknown", 2, 1, 1},
-	[TM_TYPE_NINJA_LOG] = {"ninja_log", "unknown", 2, 0, 0},
-	[TM_TYPE_ANDROID_LOGCAT] = {"android_logcat", "unknown", 2, 0, 0},
-	[TM_TYPE_COLLAPSED_STACK] = {"collapsed_stack", "unknown", 2, 0, 0},
-	[TM_TYPE_PERF_TEXT] = {"perf_text", "unknown", 2, 0, 0},
-	[TM_TYPE_STRACE] = {"strace", "unknown", 2, 0, 0},
-	[TM_TYPE_SYSTRACE] = {"systrace", "systrace", 2, 0, 1},
-	[TM_TYPE_SYMBOLS] = {"symbols", "unknown", 3, 0, 0},
-	[TM_TYPE_PROTO] = {"proto", "proto", 0, 0, 1},
-	[TM_TYPE_PRIMES] = {"primes", "unknown", 2, 0, 0},
-	[TM_TYPE_ANDROID_DUMPSTATE] = {"android_dumpstate", "unknown", 2, 0, 0},
-	[TM_TYPE_PPROF] = {"pprof", "unknown", 2, 0, 0},
-	[TM_TYPE_BZIP2] = {"bzip2", "unknown", 1, 1, 1},
-	[TM_TYPE_XZ] = {"xz", "unknown", 1, 1, 1},
-	[TM_TYPE_INPUTS] = {"inputs", "inputs", 1, 1, 1},
+	[TM_TYPE_UNKNOWN] = {"unknown", 2, 0, 0},
+	[TM_TYPE_TAR] = {"tar", 1, 1, 1},
+	[TM_TYPE_ARROW] = {"arrow", 2, 0, 0},
+	[TM_TYPE_FUCHSIA] = {"fuchsia", 2, 0, 0},
+	[TM_TYPE_PERF] = {"perf", 2, 0, 0},
+	[TM_TYPE_SIMPLEPERF_PROTO] = {"simpleperf_proto", 2, 0, 0},
+	[TM_TYPE_ZIP] = {"zip", 1, 1, 1},
+	[TM_TYPE_GZIP] = {"gzip", 1, 1, 1},
+	[TM_TYPE_ZSTD] = {"zstd", 1, 1, 1},
+	[TM_TYPE_ART_METHOD_V2] = {"art_method_v2", 2, 0, 0},
+	[TM_TYPE_ART_METHOD] = {"art_method", 2, 0, 0},
+	[TM_TYPE_ART_HPROF] = {"art_hprof", 2, 0, 0},
+	[TM_TYPE_MANIFEST] = {"perfetto_manifest", -1, 0, 1},
+	[TM_TYPE_GECKO] = {"gecko", 2, 0, 0},
+	[TM_TYPE_JSON] = {"json", 2, 0, 1},
+	[TM_TYPE_INSTRUMENTS_XML] = {"instruments_xml", 2, 0, 0},
+	[TM_TYPE_CTRACE] = {"ctrace", 2, 1, 1},
+	[TM_TYPE_NINJA_LOG] = {"ninja_log", 2, 0, 0},
+	[TM_TYPE_ANDROID_LOGCAT] = {"android_logcat", 2, 0, 0},
+	[TM_TYPE_COLLAPSED_STACK] = {"collapsed_stack", 2, 0, 0},
+	[TM_TYPE_PERF_TEXT] = {"perf_text", 2, 0, 0},
+	[TM_TYPE_STRACE] = {"strace", 2, 0, 0},
+	[TM_TYPE_SYSTRACE] = {"systrace", 2, 0, 1},
+	[TM_TYPE_SYMBOLS] = {"symbols", 3, 0, 0},
+	[TM_TYPE_PROTO] = {"proto", 0, 0, 1},
+	[TM_TYPE_PRIMES] = {"primes", 2, 0, 0},
+	[TM_TYPE_ANDROID_DUMPSTATE] = {"android_dumpstate", 2, 0, 0},
+	[TM_TYPE_PPROF] = {"pprof", 2, 0, 0},
+	[TM_TYPE_BZIP2] = {"bzip2", 1, 1, 1},
+	[TM_TYPE_XZ] = {"xz", 1, 1, 1},
+	[TM_TYPE_INPUTS] = {"inputs", 1, 1, 1},
 };
 
 const char *tm_type_name(tm_type t)
 {
-	return (unsigned)t < TM_TYPE_COUNT ? types[t].meta : "unknown";
+	return (unsigned)t < TM_TYPE_COUNT ? types[t].name : "unknown";
 }
 
-const char *tm_type_format_name(tm_type t)
+const char *tm_type_unexported(tm_type t)
 {
-	return (unsigned)t < TM_TYPE_COUNT ? types[t].format : "unknown";
+	if (tm_type_is_supported(t) || t == TM_TYPE_UNKNOWN || (unsigned)t >= TM_TYPE_COUNT)
+		return NULL;
+	return "tracemount does not read this format's events yet: none of them is in merged.pftrace, "
+	       "timeline.tsv or the tables";
 }
 
 int tm_type_archive_priority(tm_type t)

@@ -4,7 +4,8 @@
  * tracemount merges proto, Chrome JSON and systrace, walks zip, tar, gzip,
  * zstd and ctrace containers, and reads a perfetto_manifest. Every other
  * type the reference recognises is still recognised (so that priorities
- * resolve exactly as there) and reported as unsupported.
+ * resolve exactly as there) and reported as not exported
+ * (tm_type_unexported).
  */
 #ifndef TM_DETECT_H
 #define TM_DETECT_H
@@ -64,14 +65,17 @@ typedef enum tm_type {
  * change their answer. Never reads past buf[n-1]; buf may be NULL if n is 0. */
 tm_type tm_detect(const unsigned char *buf, size_t n);
 
-/* The name metadata.json uses for a type: "proto", "json", "systrace",
- * "perfetto_manifest", "gzip", "zip", "tar" for the types tracemount
- * handles, "inputs" for the virtual archive of several inputs, "unknown"
- * otherwise. */
+/* A type's name: the reference's own ("proto", "perf", "gecko", "zstd",
+ * ...), which metadata.json uses too; "inputs" for the virtual archive of
+ * several inputs, "unknown" for what no sniffer matched. */
 const char *tm_type_name(tm_type t);
 
-/* The reference's own name for any type ("gecko", "zstd", "ctrace", ...). */
-const char *tm_type_format_name(tm_type t);
+/* Why the events of a trace file of this type reach no output: a
+ * sentence for the formats the reference imports and tracemount only
+ * recognises (perf, gecko, strace, ...), NULL for the formats it merges
+ * and for what holds no events of its own (containers, the manifest,
+ * unknown). */
+const char *tm_type_unexported(tm_type t);
 
 /* Archive sort priority (formats.md §1.3, §2.4): manifest -1, proto 0,
  * containers 1, ctrace and everything else 2, symbols 3. */

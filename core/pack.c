@@ -9,6 +9,7 @@
 
 #include "la.h"
 #include "manifest.h"
+#include "render.h"
 
 #define COPY_CHUNK ((size_t)1 << 20)
 
@@ -173,15 +174,8 @@ uint64_t tm_pack_drops(const tm_merge *m, const tm_scan *s, tm_buf *out)
 		const tm_file *f = &m->files[i];
 		if (!sf->scanned)
 			continue;
-		/* A stream inside a compressed member is named "": say whose. */
 		tm_buf name = {0};
-		const tm_file *parent = f->parent >= 0 ? tm_merge_file(m, (uint32_t)f->parent) : NULL;
-		if (f->name && f->name[0])
-			tm_buf_puts(&name, f->name);
-		else if (f->name && parent && parent->name)
-			tm_buf_printf(&name, "%s (decompressed)", parent->name);
-		else
-			tm_buf_puts(&name, m->path);
+		tm_render_file_label(m, f, &name);
 		uint64_t listed = 0;
 		for (int k = 0; k < TM_STAT_COUNT; k++) {
 			if (!counts_drops[k] || !tm_scan_file_drops(sf, (tm_stat)k))

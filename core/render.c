@@ -133,7 +133,11 @@ static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 		add_uint(o, "packets", sf->packets);
 	else
 		cJSON_AddNullToObject(o, "packets");
-	add_uint(o, "events", sf->events);
+	/* null, not 0: the file's events were not counted, they may be many */
+	if (tm_type_unexported(f->type))
+		cJSON_AddNullToObject(o, "events");
+	else
+		add_uint(o, "events", sf->events);
 	add_int_or_null(o, "first_ts", sf->has_range, sf->first_own);
 	add_int_or_null(o, "last_ts", sf->has_range, sf->last_own);
 	add_int_or_null(o, "first_trace_ts", sf->has_range, sf->first_trace);
@@ -153,8 +157,6 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f,
 	add_int(o, "id", f->id);
 	add_str_or_null(o, "path", f->name);
 	cJSON_AddStringToObject(o, "type", tm_type_name(f->type));
-	if (strcmp(tm_type_name(f->type), tm_type_format_name(f->type)) != 0)
-		cJSON_AddStringToObject(o, "format", tm_type_format_name(f->type));
 	int64_t size = f->size >= 0 ? f->size : f->blob ? tm_blob_size(f->blob) : -1;
 	if (size >= 0)
 		add_int(o, "size", size);
@@ -175,8 +177,8 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f,
 		cJSON_AddItemToObject(o, "manifest_entry", tm_manifest_entry_json(m->manifest, (size_t)f->entry));
 	else
 		cJSON_AddNullToObject(o, "manifest_entry");
-	if (!tm_type_is_supported(f->type))
-		cJSON_AddStringToObject(o, "note", "format not supported by tracemount: not merged");
+	if (tm_type_unexported(f->type))
+		cJSON_AddStringToObject(o, "not_exported", tm_type_unexported(f->type));
 	if (s && f->id < s->n_files && s->files[f->id].scanned) {
 		add_scan_file(o, f, &s->files[f->id]);
 		tm_clock_labels cl = {(void *)l, label_of, file_of};
@@ -665,6 +667,35 @@ int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err
 	return 0;
 }
 
+void tm_render_file_label(const tm_merge *m, const tm_file *f, tm_buf *out)
+{
+	/* A stream inside a compressed member is named "": say whose. */
+	const tm_file *parent = f->parent >= 0 ? tm_merge_file(m, (uint32_t)f->parent) : NULL;
+	if (f->name && f->name[0])
+		tm_buf_puts(out, f->name);
+	else if (f->name && parent && parent->name)
+		tm_buf_printf(out, "%s (decompressed)", parent->name);
+	else
+		tm_buf_puts(out, m->path);
+}
+
+size_t tm_render_unexported(const tm_merge *m, tm_buf *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_files; i++) {
+		const tm_file *f = &m->files[i];
+		if (!tm_type_unexported(f->type))
+			continue;
+		if (f->id != 0 || !m->top)
+			tm_buf_printf(out, "%s: ", m->path);
+		tm_render_file_label(m, f, out);
+		tm_buf_printf(out, ": %s events not exported: tracemount does not read this format yet\n",
+			      tm_type_name(f->type));
+		n++;
+	}
+	return n;
+}
+
 int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
 {
 	size_t counts[TM_TYPE_COUNT] = {0};
@@ -680,7 +711,7 @@ int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
 	for (int t = 0; t < TM_TYPE_COUNT; t++) {
 		if (!counts[t] || tm_type_is_container((tm_type)t) || t == TM_TYPE_MANIFEST)
 			continue;
-		tm_buf_printf(out, "%s%zu %s", sep, counts[t], tm_type_format_name((tm_type)t));
+		tm_buf_printf(out, "%s%zu %s", sep, counts[t], tm_type_name((tm_type)t));
 		sep = ", ";
 	}
 	if (strcmp(sep, ", ") == 0)

@@ -32,6 +32,14 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const t
  * equivalent to what the scan applied (s required). */
 int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
 int tm_render_summary(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+/* How messages name file f: its member name, "<member> (decompressed)"
+ * for the stream of a compressed member, the input's path for the input. */
+void tm_render_file_label(const tm_merge *m, const tm_file *f, tm_buf *out);
+/* One line per trace file whose events no output holds (a format
+ * tracemount only recognises: tm_type_unexported), "<input>: <file>:
+ * <type> events not exported: ..."; returns how many. Mount tier: needs
+ * no scan. */
+size_t tm_render_unexported(const tm_merge *m, tm_buf *out);
 /* machines/<dir>/machine.json of machine row `row` (< s->machines.n). */
 int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, tm_error *err);
 /* clocks/graph.dot and clocks/edges.csv; machines are labelled by name,

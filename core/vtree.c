@@ -1628,6 +1628,11 @@ int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_erro
 	return tm_pack_write(t->merge, fd, of[fmt], members, err);
 }
 
+size_t vtree_unexported(tm_vtree *t, tm_buf *report)
+{
+	return tm_render_unexported(t->merge, report);
+}
+
 int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err)
 {
 	const tm_scan *s = scan_get(t);

@@ -168,4 +168,10 @@ int vtree_pack(tm_vtree *t, int fd, vt_pack_format fmt, size_t *members, tm_erro
  * *dropped gets the total. -1 with the exact error when the merge fails. */
 int vtree_drops(tm_vtree *t, tm_buf *report, uint64_t *dropped, tm_error *err);
 
+/* The trace files whose events reach no output, a format tracemount only
+ * recognises: one line each, "<input>: <file>: <type> events not
+ * exported: ...", appended to `report`; returns how many. Needs no scan:
+ * `check`, a mount and `pack` print it as a warning. */
+size_t vtree_unexported(tm_vtree *t, tm_buf *report);
+
 #endif

@@ -438,6 +438,7 @@ int cli_check(int argc, char **argv)
 	tm_vtree *t = open_or_report(argv + optind, (size_t)(argc - optind), &o, isatty(STDERR_FILENO));
 	if (!t)
 		return EXIT_MERGE;
+	front_warn_unexported(t);
 	tm_buf sum = {0};
 	tm_error err = {0};
 	rc = EXIT_OK;
@@ -580,9 +581,14 @@ static int pack_dry_run(const struct pack_opts *o, tm_buf *sum)
 		rc = EXIT_MERGE;
 	} else {
 		fputs(drops.data ? drops.data : "", stderr);
+		size_t unexported = front_warn_unexported(t);
 		if (o->strict && dropped) {
 			fprintf(stderr, "tracemount: pack: --strict: %" PRIu64 " event%s dropped, %s not written\n", dropped,
 				dropped == 1 ? "" : "s", o->out);
+			rc = EXIT_MERGE;
+		} else if (o->strict && unexported) {
+			fprintf(stderr, "tracemount: pack: --strict: the events of %zu file%s not exported, %s not written\n",
+				unexported, unexported == 1 ? " are" : "s are", o->out);
 			rc = EXIT_MERGE;
 		}
 	}

@@ -31,6 +31,10 @@ int front_errno(tm_code code);
  * other error as "tracemount: <message>". */
 void front_report(const tm_error *err);
 
+/* One line on stderr, "tracemount: warning: ...", for each trace file
+ * whose events no output holds (vtree_unexported); returns how many. */
+size_t front_warn_unexported(tm_vtree *t);
+
 /* The full usage text (--help). */
 void front_usage(FILE *out);
 

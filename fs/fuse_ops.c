@@ -536,6 +536,7 @@ int fuse_front_main(int argc, char **argv)
 		goto out_destroy;
 	}
 	vtree_set_logger(mc.tree, log_once);
+	front_warn_unexported(mc.tree);
 	if (fuse_mount(fuse, mountpoint) != 0)
 		goto out_destroy;
 	if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)

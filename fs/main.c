@@ -1,6 +1,7 @@
 /* fs/main.c - command-line dispatch: mount, one of the no-FUSE commands
  * (ls, cat, check, pack), or --help / --version; and the two things both
- * front ends share, the errno mapping and the error printer. */
+ * front ends share, the errno mapping, the error printer and the warning
+ * for files whose events are not exported. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,12 +43,14 @@ void front_usage(FILE *out)
 	      "  cat INPUT... PATH        write a file of the tree to standard output\n"
 	      "  check INPUT...           exit 0 with a summary if the inputs merge,\n"
 	      "                           1 with the exact error if they do not (progress\n"
-	      "                           on stderr when it is a terminal)\n"
+	      "                           on stderr when it is a terminal; a warning there\n"
+	      "                           for each file whose events are not exported)\n"
 	      "  pack -o OUT INPUT...     write the inputs as one archive (.zip, .tar, .tar.gz,\n"
 	      "                           .tgz), the manifest first; validate, then dry-run it\n"
 	      "                           and report dropped events on stderr\n"
 	      "    --manifest FILE        pack FILE first as perfetto_manifest.json\n"
 	      "    --strict               exit 1 (and write nothing) if any event is dropped\n"
+	      "                           or a file's events are not exported\n"
 	      "    --no-validate          skip the dry run\n"
 	      "\n"
 	      "Exit status: 0 success, 1 the inputs cannot be merged or a path cannot be read,\n"
@@ -79,6 +82,18 @@ void front_report(const tm_error *err)
 		fprintf(stderr, "%s\n", err->msg); /* users compare it with Perfetto's */
 	else
 		fprintf(stderr, "tracemount: %s\n", err->msg);
+}
+
+size_t front_warn_unexported(tm_vtree *t)
+{
+	tm_buf w = {0};
+	size_t n = vtree_unexported(t, &w);
+	for (const char *line = w.data, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		fprintf(stderr, "tracemount: warning: %.*s\n", (int)(nl - line), line);
+	}
+	tm_buf_free(&w);
+	return n;
 }
 
 static const struct {

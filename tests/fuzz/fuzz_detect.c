@@ -17,7 +17,7 @@ static tm_type detect_exact(const uint8_t *data, size_t n)
 		memcpy(copy, data, n);
 	tm_type t = tm_detect(copy, n);
 	free(copy);
-	if ((unsigned)t >= TM_TYPE_COUNT || !tm_type_name(t) || !tm_type_format_name(t))
+	if ((unsigned)t >= TM_TYPE_COUNT || !tm_type_name(t))
 		abort();
 	return t;
 }

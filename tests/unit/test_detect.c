@@ -291,11 +291,23 @@ static void test_priorities(void)
 	CHECK_INT(tm_type_archive_priority(TM_TYPE_JSON), 2);
 	CHECK_INT(tm_type_archive_priority(TM_TYPE_SYSTRACE), 2);
 	CHECK_INT(tm_type_archive_priority(TM_TYPE_SYMBOLS), 3);
-	CHECK_STR(tm_type_name(TM_TYPE_GECKO), "unknown");
-	CHECK_STR(tm_type_format_name(TM_TYPE_GECKO), "gecko");
+	CHECK_STR(tm_type_name(TM_TYPE_GECKO), "gecko");
 	CHECK_STR(tm_type_name(TM_TYPE_MANIFEST), "perfetto_manifest");
-	CHECK_STR(tm_type_format_name(TM_TYPE_PPROF), "pprof");
-	CHECK_STR(tm_type_name(TM_TYPE_PPROF), "unknown");
+	CHECK_STR(tm_type_name(TM_TYPE_PPROF), "pprof");
+	CHECK_STR(tm_type_name(TM_TYPE_ZSTD), "zstd");
+	CHECK_STR(tm_type_name(TM_TYPE_UNKNOWN), "unknown");
+	/* what the reference imports and tracemount only recognises says so;
+	 * what it merges, walks or cannot name does not */
+	CHECK(tm_type_unexported(TM_TYPE_PERF) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_GECKO) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_STRACE) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_PROTO) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_JSON) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_SYSTRACE) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_ZSTD) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_CTRACE) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_MANIFEST) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_UNKNOWN) == NULL);
 	CHECK_INT(tm_type_archive_priority(TM_TYPE_PPROF), 2);
 	CHECK(!tm_type_is_supported(TM_TYPE_PPROF) && !tm_type_is_container(TM_TYPE_PPROF));
 }

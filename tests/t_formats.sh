@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/t_formats.sh - no format is dropped in silence (issue 33, part 4):
+# a file in a format the reference imports and tracemount only recognises
+# (perf.data, collapsed stacks, strace, Gecko, a ninja log, a heap dump)
+# keeps its own type in metadata.json, "events": null and a not_exported
+# reason; `tracemount check`, a foreground mount and `pack` print one
+# warning line naming the file and its format; `pack --strict` fails on it.
+# The files follow each format's public description, as far as the
+# reference's sniffers look (spec/formats.md §1.2).
+. "$(dirname "$0")/lib.sh"
+tm=$TRACEMOUNT
+cd "$T_TMP"
+
+mkdir in
+printf '[{"name":"s","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]\n' >in/app.json
+# perf.data: the PERFILE2 magic, then a header's sizes
+printf 'PERFILE2\x68\0\0\0\0\0\0\0\x88\0\0\0\0\0\0\0' >in/perf.data
+printf 'main;parse;read 12\nmain;parse 3\n' >in/stacks.folded
+printf '1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
+printf '{"meta":{"version":27,"interval":1},"libs":[],"threads":[]}\n' >in/firefox.json
+printf '# ninja log v5\n10\t20\t0\tout.o\t1a2b\n' >in/.ninja_log_copy
+cp in/.ninja_log_copy in/build.ninja_log
+printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
+(cd in && zip -q -X ../mixed.zip app.json perf.data stacks.folded run.strace firefox.json build.ninja_log heap.hprof)
+
+# what each file is, by the reference's names, in archive order
+expect_types='["zip","json","perf","collapsed_stack","strace","gecko","ninja_log","art_hprof"]'
+expect_warn=$(for f in perf.data:perf stacks.folded:collapsed_stack run.strace:strace firefox.json:gecko \
+	build.ninja_log:ninja_log heap.hprof:art_hprof; do
+	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
+done)
+
+out=$("$tm" check mixed.zip 2>check.err); rc=$?
+eq "check: such files still merge" "$rc" 0
+contains "check: the summary names their formats" "$out" "7 trace files (1 perf, 1 art_hprof, 1 gecko, 1 json, 1 ninja_log, 1 collapsed_stack, 1 strace)"
+eq "check: one warning line per file, naming it and its format" "$(cat check.err)" "$expect_warn"
+
+"$tm" ls mixed.zip files >/dev/null 2>ls.err
+eq "ls prints no warning" "$(cat ls.err)" ""
+meta=$("$tm" cat mixed.zip metadata.json 2>cat.err)
+eq "cat prints no warning" "$(cat cat.err)" ""
+eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
+eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
+eq "metadata: events null where not exported" \
+	"$(jq -c '[.files[] | select(.type != "json" and .type != "zip") | .events]' <<<"$meta")" '[null,null,null,null,null,null]'
+eq "metadata: each says why" \
+	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 6
+contains "metadata: the reason names the outputs" "$(jq -r '.files[2].not_exported' <<<"$meta")" \
+	"none of them is in merged.pftrace, timeline.tsv or the tables"
+eq "metadata: a merged file counts its events and has no reason" \
+	"$(jq -c '.files[1] | [.events, has("not_exported")]' <<<"$meta")" '[1,false]'
+eq "metadata: the merge is ok" "$(jq -r .status <<<"$meta")" ok
+
+# A single input of such a format: named by its path, without a member.
+"$tm" check in/perf.data >/dev/null 2>single.err
+eq "check of a lone perf.data names the input" "$(cat single.err)" \
+	"tracemount: warning: in/perf.data: perf events not exported: tracemount does not read this format yet"
+
+# pack: reported with the drops; --strict refuses.
+mkdir out
+"$tm" pack -o out/p.zip in/app.json in/perf.data in/run.strace >pack.out 2>pack.err; rc=$?
+eq "pack: writes the archive" "$rc" 0
+eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 2
+contains "pack: names the file" "$(cat pack.err)" "p.zip: perf.data: perf events not exported"
+"$tm" pack --strict -o out/s.zip in/app.json in/perf.data >/dev/null 2>strict.err; rc=$?
+eq "pack --strict: fails" "$rc" 1
+contains "pack --strict: says why" "$(cat strict.err)" \
+	"tracemount: pack: --strict: the events of 1 file are not exported, out/s.zip not written"
+ok "pack --strict: writes nothing" test ! -e out/s.zip
+"$tm" pack --strict -o out/ok.zip in/app.json >/dev/null 2>&1
+eq "pack --strict: a fully exported archive is written" "$?" 0
+
+if have_fuse; then
+	if tm_mount mixed.zip "$T_TMP/mnt"; then
+		eq "mount: metadata.json as cat gives it" "$(cat "$T_TMP/mnt/metadata.json")" "$meta"
+		eq "mount: events null through the mount" "$(jq -c '.files[2].events' "$T_TMP/mnt/metadata.json")" null
+		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi
+		eq "mount: the foreground daemon warned once per file" "$(grep 'warning' "$T_TMP/mnt.log")" "$expect_warn"
+	else
+		fail "mount mixed.zip" "$(cat "$T_TMP/mnt.log")"
+	fi
+else
+	skip "mount: warnings of a foreground mount" "/dev/fuse or fusermount3 is missing; the same warning was checked through tracemount check"
+fi
+exit $T_FAILED
