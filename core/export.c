@@ -944,13 +944,20 @@ static int export_start(exp *x, const tm_scan *scan, tm_error *err)
 		x->n_rows = nm;
 	}
 	x->kernel_text = tm_xcalloc(nm ? nm : 1, 1);
+	x->print_files = tm_xcalloc(nm ? nm : 1, 1);
 	for (size_t i = 0; i < m->n_files && i < scan->n_files; i++) {
 		tm_type ty = m->files[i].type;
-		if (ty != TM_TYPE_SYSTRACE && ty != TM_TYPE_JSON)
+		if (ty != TM_TYPE_SYSTRACE && ty != TM_TYPE_JSON && ty != TM_TYPE_PROTO)
 			continue;
-		for (size_t k = 0; k < scan->files[i].n_machines; k++)
-			if (scan->files[i].machines[k] < nm)
-				x->kernel_text[scan->files[i].machines[k]] = 1;
+		for (size_t k = 0; k < scan->files[i].n_machines; k++) {
+			uint32_t r = scan->files[i].machines[k];
+			if (r >= nm)
+				continue;
+			if (ty != TM_TYPE_PROTO)
+				x->kernel_text[r] = 1;
+			if (ty != TM_TYPE_JSON && x->print_files[r] < 2)
+				x->print_files[r]++;
+		}
 	}
 	/* no machine views at all without per_machine (TM_GEN_TOP) */
 	if (!x->early && tm_views_open(&x->out, x->per_machine ? nm : 0, err))
@@ -1050,6 +1057,7 @@ void tm_export_abort(tm_export_build *x)
 	tm_spool_close(&x->body);
 	free(x->mach_id);
 	free(x->kernel_text);
+	free(x->print_files);
 	free(x->seqs.s);
 	tm_buf_free(&x->pkt);
 	tm_buf_free(&x->s1);

@@ -139,6 +139,11 @@ typedef struct exp {
 	size_t n_rows;         /* of mach_id */
 	int early;             /* mach_id known before the scan (tm_scan_fixed_rows) */
 	uint8_t *kernel_text;  /* row -> a systrace or JSON file put data on it */
+	/* row -> how many systrace and proto files put data on it, 2 for
+	 * more: from 2, the reference keeps a thread track per file there
+	 * that the print events of merged.pftrace would share (export_text.c,
+	 * systrace_line) */
+	uint8_t *print_files;
 	exp_map seqs;          /* (file << 32 | row, seq) -> new sequence id */
 	uint32_t next_seq;
 	uint64_t seq_last_a, seq_last_b; /* exp_seq's last key, and its id */

@@ -638,9 +638,51 @@ size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const sy
 	return b->len - start;
 }
 
+/* A print B, E or I of a systrace file on a machine where other files
+ * (systrace or proto) may print too. The reference gives each file its
+ * own thread tracks (a TrackTracker per trace and machine: its
+ * TraceProcessorContext), so two files' B and E on one thread nest apart;
+ * as print events of one trace they would share the thread's one track
+ * and cross. So they become TrackEvents on the model's track of that file
+ * and thread, a child of the thread's descriptor, which the reference
+ * keeps apart in the same way: the same slices, names (no category, no
+ * args), depths and instants. */
+static int print_on_own_track(const exp_text *t, const tm_mobserved *o)
+{
+	uint32_t row = o->head->machine_row;
+	return o->track != UINT32_MAX && !o->dropped && row < t->x->scan->machines.n && t->x->print_files[row] >= 2;
+}
+
+static void print_track_event(exp_text *t, const tm_mobserved *o)
+{
+	const systrace_event *l = o->line;
+	uint32_t file = o->head->file_id, row = o->head->machine_row;
+	flush_bundle(t);
+	flush_ends(t, o->ts);
+	exp_te te = {.track_uuid = track_uuid(t, o->model, o->track)};
+	switch (l->print_phase) {
+	case 'B':
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+		te.name = l->print_name;
+		break;
+	case 'E':
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+		break;
+	default: /* 'I' */
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+		te.name = l->print_name;
+		break;
+	}
+	write_track_event(t, file, row, o->ts, &te);
+}
+
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
 	const systrace_event *l = o->line;
+	if (print_on_own_track(t, o)) {
+		print_track_event(t, o);
+		return;
+	}
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
 	if (o->dropped && !systrace_is_print_event(l->event_name, strlen(l->event_name)))

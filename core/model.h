@@ -250,6 +250,8 @@ typedef struct tm_mobserved {
 	int64_t ts;
 	const tm_mjson *json;         /* TM_MREC_JSON */
 	const systrace_event *line;   /* TM_MREC_SYSTRACE */
+	/* the model track the event went on: a JSON event's; a systrace
+	 * print B, E or I's thread track (m_systrace_print); else UINT32_MAX */
 	uint32_t track;
 	int spilled;
 	int dropped;            /* the reference made no row of it */

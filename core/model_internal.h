@@ -321,8 +321,12 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		      const void *pre, size_t pre_len);
 void m_sched_flush(tm_model *m);
 /* SystraceParser::ParseSystracePoint of a parsed print payload (print_*
- * fields of `l`), for a systrace line or a proto print / zero event. */
-void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
+ * fields of `l`), for a systrace line or a proto print / zero event.
+ * Returns the thread track a B, E or I went on (the observer encodes it
+ * there when the machine's thread tracks are shared: export_text.c), else
+ * UINT32_MAX: other phases, an E of no known thread, and an lmk B, whose
+ * counters only the print makes. */
+uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
 		      uint32_t file);
 /* FtraceSchedEventTracker::PushSchedSwitchCompact / PushSchedWakingCompact
  * (only_raw: before the ftrace data is valid, the raw table only). */

@@ -357,9 +357,10 @@ static uint64_t atrace_set(uint32_t kind, int64_t upid, uint32_t name)
 	return m_hash2(m_hash2(kind, (uint64_t)upid), name);
 }
 
-void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
-		      uint32_t file)
+uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
+			  uint32_t file)
 {
+	uint32_t on = UINT32_MAX;
 	uint32_t tgid = l->print_has_tgid ? l->print_tgid : 0;
 	const char *name = l->print_name;
 	uint32_t name_id = m_intern(&m->str, name, strlen(name));
@@ -369,7 +370,9 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		int64_t utid = GET_UTID();
 		uint32_t track = m_thread_track(m, c, utid);
 		m_slice_begin(m, c, track, ts, 0, name_id, file);
+		on = track;
 		if (strncmp(name, "lmk,", 4) == 0) {
+			on = UINT32_MAX;
 			/* PostProcessSpecialSliceBegin: 'lmk,pid,reason,oom adj,...' */
 			char tmp[256];
 			snprintf(tmp, sizeof tmp, "%s", name);
@@ -400,7 +403,8 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		} else {
 			utid = m_update_thread(m, mc, pid, tgid);
 		}
-		m_slice_end(m, c, m_thread_track(m, c, utid), ts, 0, 0);
+		on = m_thread_track(m, c, utid);
+		m_slice_end(m, c, on, ts, 0, 0);
 		break;
 	}
 	case 'S':
@@ -420,7 +424,8 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 	}
 	case 'I': {
 		int64_t utid = GET_UTID();
-		m_slice_scoped(m, c, m_thread_track(m, c, utid), ts, 0, name_id, 0, NULL, file);
+		on = m_thread_track(m, c, utid);
+		m_slice_scoped(m, c, on, ts, 0, name_id, 0, NULL, file);
 		break;
 	}
 	case 'N':
@@ -483,6 +488,7 @@ void m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pi
 		break;
 	}
 #undef GET_UTID
+	return on;
 }
 
 /* ---- records ----------------------------------------------------------------- */
@@ -670,7 +676,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 {
 	systrace_event l;
 	systrace_args sa; /* the observer reads them too */
-	tm_mobserved ob = {0};
+	tm_mobserved ob = {.track = UINT32_MAX};
 	if (pre ? !unpack_pre(payload, len, pre, pre_len, &l, &sa, &ob) : !unpack(payload, len, &l))
 		return;
 	if (!pre)
@@ -706,7 +712,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 			acted = 0; /* "Could not parse sched_switch": no row */
 	} else if (systrace_is_print_event(ev, evn)) {
 		if (l.print_phase)
-			m_systrace_print(m, c, mc, ts, (uint32_t)l.pid, &l, file);
+			ob.track = m_systrace_print(m, c, mc, ts, (uint32_t)l.pid, &l, file);
 		else
 			acted = 0;
 	} else if (EV_IS("sched_waking")) {
@@ -796,7 +802,6 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		ob.head = h;
 		ob.ts = ts;
 		ob.line = &l;
-		ob.track = UINT32_MAX;
 		ob.dropped = !acted;
 		ob.line_args = &sa;
 		m->sink.observed(m->sink.ctx, &ob);

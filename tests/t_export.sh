@@ -448,6 +448,9 @@ if command -v protoc >/dev/null; then
 		echo "  bar-13    (   13) [001] d..2  100.000005: sched_waking: comm=baz pid=14 prio=-1 target_cpu=001"
 		echo "  bar-13    (   13) [001] ...1  100.000006: tracing_mark_write: B|13|slice with spaces"
 		echo "  bar-13    (   13) [001] ...1  100.000007: tracing_mark_write: E|13"
+		# (two systrace files on one machine: B and E go as TrackEvents,
+		# a counter stays a print)
+		echo "  bar-13    (   13) [001] ...1  100.000008: tracing_mark_write: C|13|queue depth|5"
 	} >wire/edge.systrace
 	(cd wire && zip -q -X ../wire.zip c.json node_trace.json sched_switch.systrace edge.systrace)
 	"$tm" cat -o noindex wire.zip merged.pftrace >wire.pb
@@ -540,4 +543,33 @@ eq "string tid: its slice on the thread named by the string, read back" \
 eq "string pid: apart from pid 1 and pid 0, read back" \
 	"$(for s in a b c; do at $s | cut -d' ' -f1; done | sort -u | wc -l)" "3"
 eq "string pid: the numeric pids keep theirs" "$(at b) $(at c)" "1 1 0 0"
+# Two systrace files of one machine with B, E and I on one thread: the
+# reference nests each file's slices apart (a thread track per file), so
+# merged.pftrace writes them as TrackEvents on a track per file and thread
+# (tracemount(1), "Divergences"); read back, the same slices, depths and
+# instants. One systrace file alone keeps its prints.
+shape=$here/interop/captures/two_systrace_one_thread
+cp "$shape/a.systrace" "$shape/b.systrace" .
+zip -q -X two_sys.zip a.systrace b.systrace
+"$tm" cat two_sys.zip merged.pftrace >two_sys.pftrace
+rows() { awk -F '\t' 'NR > 1 && ($5 == "slice" || $5 == "instant") { print $1, $2, $5, $7, $8 }' "$1" | sort; }
+"$tm" cat two_sys.zip timeline.tsv >two_sys.tl
+"$tm" cat two_sys.pftrace timeline.tsv >two_sys.back.tl
+eq "two systrace files on one thread: each file's slices nest apart" \
+	"$(awk -F '\t' '$7 == "load" { print $4, $2, $8 }' two_sys.tl | sort | tr '\n' ' ')" \
+	"a.systrace 500000000 0 b.systrace 500000000 0 "
+eq "two systrace files on one thread: read back, the same slices and depths" "$(rows two_sys.back.tl)" "$(rows two_sys.tl)"
+if command -v protoc >/dev/null; then
+	protoc --decode=perfetto.protos.Trace --proto_path="$here/../protos" "$here/../protos/trace.proto" \
+		<two_sys.pftrace >two_sys.txt 2>/dev/null
+	eq "two systrace files on one thread: no B, E or I print left" "$(grep -c 'buf: "[BEI]|' two_sys.txt)" 0
+	# threads 100 and 101 (which prints B|100), in each of the two files
+	eq "two systrace files on one thread: a track per file and thread" \
+		"$(awk '/^  track_descriptor/ { d = 1 } d && /parent_uuid/ { n++ } /^  }/ { d = 0 } END { print n + 0 }' two_sys.txt)" 4
+	"$tm" cat a.systrace merged.pftrace | protoc --decode=perfetto.protos.Trace --proto_path="$here/../protos" \
+		"$here/../protos/trace.proto" >one_sys.txt 2>/dev/null
+	eq "one systrace file: B, E and I stay prints" "$(grep -c 'buf: "[BEI]|' one_sys.txt)" 7
+else
+	skip "two systrace files on one thread: the encoding" "no protoc"
+fi
 exit $T_FAILED
