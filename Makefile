@@ -3,14 +3,16 @@
 #   make deps    install missing Debian packages (apt-get, as root)
 #   make         build ./tracemount
 #   make check   build, then run every test, also under ASan + UBSan, and
-#                the units and the concurrent readers under ThreadSanitizer
+#                the units and the concurrent readers under ThreadSanitizer;
+#                with the interop comparison when the shared folder's
+#                reference (../shared/reference) is there and starts
 #   make demo    mount the bundled demo archive, show it, unmount
 #   make fuzz    build the libFuzzer targets (clang) and run each briefly
 #   make bench   benchmarks (not tests): throughput and peak RSS
 #   make interop TRACE_PROCESSOR_SHELL=/path
 #                compare, table by table, Perfetto's trace processor's import
 #                of each fixture archive with its import of our merged.pftrace
-#                and with timeline.tsv (make check runs it too when set)
+#                and with timeline.tsv (make check runs it too)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
@@ -151,12 +153,26 @@ fuzz-deps:
 # The reference binary for the interop comparison (never built here).
 TRACE_PROCESSOR_SHELL ?=
 export TRACE_PROCESSOR_SHELL
+# Without TRACE_PROCESSOR_SHELL, make check takes the reference of the
+# shared folder beside the repository (a gzip'd trace_processor_shell),
+# unpacked outside the repository with the Debian libraries it links, so
+# that CI compares too (tests/tools/reference.sh; skipped, and said so,
+# where it is missing or does not start).
+REFERENCE_GZ ?= $(abspath ../shared/reference/trace_processor_shell.gz)
+REFERENCE_DIR ?= $(or $(TMPDIR),/tmp)/tracemount-reference-$(shell id -u)
+REF_PKGS := libprotobuf32 libre2-9 libzstd1 libexpat1
 
 check: deps
 	$(MAKE) --no-print-directory bins tracemount
 	$(MAKE) --no-print-directory SAN=1 bins
 	$(MAKE) --no-print-directory SAN=thread bins
-	tests/run.sh build/rel build/san build/tsan
+	@tp="$(TRACE_PROCESSOR_SHELL)"; \
+	if [ -z "$$tp" ] && [ -f "$(REFERENCE_GZ)" ]; then \
+		$(MAKE) --no-print-directory deps DEB_PKGS="$(REF_PKGS)" >&2 || true; \
+		tp=$$(tests/tools/reference.sh "$(REFERENCE_GZ)" "$(REFERENCE_DIR)"); \
+	fi; \
+	echo "TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan"; \
+	TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan
 
 demo: deps
 	$(MAKE) --no-print-directory tracemount
