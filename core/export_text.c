@@ -676,6 +676,35 @@ static void print_track_event(exp_text *t, const tm_mobserved *o)
 	write_track_event(t, file, row, o->ts, &te);
 }
 
+/* Did the line make its own thread, of no known process? (The reference
+ * makes the thread of every line it reads.) */
+static int made_own_thread(const tm_mobserved *o)
+{
+	for (size_t i = 0; i < o->n_made; i++) {
+		const tm_mthread *th = tm_model_thread(o->model, (size_t)o->made[i]);
+		if (th->tid == o->line->pid && th->upid < 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A line that made its own thread: the thread is made here, at the
+ * line's place and before what the line's event makes (a sched_switch
+ * read from a proto makes its next thread first, the text line its own),
+ * by a legacy generic ftrace event of the line's name, which the
+ * reference reads into its raw ftrace_event table only (GetOrCreateThread
+ * of its pid). Threads of a known process come by made_threads. */
+static void line_thread(exp_text *t, const tm_mobserved *o)
+{
+	const systrace_event *l = o->line;
+	tm_buf *b = &t->line;
+	b->len = 0;
+	ev_pos at = ftrace_event(b, o->ts, (uint32_t)l->pid, F_FtraceEvent_generic);
+	put_str(b, F_GenericFtraceEvent_event_name, l->event_name);
+	ftrace_event_end(b, at);
+	bundle_put(t, o->head->file_id, o->head->machine_row, l->cpu, b->data, b->len);
+}
+
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
 	const systrace_event *l = o->line;
@@ -685,6 +714,8 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	}
 	/* a print with a bad payload is written too: the reference counts the
 	 * same parse failure when it reads it back */
+	if (made_own_thread(o))
+		line_thread(t, o);
 	if (o->dropped && !systrace_is_print_event(l->event_name, strlen(l->event_name)))
 		return;
 	const void *bytes = o->prepare;
@@ -699,8 +730,63 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 }
 #undef EV_IS
 
+/* A thread of a known process as a ProcessTree entry: the reference's
+ * UpdateThread(tid, tgid). */
+static void tree_thread(Perfetto__Protos__ProcessTree__Thread *x, const tm_model *m, const tm_mthread *th)
+{
+	Perfetto__Protos__ProcessTree__Thread init = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
+	*x = init;
+	x->has_tid = x->has_tgid = 1;
+	x->tid = tm_model_id32(m, th->tid);
+	x->tgid = tm_model_id32(m, tm_model_process(m, (size_t)th->upid)->pid);
+}
+
+/* The threads a JSON event or systrace line made or gave a process, at
+ * its place in the order. The reference's parsers call UpdateThread for
+ * every JSON event and every line, also one that leaves no other trace (a
+ * metadata event at ts 0, a line of an event it keeps no row of, the tgid
+ * of a line), and the row ids it gives threads and processes in that
+ * order (utid, upid) are what args such as legacy_event.passthrough_utid
+ * hold. In merged.pftrace a thread would come only with its first event
+ * on a thread track, and its process at the end. So each such thread of
+ * a known process is made here by a ProcessTree entry (tid, tgid: the
+ * same UpdateThread), before the record's own event, at the record's
+ * time; a thread of no known process is left to its events (an entry
+ * would give it process 0). */
+static void write_made(exp_text *t, const tm_mobserved *o, Perfetto__Protos__ProcessTree *pt)
+{
+	flush_bundle(t);
+	write_packet(t, o->head->file_id, o->head->machine_row, o->ts, F_TracePacket_process_tree,
+		     (body){&pt->base, NULL, NULL});
+	pt->n_threads = 0;
+}
+
+static void made_threads(exp_text *t, const tm_mobserved *o)
+{
+	const tm_model *m = o->model;
+	enum { BATCH = 8 };
+	Perfetto__Protos__ProcessTree__Thread ths[BATCH], *thp[BATCH];
+	Perfetto__Protos__ProcessTree pt = PERFETTO__PROTOS__PROCESS_TREE__INIT;
+	pt.threads = thp;
+	for (size_t i = 0; i < o->n_made; i++) {
+		const tm_mthread *th = tm_model_thread(m, (size_t)o->made[i]);
+		int seen = 0; /* made and then given a process: one entry */
+		for (size_t k = i + 1; k < o->n_made && !seen; k++)
+			seen = o->made[k] == o->made[i];
+		if (seen || th->tid == 0 || th->upid < 0)
+			continue;
+		tree_thread(&ths[pt.n_threads], m, th);
+		thp[pt.n_threads] = &ths[pt.n_threads];
+		if (++pt.n_threads == BATCH)
+			write_made(t, o, &pt);
+	}
+	if (pt.n_threads)
+		write_made(t, o, &pt);
+}
+
 void exp_text_observed(exp_text *t, const tm_mobserved *o)
 {
+	made_threads(t, o);
 	if (o->json)
 		json_event(t, o);
 	else if (o->line)
@@ -828,12 +914,8 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			const tm_mthread *th = tm_model_thread(m, t_ix[k]);
 			if (th->tid == 0 || th->upid < 0 || th->name_prio >= 2 || !thread_live(&latest, m, th))
 				continue;
-			Perfetto__Protos__ProcessTree__Thread init = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
 			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
-			*x = init;
-			x->has_tid = x->has_tgid = 1;
-			x->tid = tm_model_id32(m, th->tid);
-			x->tgid = tm_model_id32(m, tm_model_process(m, (size_t)th->upid)->pid);
+			tree_thread(x, m, th);
 			if (th->name)
 				x->name = (char *)th->name;
 			thp[pt.n_threads++] = x;

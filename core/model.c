@@ -250,6 +250,7 @@ static void apply(tm_model *m, int64_t ts, const void *rec, uint32_t len, const 
 	size_t n = len - sizeof h;
 	m->cur_ts = ts;
 	m->cur_seq++;
+	m->n_made = 0;
 	m->cur_cpu = h.kind == TM_MREC_SYSTRACE ? h.cpu : -1;
 	switch (h.kind) {
 	case TM_MREC_JSON:
@@ -385,6 +386,7 @@ void tm_model_free(tm_model *m)
 	free(m->mach);
 	free(m->mach_of_row);
 	free(m->threads);
+	free(m->made);
 	free(m->procs);
 	for (size_t i = 0; i < m->n_stats; i++)
 		free(m->stat_names[i]);

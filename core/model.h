@@ -255,6 +255,11 @@ typedef struct tm_mobserved {
 	uint32_t track;
 	int spilled;
 	int dropped;            /* the reference made no row of it */
+	/* the threads the record made or gave a process (the reference's
+	 * UpdateThread of every JSON event and systrace line), in that
+	 * order, a utid more than once where both happened */
+	const int64_t *made;
+	size_t n_made;
 	systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args, for lookups */
 	/* TM_MREC_SYSTRACE: what the sink's prepare_line made of the line,
 	 * when it was asked (`prepared`): n_prepare bytes at prepare */

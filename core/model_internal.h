@@ -182,6 +182,10 @@ struct tm_model {
 	size_t cap_mach_of_row;
 	m_thread *threads;           /* by utid, all machines */
 	size_t n_threads, cap_threads;
+	/* the threads the record being applied made or gave a process, in
+	 * that order (tm_mobserved.made) */
+	int64_t *made;
+	size_t n_made, cap_made;
 	m_process *procs;            /* by upid, all machines */
 	size_t n_procs, cap_procs;
 	m_track *tracks;
@@ -209,6 +213,9 @@ void m_stat(tm_model *m, const char *name, int64_t add);
 
 /* Machines and threads (core/model_proc.c) */
 m_mach *m_machine(tm_model *m, uint32_t row);
+/* Log that thread utid was made, or given a process, by the record being
+ * applied (tm_model.made). */
+void m_made(tm_model *m, int64_t utid);
 int64_t m_get_or_create_thread(tm_model *m, m_mach *mc, int64_t tid);
 int64_t m_get_thread_or_null(tm_model *m, m_mach *mc, int64_t tid);
 int64_t m_update_thread(tm_model *m, m_mach *mc, int64_t tid, int64_t pid);

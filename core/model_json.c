@@ -221,7 +221,7 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 	j.has_flow_id = flow_id(&e->id, &j.flow_id);
 	j.has_bind_id = flow_id(&e->bind_id, &j.bind_id);
 	tm_mobserved ob = {.model = m, .head = h, .ts = ts, .json = &j, .track = track, .spilled = spilled,
-			   .dropped = dropped};
+			   .dropped = dropped, .made = m->made, .n_made = m->n_made};
 	m->sink.observed(m->sink.ctx, &ob);
 }
 

@@ -18,6 +18,7 @@ static int64_t new_thread_row(tm_model *m, uint32_t row, int64_t tid)
 	t->pub.machine_row = row;
 	t->pub.start_ts = t->pub.end_ts = -1;
 	t->pub.name_ts = t->pub.name_cpu = -1;
+	m_made(m, (int64_t)m->n_threads);
 	return (int64_t)m->n_threads++;
 }
 
@@ -151,8 +152,16 @@ int64_t m_get_or_create_thread(tm_model *m, m_mach *mc, int64_t tid)
 	return utid >= 0 ? utid : m_start_new_thread(m, mc, -1, tid);
 }
 
+void m_made(tm_model *m, int64_t utid)
+{
+	TM_GROW(m->made, m->cap_made, m->n_made + 1);
+	m->made[m->n_made++] = utid;
+}
+
 static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
 {
+	if (m->threads[utid].pub.upid != upid)
+		m_made(m, utid);
 	m->threads[utid].pub.upid = upid;
 	m->threads[utid].pub.is_main = is_main;
 }

@@ -1678,6 +1678,12 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		return;
 	}
 	int64_t pid = (uint32_t)ev->pid;
+	if (ev->event_case == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC) {
+		/* ParseLegacyGenericFtrace: only a raw row, of its pid's thread,
+		 * also before every CPU's data is valid */
+		m_get_or_create_thread(m, mc, pid);
+		return;
+	}
 	/* before every CPU's data is valid: the raw table only */
 	Perfetto__Protos__FtraceEvent__EventCase which =
 		ts < soft_drop_before(p) ? PERFETTO__PROTOS__FTRACE_EVENT__EVENT__NOT_SET : ev->event_case;

@@ -803,6 +803,8 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		ob.ts = ts;
 		ob.line = &l;
 		ob.dropped = !acted;
+		ob.made = m->made;
+		ob.n_made = m->n_made;
 		ob.line_args = &sa;
 		m->sink.observed(m->sink.ctx, &ob);
 	}

@@ -44,7 +44,7 @@ if [ -z "$tp" ] || [ ! -x "$tp" ]; then
 fi
 scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1; }
 
-tables="slice instant thread process counter sched thread_state flow args stats"
+tables="slice instant thread thread_ids process process_ids counter sched thread_state flow args stats"
 # compared with tracemount's text views instead of merged.pftrace's import
 tsv_tables="tsv_slice tsv_thread tsv_process"
 differences=$here/differences

@@ -42,6 +42,17 @@ FROM thread;
 SELECT 'process' || char(9) || tm_machine(machine_id) || char(9) || pid || char(9) || tm_s(name) AS row
 FROM process;
 
+-- The row ids the reference gives threads and processes, in the order it
+-- makes them (issue 33): args such as legacy_event.passthrough_utid hold
+-- them, so merged.pftrace must make its threads and processes in the
+-- archive's order. A thread with its process's pid (\N for none).
+SELECT 'thread_ids' || char(9) || tm_machine(machine_id) || char(9) || utid || char(9) || tid || char(9) ||
+       ifnull((SELECT p.pid FROM process p WHERE p.upid = thread.upid), '\N') AS row
+FROM thread;
+
+SELECT 'process_ids' || char(9) || tm_machine(machine_id) || char(9) || upid || char(9) || pid AS row
+FROM process;
+
 SELECT 'counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_s(t.name) || char(9) || c.ts ||
        char(9) || printf('%.17g', c.value) AS row
 FROM counter c JOIN track t ON t.id = c.track_id;
