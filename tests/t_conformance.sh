@@ -39,10 +39,14 @@ scenario_init || fail encode_fixtures "protoc failed"
 # instant or counter sample, "kind name ts machine", sorted. A complete
 # slice is its begin and end; end names are left out (a re-import does
 # not name ends).
+# The placements of a trace, but its ProcessTree packets: merged.pftrace
+# adds one wherever a JSON or systrace file makes a thread, at that time
+# (core/export_text.c, made_threads); trees() lists those, and every one
+# of the archive's must be in merged.pftrace too.
 placements() {
 	[ -s "$1" ] || return 0 # an empty merge exports an empty trace
 	"$BUILD/tools/tm_events" "$1" | sed -E 's/:(-?[0-9]{16,})([,}])/:"\1"\2/g' | jq -r '
-		select(.kind) |
+		select(.kind and (.kind != "packet" or .name != "process_tree")) |
 		if .kind == "slice" then
 			"begin \(.name) \(.ts) \(.machine)",
 			"end - \((.ts|tonumber) + .dur) \(.machine)"
@@ -50,6 +54,11 @@ placements() {
 		elif .kind == "async_begin" then "begin \(.name) \(.ts) \(.machine)"
 		elif .kind == "counter" then "counter \(.value) \(.ts) \(.machine)"
 		else "\(.kind) \(.name) \(.ts) \(.machine)" end' | sort
+}
+trees() {
+	[ -s "$1" ] || return 0
+	"$BUILD/tools/tm_events" "$1" | sed -E 's/:(-?[0-9]{16,})([,}])/:"\1"\2/g' |
+		jq -r 'select(.kind == "packet" and .name == "process_tree") | "\(.ts) \(.machine)"' | sort
 }
 
 for dir in "$here"/conformance/*/; do
@@ -101,6 +110,8 @@ for dir in "$here"/conformance/*/; do
 		want=$(placements "$a")
 		if "$TRACEMOUNT" cat "$a" merged.pftrace >"$T_TMP/merged.pftrace" 2>"$T_TMP/err"; then
 			eq "$sc: merged.pftrace places the same events" "$(placements "$T_TMP/merged.pftrace")" "$want"
+			eq "$sc: merged.pftrace keeps the archive's process trees" \
+				"$(comm -23 <(trees "$a") <(trees "$T_TMP/merged.pftrace"))" ""
 		else
 			fail "$sc: merged.pftrace" "$(cat "$T_TMP/err")"
 		fi
