@@ -631,6 +631,54 @@ size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const sy
 		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_state : F_CpuIdleFtraceEvent_state, (uint32_t)state);
 		put_uint(b, freq ? F_CpuFrequencyFtraceEvent_cpu_id : F_CpuIdleFtraceEvent_cpu_id,
 			 (uint32_t)arg_i(a, "cpu_id"));
+	} else if (EV_IS("cpu_frequency_limits")) {
+		/* the text import pushes each limit it can read, the proto one
+		 * both (an absent one as 0): written when both are whole */
+		char v[64];
+		uint32_t cpu, mx, mn;
+		if (!(systrace_args_get(a, "cpu_id", v, sizeof v) && systrace_to_u32(v, &cpu)) ||
+		    !((systrace_args_get(a, "max", v, sizeof v) || systrace_args_get(a, "max_freq", v, sizeof v)) &&
+		      systrace_to_u32(v, &mx)) ||
+		    !((systrace_args_get(a, "min", v, sizeof v) || systrace_args_get(a, "min_freq", v, sizeof v)) &&
+		      systrace_to_u32(v, &mn)))
+			return 0;
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_cpu_frequency_limits);
+		put_uint(b, F_CpuFrequencyLimitsFtraceEvent_min_freq, mn);
+		put_uint(b, F_CpuFrequencyLimitsFtraceEvent_max_freq, mx);
+		put_uint(b, F_CpuFrequencyLimitsFtraceEvent_cpu_id, cpu);
+	} else if (EV_IS("clock_set_rate") || EV_IS("clock_enable") || EV_IS("clock_disable")) {
+		/* the three messages share their fields' numbers */
+		_Static_assert(F_ClockSetRateFtraceEvent_name == F_ClockEnableFtraceEvent_name &&
+				       F_ClockSetRateFtraceEvent_state == F_ClockDisableFtraceEvent_state &&
+				       F_ClockEnableFtraceEvent_state == F_ClockSetRateFtraceEvent_state,
+			       "clock events share their field numbers");
+		char v[64];
+		uint32_t state;
+		if (!systrace_args_get(a, "state", v, sizeof v) || !systrace_to_u32(v, &state))
+			return 0;
+		at = ftrace_event(b, ts, pid, ev[6] == 's' ? F_FtraceEvent_clock_set_rate
+					     : ev[6] == 'e' ? F_FtraceEvent_clock_enable
+							    : F_FtraceEvent_clock_disable);
+		arg_str(b, F_ClockSetRateFtraceEvent_name, a, "name");
+		put_uint(b, F_ClockSetRateFtraceEvent_state, state);
+	} else if (EV_IS("thermal_temperature")) {
+		char v[64];
+		int32_t temp;
+		if (!systrace_args_get(a, "temp", v, sizeof v) || !systrace_to_i32(v, &temp))
+			return 0;
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_thermal_temperature);
+		put_int32(b, F_ThermalTemperatureFtraceEvent_temp, temp);
+		arg_str(b, F_ThermalTemperatureFtraceEvent_thermal_zone, a, "thermal_zone");
+	} else if (EV_IS("cdev_update")) {
+		/* a double in the text, an integer in the proto: whole ones */
+		char v[64];
+		double target;
+		if (!systrace_args_get(a, "target", v, sizeof v) || !systrace_to_double(v, &target) || target < 0 ||
+		    target > 9007199254740992.0 || target != (double)(uint64_t)target)
+			return 0;
+		at = ftrace_event(b, ts, pid, F_FtraceEvent_cdev_update);
+		put_uint(b, F_CdevUpdateFtraceEvent_target, (uint64_t)target);
+		arg_str(b, F_CdevUpdateFtraceEvent_type, a, "type");
 	} else {
 		return 0;
 	}

@@ -213,6 +213,19 @@ void m_stat(tm_model *m, const char *name, int64_t add);
 
 /* Machines and threads (core/model_proc.c) */
 m_mach *m_machine(tm_model *m, uint32_t row);
+/* Kernel counters, read from a text line or a proto ftrace event alike: on
+ * cpu's track named `name`; kCpuMax/MinFrequencyLimitBlueprint's ("Cpu N
+ * Max Freq Limit"); on the global track "<key><suffix>", the suffix of
+ * kClockFrequencyBlueprint, kClockStateBlueprint,
+ * kThermalTemperatureBlueprint or kCoolingDeviceCounterBlueprint. */
+#define M_CLOCK_FREQUENCY " Frequency"
+#define M_CLOCK_STATE " State"
+#define M_THERMAL_TEMPERATURE " Temperature"
+#define M_COOLING_DEVICE " Cooling Device"
+void m_counter_cpu(tm_model *m, m_ctx *c, const char *name, uint32_t cpu, int64_t ts, double v, uint32_t file);
+void m_cpu_freq_limit(tm_model *m, m_ctx *c, int max, uint32_t cpu, int64_t ts, double v, uint32_t file);
+void m_counter_keyed(tm_model *m, m_ctx *c, const char *key, const char *suffix, int64_t ts, double v, uint32_t file);
+
 /* Log that thread utid was made, or given a process, by the record being
  * applied (tm_model.made). */
 void m_made(tm_model *m, int64_t utid);

@@ -1611,12 +1611,6 @@ static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, co
 
 /* ---- ftrace (FtraceParser) --------------------------------------------------------- */
 
-static void counter_cpu(tm_model *m, m_ctx *c, const char *name, uint32_t cpu, int64_t ts, double v, uint32_t file)
-{
-	uint32_t t = m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, cpu, str_id(m, name));
-	m_counter(m, t, ts, v, file);
-}
-
 /* ParseTaskNewTask */
 static void task_newtask(tm_model *m, m_mach *mc, int64_t ts, int64_t source_tid,
 			 const Perfetto__Protos__TaskNewtaskFtraceEvent *t)
@@ -1706,10 +1700,38 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		m_end_thread(m, mc, ts, (uint32_t)ev->sched_process_free->pid);
 		break;
 	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY:
-		counter_cpu(m, c, "cpufreq", ev->cpu_frequency->cpu_id, ts, ev->cpu_frequency->state, file);
+		m_counter_cpu(m, c, "cpufreq", ev->cpu_frequency->cpu_id, ts, ev->cpu_frequency->state, file);
 		break;
 	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_IDLE:
-		counter_cpu(m, c, "cpuidle", ev->cpu_idle->cpu_id, ts, ev->cpu_idle->state, file);
+		m_counter_cpu(m, c, "cpuidle", ev->cpu_idle->cpu_id, ts, ev->cpu_idle->state, file);
+		break;
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CPU_FREQUENCY_LIMITS: {
+		/* ParseCpuFrequencyLimits: both, absent ones as 0 */
+		const Perfetto__Protos__CpuFrequencyLimitsFtraceEvent *fl = ev->cpu_frequency_limits;
+		m_cpu_freq_limit(m, c, 1, fl->cpu_id, ts, fl->max_freq, file);
+		m_cpu_freq_limit(m, c, 0, fl->cpu_id, ts, fl->min_freq, file);
+		break;
+	}
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CLOCK_SET_RATE:
+		m_counter_keyed(m, c, ev->clock_set_rate->name ? ev->clock_set_rate->name : "", M_CLOCK_FREQUENCY, ts,
+				(double)ev->clock_set_rate->state, file);
+		break;
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CLOCK_ENABLE:
+		m_counter_keyed(m, c, ev->clock_enable->name ? ev->clock_enable->name : "", M_CLOCK_STATE, ts,
+				(double)ev->clock_enable->state, file);
+		break;
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CLOCK_DISABLE:
+		m_counter_keyed(m, c, ev->clock_disable->name ? ev->clock_disable->name : "", M_CLOCK_STATE, ts,
+				(double)ev->clock_disable->state, file);
+		break;
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_THERMAL_TEMPERATURE: {
+		const Perfetto__Protos__ThermalTemperatureFtraceEvent *th = ev->thermal_temperature;
+		m_counter_keyed(m, c, th->thermal_zone ? th->thermal_zone : "", M_THERMAL_TEMPERATURE, ts, th->temp, file);
+		break;
+	}
+	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_CDEV_UPDATE:
+		m_counter_keyed(m, c, ev->cdev_update->type ? ev->cdev_update->type : "", M_COOLING_DEVICE, ts,
+				(double)ev->cdev_update->target, file);
 		break;
 	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT: {
 		const char *buf = ev->print->buf ? ev->print->buf : "";

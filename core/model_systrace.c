@@ -11,53 +11,6 @@
 
 #include "systrace.h"
 
-/* base::StringToUInt32 / StringToInt32 / StringToDouble: the whole string,
- * not empty. */
-static int to_u32(const char *s, uint32_t *out)
-{
-	int64_t d = systrace_few_digits(s);
-	if (d >= 0) {
-		*out = (uint32_t)d;
-		return 1;
-	}
-	if (!*s)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno || v > UINT32_MAX)
-		return 0;
-	*out = (uint32_t)v;
-	return 1;
-}
-
-static int to_i32(const char *s, int32_t *out)
-{
-	int64_t d = systrace_few_digits(s);
-	if (d >= 0) {
-		*out = (int32_t)d;
-		return 1;
-	}
-	if (!*s)
-		return 0;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*end || errno || v < INT32_MIN || v > INT32_MAX)
-		return 0;
-	*out = (int32_t)v;
-	return 1;
-}
-
-static int to_double(const char *s, double *out)
-{
-	if (!*s)
-		return 0;
-	char *end;
-	*out = strtod(s, &end);
-	return *end == '\0';
-}
-
 static int arg(systrace_args *args, const char *key, char *out, size_t n)
 {
 	if (!systrace_args_get(args, key, out, n)) {
@@ -382,7 +335,7 @@ uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_
 				tok[nt++] = p;
 			uint32_t killed;
 			int32_t adj;
-			if (nt >= 4 && to_u32(tok[1], &killed) && to_i32(tok[3], &adj)) {
+			if (nt >= 4 && systrace_to_u32(tok[1], &killed) && systrace_to_i32(tok[3], &adj)) {
 				int64_t kupid = m_get_or_create_process(m, mc, killed);
 				uint32_t ct = m_named_track(m, c, TM_MT_PROCESS_COUNTER, TM_SCOPE_PROCESS, -1, kupid, -1,
 							    m_intern(&m->str, "oom_score_adj", 13));
@@ -663,11 +616,27 @@ static void kernel_row(tm_model *m, const tm_mrec_head *h, int64_t ts, const sys
 	m->sink.kernel(m->sink.ctx, &k);
 }
 
-static void counter_cpu(tm_model *m, m_ctx *c, const char *track_name, uint32_t cpu, int64_t ts, double v,
-			uint32_t file)
+void m_counter_cpu(tm_model *m, m_ctx *c, const char *name, uint32_t cpu, int64_t ts, double v, uint32_t file)
 {
-	uint32_t t = m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, cpu,
-				   m_intern(&m->str, track_name, strlen(track_name)));
+	uint32_t t = m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, cpu, m_intern(&m->str, name, strlen(name)));
+	m_counter(m, t, ts, v, file);
+}
+
+void m_cpu_freq_limit(tm_model *m, m_ctx *c, int max, uint32_t cpu, int64_t ts, double v, uint32_t file)
+{
+	char name[64];
+	snprintf(name, sizeof name, "Cpu %u %s Freq Limit", cpu, max ? "Max" : "Min");
+	m_counter_cpu(m, c, name, cpu, ts, v, file);
+}
+
+void m_counter_keyed(tm_model *m, m_ctx *c, const char *key, const char *suffix, int64_t ts, double v, uint32_t file)
+{
+	tm_buf *n = &m->scratch;
+	n->len = 0;
+	tm_buf_puts(n, key);
+	tm_buf_puts(n, suffix);
+	uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1,
+				   m_intern(&m->str, n->data, n->len));
 	m_counter(m, t, ts, v, file);
 }
 
@@ -706,7 +675,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		arg(a, "next_prio", v5, sizeof v5);
 		arg(a, "prev_comm", v6, sizeof v6);
 		arg(a, "next_comm", v7, sizeof v7);
-		if (to_u32(v2, &prev_pid) && to_i32(v3, &prev_prio) && to_u32(v4, &next_pid) && to_i32(v5, &next_prio))
+		if (systrace_to_u32(v2, &prev_pid) && systrace_to_i32(v3, &prev_prio) && systrace_to_u32(v4, &next_pid) && systrace_to_i32(v5, &next_prio))
 			m_sched_switch(m, c, l.cpu, ts, prev_pid, v6, prev_prio, state, next_pid, v7, next_prio, file);
 		else
 			acted = 0; /* "Could not parse sched_switch": no row */
@@ -719,7 +688,7 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		arg(a, "comm", v1, sizeof v1);
 		uint32_t wakee;
 		arg(a, "pid", v2, sizeof v2);
-		if (to_u32(v2, &wakee)) {
+		if (systrace_to_u32(v2, &wakee)) {
 			int64_t w = m_get_or_create_thread(m, mc, wakee);
 			m_update_thread_name(m, w, m_intern(&m->str, v1, strlen(v1)), TP_FTRACE);
 		} else {
@@ -730,38 +699,31 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		double st;
 		arg(a, "cpu_id", v1, sizeof v1);
 		arg(a, "state", v2, sizeof v2);
-		if (to_u32(v1, &cpu) && to_double(v2, &st))
-			counter_cpu(m, c, ev[4] == 'f' ? "cpufreq" : "cpuidle", cpu, ts, st, file);
+		if (systrace_to_u32(v1, &cpu) && systrace_to_double(v2, &st))
+			m_counter_cpu(m, c, ev[4] == 'f' ? "cpufreq" : "cpuidle", cpu, ts, st, file);
 		else
 			acted = 0;
 	} else if (EV_IS("cpu_frequency_limits")) {
 		uint32_t cpu;
 		double mx, mn;
 		arg(a, "cpu_id", v1, sizeof v1);
-		if (to_u32(v1, &cpu)) {
-			int has_max = arg(a, "max", v2, sizeof v2) ? to_double(v2, &mx)
-								   : (arg(a, "max_freq", v2, sizeof v2), to_double(v2, &mx));
-			int has_min = arg(a, "min", v3, sizeof v3) ? to_double(v3, &mn)
-								   : (arg(a, "min_freq", v3, sizeof v3), to_double(v3, &mn));
+		if (systrace_to_u32(v1, &cpu)) {
+			int has_max = arg(a, "max", v2, sizeof v2) ? systrace_to_double(v2, &mx)
+								   : (arg(a, "max_freq", v2, sizeof v2), systrace_to_double(v2, &mx));
+			int has_min = arg(a, "min", v3, sizeof v3) ? systrace_to_double(v3, &mn)
+								   : (arg(a, "min_freq", v3, sizeof v3), systrace_to_double(v3, &mn));
 			if (has_max)
-				counter_cpu(m, c, "cpu.max_freq", cpu, ts, mx, file);
+				m_cpu_freq_limit(m, c, 1, cpu, ts, mx, file);
 			if (has_min)
-				counter_cpu(m, c, "cpu.min_freq", cpu, ts, mn, file);
+				m_cpu_freq_limit(m, c, 0, cpu, ts, mn, file);
 		}
 	} else if (EV_IS("clock_set_rate") || EV_IS("clock_enable") ||
 		   EV_IS("clock_disable")) {
 		uint32_t rate;
 		arg(a, "state", v1, sizeof v1);
 		arg(a, "name", v2, sizeof v2);
-		if (to_u32(v1, &rate)) {
-			tm_buf *n = &m->scratch;
-			n->len = 0;
-			tm_buf_puts(n, v2);
-			tm_buf_puts(n, ev[6] == 's' ? " Frequency" : " State");
-			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1,
-						   m_intern(&m->str, n->data, n->len));
-			m_counter(m, t, ts, rate, file);
-		}
+		if (systrace_to_u32(v1, &rate))
+			m_counter_keyed(m, c, v2, ev[6] == 's' ? M_CLOCK_FREQUENCY : M_CLOCK_STATE, ts, rate, file);
 	} else if (EV_IS("workqueue_execute_start")) {
 		const char *f = strstr(l.args, "function ");
 		if (f) {
@@ -779,16 +741,9 @@ void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char
 		arg(a, t_ ? "temp" : "target", v2, sizeof v2);
 		int32_t ti;
 		double dv;
-		int ok = t_ ? to_i32(v2, &ti) : to_double(v2, &dv);
-		if (ok) {
-			tm_buf *n = &m->scratch;
-			n->len = 0;
-			tm_buf_puts(n, v1);
-			tm_buf_puts(n, t_ ? " Temperature" : " Cooling Device");
-			uint32_t t = m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1,
-						   m_intern(&m->str, n->data, n->len));
-			m_counter(m, t, ts, t_ ? ti : dv, file);
-		}
+		int ok = t_ ? systrace_to_i32(v2, &ti) : systrace_to_double(v2, &dv);
+		if (ok)
+			m_counter_keyed(m, c, v1, t_ ? M_THERMAL_TEMPERATURE : M_COOLING_DEVICE, ts, t_ ? ti : dv, file);
 	} else if ((evn >= 7 && memcmp(ev, "binder_", 7) == 0) || EV_IS("sched_blocked_reason") ||
 		   EV_IS("rss_stat")) {
 		/* kept by the reference in tables the model does not rebuild */

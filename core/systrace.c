@@ -937,3 +937,50 @@ int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, s
 	}
 	return tm_err(err, TM_EIO, "a file read ahead left no outcome");
 }
+
+/* ---- argument values ------------------------------------------------------ */
+
+int systrace_to_u32(const char *s, uint32_t *out)
+{
+	int64_t d = systrace_few_digits(s);
+	if (d >= 0) {
+		*out = (uint32_t)d;
+		return 1;
+	}
+	if (!*s)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno || v > UINT32_MAX)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+int systrace_to_i32(const char *s, int32_t *out)
+{
+	int64_t d = systrace_few_digits(s);
+	if (d >= 0) {
+		*out = (int32_t)d;
+		return 1;
+	}
+	if (!*s)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno || v < INT32_MIN || v > INT32_MAX)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
+}
+
+int systrace_to_double(const char *s, double *out)
+{
+	if (!*s)
+		return 0;
+	char *end;
+	*out = strtod(s, &end);
+	return *end == '\0';
+}

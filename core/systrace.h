@@ -172,4 +172,11 @@ static inline int systrace_args_get(systrace_args *a, const char *key, char *out
 	return systrace_args_get_n(a, key, strlen(key), out, n);
 }
 
+/* An argument's value as the reference's base::StringToUInt32,
+ * StringToInt32 and StringToDouble read it: the whole string, not empty;
+ * 1 and *out set, or 0. */
+int systrace_to_u32(const char *s, uint32_t *out);
+int systrace_to_i32(const char *s, int32_t *out);
+int systrace_to_double(const char *s, double *out);
+
 #endif

@@ -461,6 +461,11 @@ if command -v protoc >/dev/null; then
 		# (two systrace files on one machine: B and E go as TrackEvents,
 		# a counter stays a print)
 		echo "  bar-13    (   13) [001] ...1  100.000008: tracing_mark_write: C|13|queue depth|5"
+		echo "  <idle>-0     (-----) [001] d..2  100.000009: cpu_frequency_limits: min_freq=300000 max_freq=1800000 cpu_id=1"
+		echo "  <idle>-0     (-----) [000] d..2  100.000010: clock_set_rate: mmc0 state=50000000 cpu_id=0"
+		echo "  <idle>-0     (-----) [000] d..2  100.000011: clock_disable: mmc0 state=0 cpu_id=0"
+		echo "  foo-12    (-----) [000] d..2  100.000012: thermal_temperature: thermal_zone=cpu-0 id=0 temp_prev=-5 temp=-7"
+		echo "  foo-12    (-----) [000] d..2  100.000013: cdev_update: type=thermal-cpufreq-0 target=2"
 	} >wire/edge.systrace
 	(cd wire && zip -q -X ../wire.zip c.json node_trace.json sched_switch.systrace edge.systrace)
 	"$tm" cat -o noindex wire.zip merged.pftrace >wire.pb
@@ -468,7 +473,8 @@ if command -v protoc >/dev/null; then
 	protoc --decode=perfetto.protos.Trace --proto_path="$P" "$P/trace.proto" <wire.pb >wire.txt
 	protoc --encode=perfetto.protos.Trace --proto_path="$P" "$P/trace.proto" <wire.txt >wire2.pb
 	ok "merged.pftrace of text inputs: protoc re-encodes the same bytes" cmp wire.pb wire2.pb
-	for e in track_event task_rename cpu_idle cpu_frequency sched_switch sched_waking print debug_annotations legacy_event; do
+	for e in track_event task_rename cpu_idle cpu_frequency sched_switch sched_waking print debug_annotations legacy_event \
+		cpu_frequency_limits clock_set_rate clock_disable thermal_temperature cdev_update process_tree generic; do
 		ok "merged.pftrace of text inputs: has $e" grep -q "$e {" wire.txt
 	done
 else
@@ -599,4 +605,16 @@ for f in threads.tsv processes.tsv; do
 	eq "creation order: $f read back in the archive's order" "$(diff "order.$f" "order.back.$f" | grep -c '^<')" 0
 done
 ok "creation order: the threads are many" test "$(wc -l <order.threads.tsv)" -gt 50
+# Kernel counters of a systrace file (cpu_frequency_limits, clock_set_rate,
+# clock_enable, clock_disable, thermal_temperature, cdev_update): the
+# reference's text import makes counters of them, on the tracks its proto
+# import gives the typed events; merged.pftrace writes those events, and
+# read back they are the same counters, named as the reference names them.
+cp "$here/interop/captures/kernel_counters/power.systrace" .
+"$tm" cat power.systrace merged.pftrace >power.pftrace
+counters() { "$tm" cat "$1" timeline.tsv | awk -F '\t' '$5 == "counter" { print $1, $7, $12 }' | sort; }
+counters power.systrace >power.want
+eq "kernel counters: each line a counter" "$(wc -l <power.want)" 13
+eq "kernel counters: read back from merged.pftrace" "$(counters power.pftrace)" "$(cat power.want)"
+contains "kernel counters: the reference's names" "$(cat power.want)" "Cpu 1 Max Freq Limit"
 exit $T_FAILED
