@@ -698,7 +698,12 @@ size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const sy
 static int print_on_own_track(const exp_text *t, const tm_mobserved *o)
 {
 	uint32_t row = o->head->machine_row;
-	return o->track != UINT32_MAX && !o->dropped && row < t->x->scan->machines.n && t->x->print_files[row] >= 2;
+	if (o->track == UINT32_MAX || o->dropped || row >= t->x->scan->machines.n || t->x->print_files[row] < 2)
+		return 0;
+	/* the track's descriptor names the thread's process: a thread of
+	 * none keeps its print (a descriptor would give it process 0) */
+	const tm_mthread *th = tm_model_thread(o->model, (size_t)tm_model_track(o->model, o->track)->utid);
+	return th && th->upid >= 0;
 }
 
 static void print_track_event(exp_text *t, const tm_mobserved *o)
@@ -789,6 +794,15 @@ static void tree_thread(Perfetto__Protos__ProcessTree__Thread *x, const tm_model
 	x->tgid = tm_model_id32(m, tm_model_process(m, (size_t)th->upid)->pid);
 }
 
+/* One ProcessTree of made_threads, before the record's event. */
+static void write_made(exp_text *t, const tm_mobserved *o, Perfetto__Protos__ProcessTree *pt)
+{
+	flush_bundle(t);
+	write_packet(t, o->head->file_id, o->head->machine_row, o->ts, F_TracePacket_process_tree,
+		     (body){&pt->base, NULL, NULL});
+	pt->n_threads = 0;
+}
+
 /* The threads a JSON event or systrace line made or gave a process, at
  * its place in the order. The reference's parsers call UpdateThread for
  * every JSON event and every line, also one that leaves no other trace (a
@@ -801,14 +815,6 @@ static void tree_thread(Perfetto__Protos__ProcessTree__Thread *x, const tm_model
  * same UpdateThread), before the record's own event, at the record's
  * time; a thread of no known process is left to its events (an entry
  * would give it process 0). */
-static void write_made(exp_text *t, const tm_mobserved *o, Perfetto__Protos__ProcessTree *pt)
-{
-	flush_bundle(t);
-	write_packet(t, o->head->file_id, o->head->machine_row, o->ts, F_TracePacket_process_tree,
-		     (body){&pt->base, NULL, NULL});
-	pt->n_threads = 0;
-}
-
 static void made_threads(exp_text *t, const tm_mobserved *o)
 {
 	const tm_model *m = o->model;
