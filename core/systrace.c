@@ -940,29 +940,14 @@ int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, s
 
 /* ---- argument values ------------------------------------------------------ */
 
-int systrace_to_u32(const char *s, uint32_t *out)
+/* A whole decimal string in [lo, hi]: up to nine digits straight, else
+ * strtoll, which for these ranges accepts and refuses what strtoull
+ * (StringToUInt32's reader) does. */
+static int whole_int(const char *s, long long lo, long long hi, long long *out)
 {
 	int64_t d = systrace_few_digits(s);
 	if (d >= 0) {
-		*out = (uint32_t)d;
-		return 1;
-	}
-	if (!*s)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno || v > UINT32_MAX)
-		return 0;
-	*out = (uint32_t)v;
-	return 1;
-}
-
-int systrace_to_i32(const char *s, int32_t *out)
-{
-	int64_t d = systrace_few_digits(s);
-	if (d >= 0) {
-		*out = (int32_t)d;
+		*out = d;
 		return 1;
 	}
 	if (!*s)
@@ -970,7 +955,25 @@ int systrace_to_i32(const char *s, int32_t *out)
 	char *end;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
-	if (*end || errno || v < INT32_MIN || v > INT32_MAX)
+	if (*end || errno || v < lo || v > hi)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+int systrace_to_u32(const char *s, uint32_t *out)
+{
+	long long v;
+	if (!whole_int(s, 0, UINT32_MAX, &v))
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+int systrace_to_i32(const char *s, int32_t *out)
+{
+	long long v;
+	if (!whole_int(s, INT32_MIN, INT32_MAX, &v))
 		return 0;
 	*out = (int32_t)v;
 	return 1;
