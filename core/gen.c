@@ -161,7 +161,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	/* merged.pftrace alone needs the model only to convert JSON and
 	 * systrace events (and, at the end, the names and associations those
 	 * gave threads): without such input its records are not made */
-	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES)) || tm_merge_has_text(m);
+	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES | TM_GEN_STATS)) || tm_merge_has_text(m);
 	if (scanned) {
 		/* kept proto packets wait for the scan's results in the
 		 * exporter (or, with the machine ids known before, only the
@@ -185,6 +185,10 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	if (!model)
 		goto fail;
 	res = tm_xcalloc(1, sizeof(*res));
+	if (records) {
+		res->stats = tm_xcalloc(1, sizeof(*res->stats));
+		tm_statlist_merge(res->stats, tm_model_file_stats(model));
+	}
 	if (g.x) {
 		res->pftrace = tm_export_finish(g.x, model, err);
 		g.x = NULL;
@@ -233,5 +237,8 @@ void tm_gen_free(tm_gen *g)
 	tm_export_free(g->pftrace);
 	tm_spooled_free(g->timeline);
 	tm_tables_free(g->tables);
+	if (g->stats)
+		tm_statlist_free(g->stats);
+	free(g->stats);
 	free(g);
 }

@@ -17,6 +17,7 @@
 #include "export.h"
 #include "merge.h"
 #include "scan.h"
+#include "statlist.h"
 #include "tables.h"
 #include "timeline.h"
 #include "tm.h"
@@ -32,13 +33,21 @@ enum {
 	 * what `tracemount cat` of a top-level file shows. A machine's copy of
 	 * the bytes was a tenth of the JSON export, where the machines'
 	 * events interleave. */
-	TM_GEN_TOP = 8
+	TM_GEN_TOP = 8,
+	/* The stats the parse counts (tm_gen.stats), for metadata.json: the
+	 * model's run over every record and nothing written. Every pass that
+	 * runs the model over every record (timeline.tsv, the tables, any
+	 * pass over JSON or systrace input) makes them too. */
+	TM_GEN_STATS = 16
 };
 
 typedef struct tm_gen {
 	tm_export *pftrace;     /* merged.pftrace */
 	tm_spooled *timeline;   /* timeline.tsv */
 	tm_tables *tables;      /* machines/<dir>/{processes,threads,slices}.tsv */
+	tm_statlist *stats;     /* the stats the parse counted per file and
+				   machine (tm_model_file_stats), or NULL: the
+				   pass did not run the model over every record */
 } tm_gen;
 
 /* How far a generation pass is (for a front end's progress): reading the

@@ -36,7 +36,7 @@
 #include "tm.h"
 
 /* The layout of the file and of every section; bump it with any change. */
-#define TM_INDEX_FORMAT 1
+#define TM_INDEX_FORMAT 2
 
 /* Section kinds. Ids are never reused. */
 enum {
@@ -44,6 +44,8 @@ enum {
 	TM_INDEX_SIZES = 2, /* the sizes of the files a generation pass made
 			       (merged.pftrace, timeline.tsv, the tables;
 			       core/vtree.c) */
+	TM_INDEX_STATS = 3, /* the stats the parse counted, for metadata.json
+			       (tm_statlist_save, core/statlist.h) */
 };
 
 /* TM_INDEX_SIZES: the size of each file a generation pass made, named

@@ -203,6 +203,7 @@ void m_map_free(m_map *m)
 
 void m_stat(tm_model *m, const char *name, int64_t add)
 {
+	tm_statlist_add(&m->file_stats, m->cur_file, m->cur_row, name, -1, add);
 	for (size_t i = 0; i < m->n_stats; i++)
 		if (strcmp(m->stat_names[i], name) == 0) {
 			m->stat_vals[i] += add;
@@ -225,6 +226,11 @@ const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value)
 		return NULL;
 	*value = m->stat_vals[i];
 	return m->stat_names[i];
+}
+
+const tm_statlist *tm_model_file_stats(const tm_model *m)
+{
+	return &m->file_stats;
 }
 
 /* ---- the driver --------------------------------------------------------------- */
@@ -250,6 +256,8 @@ static void apply(tm_model *m, int64_t ts, const void *rec, uint32_t len, const 
 	size_t n = len - sizeof h;
 	m->cur_ts = ts;
 	m->cur_seq++;
+	m->cur_file = h.file_id;
+	m->cur_row = h.machine_row;
 	m->n_made = 0;
 	m->cur_cpu = h.kind == TM_MREC_SYSTRACE ? h.cpu : -1;
 	switch (h.kind) {
@@ -278,6 +286,8 @@ void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len)
 	if (len < sizeof h)
 		return;
 	memcpy(&h, rec, sizeof h);
+	m->cur_file = h.file_id;
+	m->cur_row = h.machine_row;
 	if (h.kind == TM_MREC_PROTO)
 		m_proto_side(m, &h, (const char *)rec + sizeof h, len - sizeof h);
 }
@@ -392,6 +402,7 @@ void tm_model_free(tm_model *m)
 		free(m->stat_names[i]);
 	free(m->stat_names);
 	free(m->stat_vals);
+	tm_statlist_free(&m->file_stats);
 	m_map_free(&m->json_string_ids);
 	strings_free(&m->str);
 	tm_buf_free(&m->scratch);

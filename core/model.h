@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "statlist.h"
 #include "systrace.h"
 #include "tm.h"
 
@@ -352,6 +353,9 @@ const tm_mprocess *tm_model_process(const tm_model *m, size_t upid);
  * order. */
 size_t tm_model_n_stats(const tm_model *m);
 const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value);
+/* The same counts per trace file and machine (the record's own file and
+ * machine row), as the reference keeps them. */
+const tm_statlist *tm_model_file_stats(const tm_model *m);
 
 void tm_model_free(tm_model *m);
 

@@ -194,21 +194,24 @@ struct tm_model {
 	size_t n_ctxs, cap_ctxs;
 	m_map ctx_index;             /* (file, row) -> ctx + 1 */
 	uint64_t next_slice;
-	/* stats */
+	/* stats: in total, and per trace file and machine */
 	char **stat_names;
 	int64_t *stat_vals;
 	size_t n_stats, cap_stats;
+	tm_statlist file_stats;
 	/* the JSON string-pid interning (the reference's StringPool raw ids) */
 	m_map json_string_ids;       /* hash(string) -> id */
 	int64_t next_string_pid;
 	tm_buf scratch;
 	int64_t cur_ts;              /* the record being applied */
+	uint32_t cur_file, cur_row;  /* its trace file and machine: whom m_stat counts for */
 	uint64_t cur_seq;            /* its index */
 	int64_t cur_cpu;             /* its CPU (systrace), else -1 */
 	uint64_t last_slice_id;      /* the slice the last m_slice_* call made or ended */
 	int64_t last_slice_ts;
 };
 
+/* Count a stat for the record being applied (its file and machine). */
 void m_stat(tm_model *m, const char *name, int64_t add);
 
 /* Machines and threads (core/model_proc.c) */

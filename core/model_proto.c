@@ -1738,10 +1738,10 @@ static void apply_ftrace(tm_model *m, const tm_mrec_head *h, int64_t ts, const c
 		char *text = tm_xstrdup(buf);
 		systrace_event l;
 		systrace_line_result r = systrace_parse_print(text, &l);
+		/* a print the reference cannot parse (systrace_parse_failure)
+		 * is counted by the scan, which reads every print already */
 		if (r == SYSTRACE_LINE_EVENT)
 			m_systrace_print(m, c, mc, ts, (uint32_t)pid, &l, file);
-		else if (r == SYSTRACE_LINE_BAD_PRINT)
-			m_stat(m, "systrace_parse_failure", 1);
 		free(text);
 		break;
 	}

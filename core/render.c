@@ -122,6 +122,59 @@ static void add_placement(cJSON *o, const tm_scan *s, uint32_t file_id, const tm
 	free(p);
 }
 
+/* ---- stats ------------------------------------------------------------------- */
+
+/* Stats summed by name and index (the file and machine of every entry are
+ * 0): a file's, or the merge's in total. */
+static void sum_named(tm_statlist *to, const tm_statlist *from, int64_t file_id)
+{
+	for (size_t i = 0; from && i < from->n; i++) {
+		const tm_named_stat *e = &from->v[i];
+		if (file_id < 0 || e->file_id == (uint32_t)file_id)
+			tm_statlist_add(to, 0, 0, e->name, e->idx, e->value);
+	}
+}
+
+/* Each stat of `sum` as a member of o: a number, or for an indexed stat
+ * an object of its indexes; the first `keep` entries also when they are
+ * 0 (the scan's own stats, which metadata.json's top level always lists). */
+static void add_sums(cJSON *o, const tm_statlist *sum, size_t keep)
+{
+	for (size_t i = 0; i < sum->n; i++) {
+		const tm_named_stat *e = &sum->v[i];
+		if (!e->value && i >= keep)
+			continue;
+		if (e->idx < 0) {
+			add_int(o, e->name, e->value);
+			continue;
+		}
+		cJSON *have = cJSON_GetObjectItemCaseSensitive(o, e->name);
+		if (!have)
+			have = cJSON_AddObjectToObject(o, e->name);
+		char key[24];
+		snprintf(key, sizeof key, "%" PRId64, e->idx);
+		add_int(have, key, e->value);
+	}
+}
+
+/* The stats of file `file_id`, or of the whole merge for -1: the scan's
+ * counts, the stats read from the files' records, and those the parse
+ * counted (parsed: NULL when the merge did not get that far), summed by
+ * name and index. */
+static void add_stats(cJSON *o, const tm_scan *s, const tm_statlist *parsed, int64_t file_id)
+{
+	cJSON *st = cJSON_AddObjectToObject(o, "stats");
+	tm_statlist sum = {0};
+	for (int i = 0; i < TM_STAT_COUNT; i++) {
+		uint64_t v = file_id < 0 ? s->stats[i] : tm_scan_file_drops(&s->files[file_id], (tm_stat)i);
+		tm_statlist_add(&sum, 0, 0, tm_stat_names[i], -1, (int64_t)v);
+	}
+	sum_named(&sum, &s->named, file_id);
+	sum_named(&sum, parsed, file_id);
+	add_sums(st, &sum, file_id < 0 ? TM_STAT_COUNT : 0);
+	tm_statlist_free(&sum);
+}
+
 /* The scan's per-file fields (files[] entries the scan read). */
 static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 {
@@ -151,7 +204,8 @@ static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 
 /* `l`: the machines' labels, made once for all the files (NULL without a
  * scan). */
-static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f, const labels *l)
+static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_statlist *parsed, const tm_file *f,
+			  const labels *l)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_int(o, "id", f->id);
@@ -181,6 +235,7 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_file *f,
 		cJSON_AddStringToObject(o, "not_exported", tm_type_unexported(f->type));
 	if (s && f->id < s->n_files && s->files[f->id].scanned) {
 		add_scan_file(o, f, &s->files[f->id]);
+		add_stats(o, s, parsed, (int64_t)f->id);
 		tm_clock_labels cl = {(void *)l, label_of, file_of};
 		add_placement(o, s, (uint32_t)f->id, &cl);
 	}
@@ -290,13 +345,13 @@ static void maybe_spill(tm_buf *out, const tm_render_spill *spill)
 		spill->fn(spill->ctx, out);
 }
 
-int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err)
+int tm_render_metadata(tm_merge *m, const tm_scan *s, const tm_statlist *parsed, tm_buf *out, tm_error *err)
 {
-	return tm_render_metadata_spill(m, s, out, NULL, err);
+	return tm_render_metadata_spill(m, s, parsed, NULL, out, NULL, err);
 }
 
-int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill,
-			     tm_error *err)
+int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, const tm_statlist *parsed, const char *parse_failed,
+			     tm_buf *out, const tm_render_spill *spill, tm_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (s && s->failed) {
@@ -331,9 +386,9 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const t
 		} else {
 			cJSON_AddNullToObject(root, "bounds");
 		}
-		cJSON *stats = cJSON_AddObjectToObject(root, "stats");
-		for (int i = 0; i < TM_STAT_COUNT; i++)
-			add_uint(stats, tm_stat_names[i], s->stats[i]);
+		add_stats(root, s, parsed, -1);
+		if (parse_failed)
+			cJSON_AddStringToObject(root, "stats_incomplete", parse_failed);
 		cJSON *machines = cJSON_AddArrayToObject(root, "machines");
 		char **dirs = tm_machines_dir_names(&s->machines);
 		tm_row_files rf;
@@ -359,7 +414,7 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const t
 	if (s)
 		labels_init(&l, m, s);
 	for (size_t i = 0; i < m->n_files; i++) {
-		if (put_element(out, i, render_file(m, s, &m->files[i], s ? &l : NULL), "metadata.json", err) != 0) {
+		if (put_element(out, i, render_file(m, s, parsed, &m->files[i], s ? &l : NULL), "metadata.json", err) != 0) {
 			labels_free(&l);
 			return -1;
 		}

@@ -13,7 +13,9 @@
 #include "scan.h"
 #include "tm.h"
 
-int tm_render_metadata(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);
+/* metadata.json. `parsed`: the stats the parse counted per file and
+ * machine (core/model.h), or NULL when the merge did not get that far. */
+int tm_render_metadata(tm_merge *m, const tm_scan *s, const tm_statlist *parsed, tm_buf *out, tm_error *err);
 
 /* A view that may be large (metadata.json of an archive of 100,000
  * members is 44 MB) goes out as it is rendered: fn takes the bytes of
@@ -25,9 +27,11 @@ typedef struct tm_render_spill {
 	void *ctx;
 } tm_render_spill;
 /* tm_render_metadata, giving the bytes to `spill` as it goes (NULL: all
- * of them stay in `out`); what is left at the end is in `out`. */
-int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill,
-			     tm_error *err);
+ * of them stay in `out`); what is left at the end is in `out`.
+ * parse_failed: why `parsed` is NULL although the scan did not fail (the
+ * pass that counts them failed), or NULL. */
+int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, const tm_statlist *parsed, const char *parse_failed,
+			     tm_buf *out, const tm_render_spill *spill, tm_error *err);
 /* The archive's own manifest (s unused), or without one the manifest
  * equivalent to what the scan applied (s required). */
 int tm_render_manifest(tm_merge *m, const tm_scan *s, tm_buf *out, tm_error *err);

@@ -593,6 +593,32 @@ static int scan_json(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	return rc;
 }
 
+/* ---- config_write_into_file_no_flush ---------------------------------------- */
+
+void scan_service_version(scan_ctx *sc, uint32_t row, int64_t major)
+{
+	if (row >= sc->n_svc_major) {
+		size_t n = row + 1;
+		sc->svc_major = tm_xrealloc(sc->svc_major, n * sizeof(*sc->svc_major));
+		memset(sc->svc_major + sc->n_svc_major, 0, (n - sc->n_svc_major) * sizeof(*sc->svc_major));
+		sc->n_svc_major = n;
+	}
+	sc->svc_major[row] = major >= 0 ? (uint64_t)major + 1 : 0;
+}
+
+/* ProtoTraceReader::OnEventsFullyExtracted: a write_into_file config
+ * without flush_period_ms counts, unless its machine's service was v54 or
+ * later (it flushes on every write then). */
+static void count_no_flush(scan_ctx *sc)
+{
+	for (size_t i = 0; i < sc->no_flush.n; i++) {
+		const tm_named_stat *e = &sc->no_flush.v[i];
+		uint64_t v = e->machine_row < sc->n_svc_major ? sc->svc_major[e->machine_row] : 0;
+		if (!v || v - 1 < 54)
+			tm_statlist_add(&sc->s->named, e->file_id, e->machine_row, e->name, -1, 1);
+	}
+}
+
 /* ---- the session ------------------------------------------------------------ */
 
 /* clocks.md §6: the clock a format's events are on and claims at start;
@@ -941,6 +967,10 @@ tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
 		fold_tracker_stats(s);
 	}
 	tm_ahead_stop(sc.ahead);
+	if (!s->failed)
+		count_no_flush(&sc);
+	tm_statlist_free(&sc.no_flush);
+	free(sc.svc_major);
 	collect_clock_stats(s);
 	scan_sync_machines(&sc);
 	sc.progress.file = NULL;
@@ -965,6 +995,7 @@ void tm_scan_free(tm_scan *s)
 	}
 	free(s->files);
 	free(s->mach);
+	tm_statlist_free(&s->named);
 	free(s);
 }
 

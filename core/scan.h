@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "machine.h"
 #include "merge.h"
+#include "statlist.h"
 #include "tm.h"
 
 /* ---- stats -------------------------------------------------------------- */
@@ -219,6 +220,10 @@ typedef struct tm_scan {
 	int has_tt_owner;
 	uint32_t tt_owner_file;
 	uint32_t next_queue;      /* sorter queues created (tm_rec.queue) */
+	tm_statlist named;        /* the reference's stats read from a file's
+				     own records rather than counted per event
+				     (config_*: the TraceConfig), per file and
+				     machine */
 } tm_scan;
 
 /* Run the scan over the mount tier's session. Never NULL: a failure of the

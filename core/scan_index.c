@@ -101,6 +101,7 @@ void tm_scan_save(const tm_scan *s, tm_ser_out *out)
 	tm_ser_u8(out, (uint8_t)(s->has_tt_owner != 0));
 	tm_ser_u32(out, s->tt_owner_file);
 	tm_ser_u32(out, s->next_queue);
+	tm_statlist_save(&s->named, out);
 }
 
 /* A file's rows and the machine bookkeeping must name rows of the table,
@@ -118,6 +119,9 @@ static void check(tm_ser_rd *r, const tm_scan *s)
 				tm_ser_fail(r, "a file on no machine row");
 	if (s->has_tt_owner && s->tt_owner_file >= s->n_files)
 		tm_ser_fail(r, "trace time owned by no file");
+	for (size_t i = 0; i < s->named.n && !r->bad; i++)
+		if (s->named.v[i].file_id >= s->n_files || s->named.v[i].machine_row >= s->machines.n)
+			tm_ser_fail(r, "a stat of no file or machine row");
 	if (s->machines.n && s->tt_node.machine_row >= s->machines.n)
 		tm_ser_fail(r, "trace time on no machine row");
 }
@@ -189,6 +193,7 @@ tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, int spend, c
 	s->has_tt_owner = tm_ser_get_u8(r) != 0;
 	s->tt_owner_file = tm_ser_get_u32(r);
 	s->next_queue = tm_ser_get_u32(r);
+	tm_statlist_load(&s->named, r);
 	if (!r->bad && r->left)
 		tm_ser_fail(r, "bytes after the results");
 	if (!r->bad)

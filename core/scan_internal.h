@@ -17,7 +17,20 @@ typedef struct scan_ctx {
 	int64_t max_pushed;           /* the sorter's largest timestamp so far */
 	tm_scan_progress progress;    /* tm_scan_sink.progress */
 	struct tm_ahead *ahead;       /* files read ahead (core/ahead.h), or NULL */
+	/* config_write_into_file_no_flush: the files whose last TraceConfig
+	 * asks for it (file_id, machine_row in a statlist), decided at the
+	 * end of the scan by the tracing service version a SystemInfo gave
+	 * that machine (the reference reads the version, a per-machine
+	 * metadata, once every file is parsed): by row, the major version
+	 * + 1, 0 while unknown */
+	tm_statlist no_flush;
+	uint64_t *svc_major;
+	size_t n_svc_major;
 } scan_ctx;
+
+/* A SystemInfo gave machine `row` this tracing service version (major, or
+ * -1 when it cannot be read). */
+void scan_service_version(scan_ctx *sc, uint32_t row, int64_t major);
 
 /* One trace file being read. */
 typedef struct scan_file {

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "scan_internal.h"
 #include "systrace.h"
+#include "trace.pb-c.h"
 
 /* Total bytes of packets set aside for the end-of-file retry, per file.
  * The reference keeps them all; a cap keeps hostile input from holding the
@@ -56,6 +57,12 @@ typedef struct seq_state {
 	 * 31 and 45 for the model's records (resolve_track_event) */
 	tm_buf extra_uuids, extra_double_uuids;
 	uint32_t generation;      /* incremental state clears and losses */
+	/* for the stats a TraceStats packet sets (on_trace_stats): the
+	 * reference's SequenceScopedState counts */
+	int seen;                 /* a packet of the sequence came before */
+	uint32_t dropped;         /* packets after a loss (previous_packet_dropped) */
+	uint32_t loss[8];         /* of those, per DataLossReason bit 1..8 */
+	uint32_t ni_total, ni_skipped; /* SEQ_NEEDS_INCREMENTAL_STATE packets, skipped ones */
 } seq_state;
 
 /* The pid and tid a track descriptor gave its uuid (-1 when none), for
@@ -123,6 +130,10 @@ typedef struct pscan {
 	aside *aside;
 	size_t n_aside, cap_aside, aside_bytes;
 	size_t name_bytes;
+	/* The file's last TraceConfig as far as config_write_into_file_no_flush
+	 * needs it (decided at the end of the scan: scan_ctx.no_flush). */
+	int cfg_seen, cfg_no_flush;
+	uint32_t cfg_row;
 	/* decoders, reused */
 	tm_clock_snapshot snap;
 	tm_remote_clock_sync rcs;
@@ -1157,6 +1168,88 @@ static int on_ftrace(pscan *ps, reader *rd, const tm_packet *p, tm_error *err)
 	return 0;
 }
 
+/* ---- TraceConfig: the config_* stats ------------------------------------------ */
+
+/* The reference reads a TraceConfig as it tokenizes the packet, before its
+ * time is known (ProtoTraceReader::ParseTraceConfig): with write_into_file,
+ * every DISCARD buffer counts config_write_into_file_discard at its
+ * index; the file's last config without flush_period_ms counts
+ * config_write_into_file_no_flush once every file is read, unless its
+ * machine's service was v54 or later (count_no_flush, core/scan.c). The
+ * message is decoded whole, once a file. */
+static void on_trace_config(pscan *ps, reader *rd, tm_span blob)
+{
+	Perfetto__Protos__TraceConfig *tc = perfetto__protos__trace_config__unpack(NULL, blob.n, blob.p);
+	ps->cfg_seen = 1;
+	ps->cfg_no_flush = 0;
+	ps->cfg_row = rd->row;
+	if (!tc)
+		return; /* the reference's decoder reads what it can; ours nothing: no stat */
+	if (tc->has_write_into_file && tc->write_into_file) {
+		for (size_t i = 0; i < tc->n_buffers; i++)
+			if (tc->buffers[i]->has_fill_policy &&
+			    tc->buffers[i]->fill_policy == PERFETTO__PROTOS__TRACE_CONFIG__BUFFER_CONFIG__FILL_POLICY__DISCARD)
+				tm_statlist_add(&ps->sc->s->named, ps->sf->f->id, rd->row, "config_write_into_file_discard",
+						(int64_t)i, 1);
+		ps->cfg_no_flush = !(tc->has_flush_period_ms && tc->flush_period_ms);
+	}
+	perfetto__protos__trace_config__free_unpacked(tc, NULL);
+}
+
+/* ---- TraceStats: the service's data-loss stats ---------------------------------- */
+
+/* ProtoTraceReader::ParseTraceStats, for the error and data-loss stats it
+ * sets (the others are info): a TraceStats packet sets them for its
+ * reader's machine and file, the last one's values staying; the per-buffer
+ * losses of the writer sequences are the counts of this reader's sequences
+ * so far. Decoded whole: a packet or two a file. */
+static void on_trace_stats(pscan *ps, reader *rd, tm_span blob)
+{
+	Perfetto__Protos__TraceStats *ts = perfetto__protos__trace_stats__unpack(NULL, blob.n, blob.p);
+	if (!ts)
+		return;
+	tm_statlist *l = &ps->sc->s->named;
+	uint32_t fid = ps->sf->f->id, row = rd->row;
+	tm_statlist_set(l, fid, row, "traced_flushes_failed", -1, (int64_t)ts->flushes_failed);
+	if (ts->filter_stats)
+		tm_statlist_set(l, fid, row, "filter_errors", -1, (int64_t)ts->filter_stats->errors);
+	if (ts->has_final_flush_outcome &&
+	    ts->final_flush_outcome == PERFETTO__PROTOS__TRACE_STATS__FINAL_FLUSH_OUTCOME__FINAL_FLUSH_FAILED)
+		tm_statlist_add(l, fid, row, "traced_final_flush_failed", -1, 1);
+	for (size_t i = 0; i < ts->n_buffer_stats; i++) {
+		const Perfetto__Protos__TraceStats__BufferStats *b = ts->buffer_stats[i];
+		tm_statlist_set(l, fid, row, "traced_buf_patches_failed", (int64_t)i, (int64_t)b->patches_failed);
+		tm_statlist_set(l, fid, row, "traced_buf_abi_violations", (int64_t)i, (int64_t)b->abi_violations);
+		tm_statlist_set(l, fid, row, "traced_buf_trace_writer_packet_loss", (int64_t)i,
+				(int64_t)b->trace_writer_packet_loss);
+	}
+	/* per buffer, over the writers the reader has seen a packet of */
+	static const char *const loss_names[8] = {
+		"traced_buf_data_loss_read_gap",	   "traced_buf_data_loss_chunk_corrupted",
+		"traced_buf_data_loss_orphan_continuation", "traced_buf_data_loss_reassembly_gap",
+		"traced_buf_data_loss_reassembly_broken_chain", "traced_buf_data_loss_overwrite",
+		"traced_buf_data_loss_writer_abort",	   "traced_buf_data_loss_smb_full",
+	};
+	tm_statlist per = {0};
+	for (size_t i = 0; i < ts->n_writer_stats; i++) {
+		const Perfetto__Protos__TraceStats__WriterStats *w = ts->writer_stats[i];
+		const uint32_t *ix = tm_u64map_get(&rd->seq_index, (uint32_t)w->sequence_id);
+		if (!ix)
+			continue;
+		const seq_state *ss = &rd->seqs[*ix - 1];
+		int64_t buf = (int32_t)w->buffer;
+		tm_statlist_add(&per, 0, 0, "traced_buf_sequence_packet_loss", buf, ss->dropped);
+		tm_statlist_add(&per, 0, 0, "traced_buf_incremental_sequences_dropped", buf,
+				ss->ni_skipped > 0 && ss->ni_skipped == ss->ni_total);
+		for (int b = 0; b < 8; b++)
+			tm_statlist_add(&per, 0, 0, loss_names[b], buf, ss->loss[b]);
+	}
+	for (size_t i = 0; i < per.n; i++)
+		tm_statlist_set(l, fid, row, per.v[i].name, per.v[i].idx, per.v[i].value);
+	tm_statlist_free(&per);
+	perfetto__protos__trace_stats__free_unpacked(ts, NULL);
+}
+
 /* ---- SystemInfo (machines.md §7) ------------------------------------------ */
 
 static char *span_str(tm_span s)
@@ -1164,11 +1257,38 @@ static char *span_str(tm_span s)
 	return tm_xstrndup(s.n ? (const char *)s.p : "", s.n);
 }
 
+/* The major version of a "Perfetto vNN.M-..." or "Perfetto vNN.M (...)"
+ * service version, as the reference reads it: the digits between the
+ * prefix and the first '.' or '-', nothing else; -1 when there is none. */
+static int64_t service_major(tm_span v)
+{
+	static const char prefix[] = "Perfetto v";
+	size_t np = sizeof(prefix) - 1;
+	if (v.n < np || memcmp(v.p, prefix, np) != 0)
+		return -1;
+	size_t end = np;
+	while (end < v.n && v.p[end] != '.' && v.p[end] != '-')
+		end++;
+	if (end == v.n || end == np)
+		return -1;
+	uint64_t major = 0;
+	for (size_t i = np; i < end; i++) {
+		if (v.p[i] < '0' || v.p[i] > '9')
+			return -1;
+		major = major * 10 + (uint64_t)(v.p[i] - '0');
+		if (major > UINT32_MAX)
+			return -1;
+	}
+	return (int64_t)major;
+}
+
 static void on_system_info(pscan *ps, reader *rd, const tm_packet *p)
 {
 	tm_system_info si;
 	memset(&si, 0, sizeof(si));
 	tm_system_info_decode(p->system_info, &si);
+	if (TM_SPAN_HAS(si.tracing_service_version))
+		scan_service_version(ps->sc, rd->row, service_major(si.tracing_service_version));
 	tm_machines *mt = &ps->sc->s->machines;
 	if (TM_SPAN_HAS(si.machine_name)) {
 		char *n = span_str(si.machine_name);
@@ -1403,6 +1523,13 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	uint32_t seq = p->trusted_packet_sequence_id;
 	int has_seq = p->has_trusted_packet_sequence_id;
 	seq_state *ss = seq_get(rd, seq);
+	/* a loss after the sequence's first packet, with its reasons */
+	if (has_seq && ss->seen && p->previous_packet_dropped) {
+		ss->dropped++;
+		for (int b = 0; b < 8; b++)
+			ss->loss[b] += (p->previous_packet_dropped >> (b + 1)) & 1;
+	}
+	ss->seen = 1;
 
 	/* formats.md §5.2: a clear is applied before the same packet's
 	 * defaults and interned data. */
@@ -1446,6 +1573,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	}
 	if (TM_SPAN_HAS(p->clock_snapshot))
 		return on_clock_snapshot(ps, rd, p, err);
+	if (TM_SPAN_HAS(p->trace_stats))
+		on_trace_stats(ps, rd, p->trace_stats);
 	if (TM_SPAN_HAS(p->remote_clock_sync))
 		return on_remote_clock_sync(ps, rd, p, err);
 	if (TM_SPAN_HAS(p->service_event)) {
@@ -1474,12 +1603,16 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			return tm_err(err, TM_EINPUT,
 				      "TracePacket specified SEQ_NEEDS_INCREMENTAL_STATE but the TraceWriter's "
 				      "sequence_id is zero (the service is probably too old)");
+		ss->ni_total++;
 		if (!ss->valid) {
+			ss->ni_skipped++;
 			scan_count(sf, TM_STAT_SEQ_NEEDS_INCREMENTAL, 1);
 			ps->po_drop = 1;
 			return 0;
 		}
 	}
+	if (TM_SPAN_HAS(p->trace_config))
+		on_trace_config(ps, &ps->readers[ri], p->trace_config);
 	return tokenize(ps, ri, p, err);
 }
 
@@ -1757,6 +1890,8 @@ int scan_proto(scan_file *sf, tm_cursor *c, const tm_buf *log, size_t from, tm_e
 	int rc = log ? read_logged(&ps, log, from, err) : read_in_place(&ps, r, err);
 	if (rc == 0)
 		rc = retry_aside(&ps, err);
+	if (rc == 0 && ps.cfg_seen && ps.cfg_no_flush)
+		tm_statlist_add(&ps.sc->no_flush, sf->f->id, ps.cfg_row, "config_write_into_file_no_flush", -1, 1);
 	tm_proto_reader_free(r);
 	pscan_free(&ps);
 	return rc < 0 ? -1 : 0;

@@ -121,6 +121,7 @@ struct tm_vtree {
 				   -> the directory renamed for it (dir_for) */
 	char *index_path;       /* the index cache's file, NULL: none */
 	int index_given;        /* index_path is the user's (-o index=), not the cache's */
+	atomic_int index_refused; /* a write of it failed or was refused: no more tries */
 	tm_buf index_key;       /* the inputs' key as the scan found them (empty:
 				   none), under `scan_mu` until the scan is made */
 	int index_missed;       /* the index was read and had no results (its
@@ -131,6 +132,13 @@ struct tm_vtree {
 	void *progress_ctx;
 	pthread_mutex_t gen_mu;
 	tm_gen *gen;            /* the generation pass, run once under `gen_mu` */
+	/* The stats the parse counted, for metadata.json: a pass's
+	 * tm_gen.stats or the index's, set once (parsed_publish) and read
+	 * without a lock, so that metadata.json never waits for another
+	 * file's generation pass. Its own pass runs under `stats_mu`. */
+	_Atomic(tm_statlist *) parsed;
+	pthread_mutex_t stats_mu;
+	tm_error stats_err;     /* why metadata.json's own pass failed (sticky) */
 	unsigned gen_have;      /* the TM_GEN_* families in `gen` */
 	unsigned gen_top;       /* those made for the whole merge alone (TM_GEN_TOP) */
 	int gen_only_wanted;    /* vt_inputs.gen_only_wanted */
@@ -476,6 +484,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 	pthread_rwlock_init(&t->tree, NULL);
 	pthread_mutex_init(&t->scan_mu, NULL);
 	pthread_mutex_init(&t->gen_mu, NULL);
+	pthread_mutex_init(&t->stats_mu, NULL);
 	pthread_mutex_init(&t->machines_mu, NULL);
 	pthread_mutex_init(&t->files_mu, NULL);
 	pthread_mutex_init(&t->sizes.mu, NULL);
@@ -585,8 +594,13 @@ void vtree_free(tm_vtree *t)
 	tm_u64map_free(&t->sizes.ix);
 	free(t->sizes.e);
 	pthread_mutex_destroy(&t->gen_mu);
+	pthread_mutex_destroy(&t->stats_mu);
 	pthread_mutex_destroy(&t->machines_mu);
 	tm_gen_free(t->gen);
+	tm_statlist *parsed = atomic_load(&t->parsed);
+	if (parsed)
+		tm_statlist_free(parsed);
+	free(parsed);
 	tm_scan_free(t->scan);
 	tm_merge_free(t->merge);
 	free(t);
@@ -683,6 +697,44 @@ static void load_sizes(tm_vtree *t, const void *p, size_t len)
 	free(got.e);
 }
 
+static void save_parsed(const void *obj, struct tm_ser_out *out)
+{
+	tm_statlist_save(obj, out);
+}
+
+/* Make `l` (owned) the parse's stats unless some pass or the index gave
+ * them first (then it is dropped: they are the same). 1 when it was taken. */
+static int parsed_publish(tm_vtree *t, tm_statlist *l)
+{
+	tm_statlist *none = NULL;
+	if (atomic_compare_exchange_strong(&t->parsed, &none, l))
+		return 1;
+	tm_statlist_free(l);
+	free(l);
+	return 0;
+}
+
+/* Take the parse's stats of an index's TM_INDEX_STATS section, unless
+ * they name a file or machine row the scan `s` has not (said). */
+static void load_parsed(tm_vtree *t, const tm_scan *s, const void *p, size_t len)
+{
+	tm_ser_rd r = tm_ser_reader(p, len);
+	tm_statlist *l = tm_xcalloc(1, sizeof(*l));
+	const char *why = NULL;
+	if (tm_statlist_load(l, &r) != 0 || r.left)
+		why = r.why ? r.why : "bytes after the stats";
+	for (size_t i = 0; !why && i < l->n; i++)
+		if (l->v[i].file_id >= s->n_files || l->v[i].machine_row >= s->machines.n)
+			why = "a stat of no file or machine row";
+	if (why) {
+		warn(t, "index %s: stats ignored: %s", t->index_path, why);
+		tm_statlist_free(l);
+		free(l);
+		return;
+	}
+	parsed_publish(t, l);
+}
+
 /* The scan's results from the index, or NULL (a miss, said when the file
  * could not be trusted). `key` is the inputs' key, empty when they could
  * not be read for it. */
@@ -710,6 +762,8 @@ static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
 		warn(t, "index %s: ignored: %s", t->index_path, bad);
 	else if ((p = tm_index_find(ix, TM_INDEX_SIZES, &len)) != NULL)
 		load_sizes(t, p, len);
+	if (s && (p = tm_index_find(ix, TM_INDEX_STATS, &len)) != NULL)
+		load_parsed(t, s, p, len);
 	tm_index_free(ix);
 	return s;
 }
@@ -719,11 +773,18 @@ static tm_scan *scan_from_index(tm_vtree *t, tm_buf *key)
  * file among the cache's own is replaced. */
 static void index_write(tm_vtree *t, const tm_buf *key, const tm_index_section *sec, size_t n)
 {
+	/* once refused, not tried again: the scan's write and the later
+	 * ones (the parse's stats, the sizes) would say it again */
+	if (atomic_load(&t->index_refused))
+		return;
 	tm_error err = {0};
-	if (t->index_given && tm_index_foreign(t->index_path))
+	if (t->index_given && tm_index_foreign(t->index_path)) {
+		atomic_store(&t->index_refused, 1);
 		warn(t, "index %s: not written: %s", t->index_path, "it holds something else, left as it is");
-	else if (tm_index_write(t->index_path, key, sec, n, &err) != 0)
+	} else if (tm_index_write(t->index_path, key, sec, n, &err) != 0) {
+		atomic_store(&t->index_refused, 1);
 		warn(t, "index %s: not written: %s", t->index_path, err.msg);
+	}
 }
 
 static void save_scan(const void *s, struct tm_ser_out *out)
@@ -763,7 +824,7 @@ static void on_scan_progress(void *ctx, const tm_scan_progress *p)
 	if (!p->file || now - pc->last < 0.1)
 		return;
 	pc->last = now;
-	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_SCAN};
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_SCAN, 0};
 	pc->t->progress(pc->t->progress_ctx, &v);
 }
 
@@ -812,7 +873,7 @@ static void scan_install(tm_vtree *t, scan_start *st, tm_scan *s, int from_index
 	st->key = (tm_buf){0};
 	if (t->progress) {
 		uint64_t bytes = scanned_bytes(t, s);
-		vt_progress v = {bytes, bytes, NULL, seconds_since(&st->pc.start), 1, from_index, s->failed, VT_SCAN};
+		vt_progress v = {bytes, bytes, NULL, seconds_since(&st->pc.start), 1, from_index, s->failed, VT_SCAN, 0};
 		t->progress(t->progress_ctx, &v);
 	}
 	t->scan = s;
@@ -979,7 +1040,7 @@ static void fail_if_scan_failed(const tm_scan *s, tm_error *err)
  * and keep them in the index with the scan's results, so that the next
  * mount of these inputs answers stat without a generation pass. Caller
  * holds `gen_mu`. */
-static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsigned built)
+static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsigned built, int new_stats)
 {
 	const struct {
 		unsigned family;
@@ -1014,9 +1075,12 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 	 * differs from the index's means one of them is wrong. */
 	if (changed)
 		warn(t, "index %s: %s", t->index_path ? t->index_path : "", "a generated file's size differs from the one kept");
-	if ((added || changed) && t->index_path && t->index_key.len) {
-		tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s}, {TM_INDEX_SIZES, save_sizes, z}};
-		index_write(t, &t->index_key, sec, 2);
+	if ((added || changed || new_stats) && t->index_path && t->index_key.len) {
+		tm_statlist *parsed = atomic_load(&t->parsed);
+		tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s},
+					  {TM_INDEX_SIZES, save_sizes, z},
+					  {TM_INDEX_STATS, save_parsed, parsed}};
+		index_write(t, &t->index_key, sec, parsed ? 3 : 2);
 	}
 	pthread_mutex_unlock(&z->mu);
 }
@@ -1036,6 +1100,11 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 	 * that built the files, or a pass stopped as the daemon goes) */
 	if (!g && t->log)
 		t->log(t->gen_err.msg);
+	int new_stats = 0;
+	if (g && g->stats) { /* the same for every pass: the first one's stay */
+		new_stats = parsed_publish(t, g->stats);
+		g->stats = NULL;
+	}
 	if (g && !t->gen) {
 		t->gen = g;
 	} else if (g) { /* the files built before stay where readers have them */
@@ -1052,7 +1121,7 @@ static void gen_store(tm_vtree *t, const tm_scan *s, tm_gen *g, unsigned build, 
 			t->gen_top |= build & ~(unsigned)TM_GEN_TOP;
 		else
 			t->gen_have |= build;
-		sizes_from_gen(t, s, t->gen, build);
+		sizes_from_gen(t, s, t->gen, build, new_stats);
 	}
 }
 
@@ -1071,6 +1140,7 @@ typedef struct gen_watch_ctx {
 	struct timespec start;
 	double last;
 	int phase;          /* of the last report, -1 before it */
+	int stats;          /* metadata.json's pass (vt_progress.stats) */
 	tm_gen_watch watch;
 } gen_watch_ctx;
 
@@ -1082,7 +1152,7 @@ static void on_gen_progress(void *ctx, const tm_gen_progress *p)
 		return;
 	w->last = now;
 	w->phase = p->phase;
-	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_GEN_READING + p->phase};
+	vt_progress v = {p->done, p->total, p->file, now, 0, 0, 0, VT_GEN_READING + p->phase, w->stats};
 	w->t->progress(w->t->progress_ctx, &v);
 }
 
@@ -1100,7 +1170,7 @@ static void gen_watch_end(tm_vtree *t, gen_watch_ctx *w, const tm_gen *g)
 {
 	if (!t->progress)
 		return;
-	vt_progress v = {0, 0, NULL, seconds_since(&w->start), 1, 0, g == NULL, VT_GEN_WRITING};
+	vt_progress v = {0, 0, NULL, seconds_since(&w->start), 1, 0, g == NULL, VT_GEN_WRITING, w->stats};
 	t->progress(t->progress_ctx, &v);
 }
 
@@ -1241,13 +1311,105 @@ static void spill_to_file(void *ctx, tm_buf *out)
 	out->len = 0;
 }
 
+/* The index with what is known now, after metadata.json's own pass gave
+ * the parse's stats. */
+static void parsed_to_index(tm_vtree *t, const tm_scan *s)
+{
+	if (!t->index_path || !t->index_key.len)
+		return;
+	gen_sizes *z = &t->sizes;
+	pthread_mutex_lock(&z->mu);
+	tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s},
+				  {TM_INDEX_SIZES, save_sizes, z},
+				  {TM_INDEX_STATS, save_parsed, atomic_load(&t->parsed)}};
+	index_write(t, &t->index_key, sec, 3);
+	pthread_mutex_unlock(&z->mu);
+}
+
+/* metadata.json's own pass: the model over every record, nothing
+ * written, and the scan too when it is not made yet (each input read once,
+ * as gen_first does). It takes no `gen_mu`: metadata.json does not wait
+ * for a generation pass of other files, nor they for it. Caller holds
+ * `stats_mu`. */
+static void parsed_pass(tm_vtree *t, const char *what)
+{
+	tm_gen *g = NULL;
+	gen_watch_ctx w;
+	const tm_gen_watch *gw;
+	pthread_mutex_lock(&t->scan_mu);
+	tm_scan *s = t->scan;
+	if (!s) {
+		first_pass fp = {.t = t};
+		s = scan_begin(t, &fp.st);
+		if (s) {
+			scan_install(t, &fp.st, s, 1);
+		} else {
+			tm_scan_sink progress = {.ctx = &fp.st.pc, .progress = on_scan_progress};
+			tm_gen_scanned sc = {&fp, first_pass_scanned, t->progress ? &progress : NULL};
+			gw = gen_watch_start(t, &w);
+			w.stats = 1;
+			g = tm_gen_build_scanning(t->merge, TM_GEN_STATS, 0, -1, &sc, gw, &t->stats_err);
+			/* scan_mu was let go when the scan ended */
+			s = t->scan;
+			if (!s->failed)
+				gen_watch_end(t, &w, g);
+			goto built;
+		}
+	}
+	pthread_mutex_unlock(&t->scan_mu);
+	if (s->failed || atomic_load(&t->parsed)) /* the index had them */
+		return;
+	gw = gen_watch_start(t, &w);
+	w.stats = 1;
+	g = tm_gen_build(t->merge, s, TM_GEN_STATS, 0, -1, gw, &t->stats_err);
+	gen_watch_end(t, &w, g);
+built:
+	if (s->failed) {
+		tm_err_clear(&t->stats_err); /* metadata.json says the scan's error */
+	} else if (!g || !g->stats) {
+		if (t->stats_err.code == TM_OK)
+			tm_err(&t->stats_err, TM_EIO, "%s: the stats could not be counted", what);
+		tm_stopped(&t->stats_err);
+		if (t->log)
+			t->log(t->stats_err.msg);
+	} else {
+		tm_statlist *l = g->stats;
+		g->stats = NULL;
+		if (parsed_publish(t, l))
+			parsed_to_index(t, s);
+	}
+	tm_gen_free(g);
+}
+
+/* The stats the parse counted, for metadata.json: made once, by a pass of
+ * metadata.json's own unless a generation pass or the index gave them.
+ * NULL when the merge failed (the scan's error says why), or with *err
+ * when the pass did. */
+static const tm_statlist *parsed_get(tm_vtree *t, const char *what, tm_error *err)
+{
+	tm_statlist *have = atomic_load(&t->parsed);
+	if (!have) {
+		pthread_mutex_lock(&t->stats_mu);
+		if (!atomic_load(&t->parsed) && t->stats_err.code == TM_OK)
+			parsed_pass(t, what);
+		have = atomic_load(&t->parsed);
+		if (!have && t->stats_err.code != TM_OK)
+			*err = t->stats_err;
+		pthread_mutex_unlock(&t->stats_mu);
+	}
+	return scan_get(t)->failed ? NULL : have;
+}
+
 /* metadata.json: in `b`, or in g->spool_fd when it grew large. */
 static int render_spilled(tm_vtree *t, vt_node *n, tm_buf *b, tm_error *err)
 {
 	vt_gen *g = n->g;
 	spill_ctx sc = {.spool = {.fd = -1}};
 	tm_render_spill spill = {spill_to_file, &sc};
-	int rc = tm_render_metadata_spill(t->merge, scan_get(t), b, &spill, err);
+	tm_error perr = {0};
+	const tm_statlist *parsed = parsed_get(t, n->name, &perr);
+	int rc = tm_render_metadata_spill(t->merge, scan_get(t), parsed, perr.code ? perr.msg : NULL, b, &spill,
+					  err);
 	if (rc == 0 && sc.failed) {
 		*err = sc.err;
 		rc = -1;

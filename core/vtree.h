@@ -53,6 +53,8 @@ typedef struct vt_progress {
 	int from_index;       /* (with finished) answered from the index cache */
 	int failed;           /* (with finished) the merge or the pass failed */
 	int what;             /* VT_SCAN, VT_GEN_* */
+	int stats;            /* VT_GEN_*: the pass counts metadata.json's
+	                         stats and writes no file */
 } vt_progress;
 
 /* What to open (DESIGN.md "Inputs"): INPUT operands (trace files,

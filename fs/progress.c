@@ -5,7 +5,8 @@
  * "Trace loaded: 133.2 MB in 0.54s (246 MB/s)". Sizes in MB of 10^6
  * bytes, as there. A generation pass's phases the same way ("tracemount:
  * generating: ordering 1234 of 5678 events (21%)"), then "Generated files
- * built in 7.52s". */
+ * built in 7.52s"; the pass of metadata.json's stats as "tracemount:
+ * counting stats: ..." and "Stats counted in 1.20s". */
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -38,6 +39,11 @@ static void show(const char *line, int n, const char *file)
 	fflush(stderr);
 }
 
+static const char *pass_name(const vt_progress *p)
+{
+	return p->stats ? "counting stats" : "generating";
+}
+
 /* "\r\033[K" takes the progress line away first; a failed merge or pass
  * has its error said instead of a summary. */
 static void summary(const vt_progress *p)
@@ -46,7 +52,7 @@ static void summary(const vt_progress *p)
 	if (p->failed)
 		fputs("\r\033[K", stderr);
 	else if (p->what != VT_SCAN)
-		fprintf(stderr, "\r\033[KGenerated files built in %.2fs\n", p->seconds);
+		fprintf(stderr, "\r\033[K%s in %.2fs\n", p->stats ? "Stats counted" : "Generated files built", p->seconds);
 	else if (p->from_index)
 		fprintf(stderr, "\r\033[KTrace loaded: %.1f MB in %.2fs (from the index)\n", mb, p->seconds);
 	else
@@ -69,15 +75,15 @@ void front_progress(void *ctx, const vt_progress *p)
 		const char *unit = p->what == VT_GEN_ORDERING ? "events" : "lines";
 		unsigned long long done = p->done, total = p->total;
 		if (total)
-			n = snprintf(line, sizeof line, "tracemount: generating: %s %llu of %llu %s (%.0f%%)", verb, done,
-				     total, unit, percent(p->done, p->total));
+			n = snprintf(line, sizeof line, "tracemount: %s: %s %llu of %llu %s (%.0f%%)", pass_name(p), verb,
+				     done, total, unit, percent(p->done, p->total));
 		else
-			n = snprintf(line, sizeof line, "tracemount: generating: %s %llu %s", verb, done, unit);
+			n = snprintf(line, sizeof line, "tracemount: %s: %s %llu %s", pass_name(p), verb, done, unit);
 		show(line, n, NULL);
 		return;
 	}
 	/* bytes of trace files: the scan's, or a pass's reading them again */
-	const char *what = p->what == VT_SCAN ? "" : "generating: reading ";
+	const char *what = p->what == VT_SCAN ? "" : p->stats ? "counting stats: reading " : "generating: reading ";
 	double mb = (double)p->done / 1e6;
 	double rate = p->seconds > 0 ? mb / p->seconds : 0;
 	if (p->total)

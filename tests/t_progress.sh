@@ -87,6 +87,11 @@ if grep -qs " $m fuse" /proc/mounts; then
 		"$(grep '^tracemount: generating' <<<"$fg" | grep -cvE "$gen")" 0
 	eq "foreground mount: one pass summary" \
 		"$(grep -cE '^Generated files built in [0-9]+\.[0-9]{2}s$' <<<"$fg")" 1
+	# metadata.json's stats were counted by a pass of its own, said apart
+	eq "foreground mount: one summary of metadata.json's stats" \
+		"$(grep -cE '^Stats counted in [0-9]+\.[0-9]{2}s$' <<<"$fg")" 1
+	eq "foreground mount: its lines say what they count" \
+		"$(grep '^tracemount: counting stats' <<<"$fg" | grep -cvE '^tracemount: counting stats: (reading|ordering) ')" 0
 	grep -qs " $m fuse" /proc/mounts && fail "foreground mount: unmounted" || pass "foreground mount: unmounted"
 else
 	fail "foreground mount under a terminal" "$(cat fg.log)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/bench/bench_index.sh - the index cache (tracemount(1), INDEX
 # CACHE): `tracemount cat ARCHIVE metadata.json` with the cache off (the
-# scan every time), cold (the scan, then the index written) and warm (the
-# index answers), wall time and peak RSS, next to `tar -tf` of the same
+# scan and the parse pass of its stats every time), cold (that pass, then
+# the index written) and warm (the index answers), wall time and peak RSS, next to `tar -tf` of the same
 # archive in the same run; then `tracemount ls -l ARCHIVE` (every size of
 # the root) cold (the generation pass, then its sizes kept) and warm (the
 # index's sizes). Numbers only: the aim (warm < 50 ms) is shown, never

@@ -3,7 +3,8 @@
 # BENCH_MEMBERS (default 100,000) tiny Chrome JSON traces in 100
 # directories, then the same files as a folder of loose files. Wall time,
 # CPU time and peak RSS of the mount tier (`tracemount ls A files`) and of
-# the scan (`tracemount cat A metadata.json`: without the index, cold with
+# the scan and the parse pass of its stats (`tracemount cat A
+# metadata.json`: without the index, cold with
 # the index written, warm from it), next to `unzip -l` and `unzip -p` of
 # the archive (`find` and `cat` of every file for the folder) in the same
 # run. Numbers only: the aims (mount tier < 0.5 s, scan < 2 s, both

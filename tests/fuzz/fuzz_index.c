@@ -32,7 +32,7 @@ static void render_all(tm_merge *m, const tm_scan *s, tm_buf *out)
 {
 	tm_error err;
 	tm_err_clear(&err);
-	tm_render_metadata(m, s, out, &err);
+	tm_render_metadata(m, s, NULL, out, &err);
 	for (uint32_t r = 0; r < s->machines.n; r++)
 		tm_render_machine(m, s, r, out, &err);
 	tm_render_clocks_dot(m, s, out);

@@ -1,0 +1,92 @@
+/* core/statlist.c - stats by name per trace file and machine (statlist.h). */
+#include "statlist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ser.h"
+#include "tm.h"
+
+/* A list holds tens of entries (a name per kind of error a file shows),
+ * so a linear search is the whole index: a stat counted for every event
+ * of a broken capture finds its entry among those few. */
+static tm_named_stat *entry(tm_statlist *l, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)
+{
+	for (size_t i = l->n; i-- > 0;) {
+		tm_named_stat *e = &l->v[i];
+		if (e->file_id == file_id && e->machine_row == machine_row && e->idx == idx &&
+		    strcmp(e->name, name) == 0)
+			return e;
+	}
+	TM_GROW(l->v, l->cap, l->n + 1);
+	l->v[l->n] = (tm_named_stat){file_id, machine_row, idx, tm_xstrdup(name), 0};
+	return &l->v[l->n++];
+}
+
+void tm_statlist_add(tm_statlist *l, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx,
+		     int64_t value)
+{
+	entry(l, file_id, machine_row, name, idx)->value += value;
+}
+
+void tm_statlist_set(tm_statlist *l, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx,
+		     int64_t value)
+{
+	entry(l, file_id, machine_row, name, idx)->value = value;
+}
+
+void tm_statlist_merge(tm_statlist *to, const tm_statlist *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const tm_named_stat *e = &from->v[i];
+		tm_statlist_add(to, e->file_id, e->machine_row, e->name, e->idx, e->value);
+	}
+}
+
+void tm_statlist_free(tm_statlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+void tm_statlist_save(const tm_statlist *l, tm_ser_out *out)
+{
+	tm_ser_u64(out, l->n);
+	for (size_t i = 0; i < l->n; i++) {
+		const tm_named_stat *e = &l->v[i];
+		tm_ser_u32(out, e->file_id);
+		tm_ser_u32(out, e->machine_row);
+		tm_ser_i64(out, e->idx);
+		tm_ser_str(out, e->name);
+		tm_ser_i64(out, e->value);
+	}
+}
+
+int tm_statlist_load(tm_statlist *l, tm_ser_rd *r)
+{
+	memset(l, 0, sizeof(*l));
+	/* an entry takes five bytes at least: four varints and a string */
+	size_t n = tm_ser_count(r, 5, SIZE_MAX / sizeof(tm_named_stat));
+	for (size_t i = 0; i < n && !r->bad; i++) {
+		uint32_t file_id = tm_ser_get_u32(r);
+		uint32_t row = tm_ser_get_u32(r);
+		int64_t idx = tm_ser_get_i64(r);
+		char *name = tm_ser_get_str(r);
+		int64_t value = tm_ser_get_i64(r);
+		if (!name) {
+			tm_ser_fail(r, "a stat without a name");
+		} else if (!r->bad) {
+			TM_GROW(l->v, l->cap, l->n + 1);
+			l->v[l->n++] = (tm_named_stat){file_id, row, idx, name, value};
+			continue;
+		}
+		free(name);
+	}
+	if (r->bad) {
+		tm_statlist_free(l);
+		return -1;
+	}
+	return 0;
+}
