@@ -47,13 +47,38 @@ scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1;
 tables="slice instant thread thread_ids process process_ids counter sched thread_state flow args stats"
 # compared with tracemount's text views instead of merged.pftrace's import
 tsv_tables="tsv_slice tsv_thread tsv_process"
+# compared with metadata.json's stats (tables.sql)
+meta_tables="meta_stats file_stats"
 differences=$here/differences
 row_differences=$here/row-differences
 
 # The rows of one import, one file per table: TABLE.rows, sorted.
 import() { # trace outdir
 	# shellcheck disable=SC2086
-	reference_rows "$tp" "$1" "$2" $tables $tsv_tables
+	reference_rows "$tp" "$1" "$2" $tables $tsv_tables $meta_tables stat_kind
+}
+
+# meta_rows METADATA_JSON STAT_KIND OUTDIR: metadata.json's stats as the
+# meta_* tables hold them: in total, and per file for the names the
+# reference keeps per trace; the names of another severity than error and
+# data_loss left out, as the reference's rows leave them (a name the
+# reference does not list stays in: it differs).
+meta_rows() {
+	local mj=$1 kinds=$2 d=$3
+	jq -r '
+		def rows: to_entries[] | if (.value | type) == "object"
+			then .key as $n | .value | to_entries[] | [$n, .key, (.value | tostring)]
+			else [.key, "\\N", (.value | tostring)] end;
+		(.stats | rows | select(.[2] != "0") | ["T", "-"] + . | join("\t")),
+		(.files[] | select(.stats) | (.path // "\\N") as $p | .stats | rows | ["F", $p] + . | join("\t"))' "$mj" |
+		awk -F'\t' -v OFS='\t' -v kinds="$kinds" -v d="$d" '
+			BEGIN { while ((getline l < kinds) > 0) { split(l, k, "\t"); sev[k[1]] = k[2]; per[k[1]] = k[3] } }
+			sev[$3] != "" && sev[$3] != "error" && sev[$3] != "data_loss" { next }
+			$1 == "T" { print $3, $4, $5 > (d "/meta_stats.rows.u"); next }
+			per[$3] == 1 { print $2, $3, $4, $5 > (d "/file_stats.rows.u") }'
+	touch "$d/meta_stats.rows.u" "$d/file_stats.rows.u"
+	sort "$d/meta_stats.rows.u" >"$d/meta_stats.rows"
+	sort "$d/file_stats.rows.u" >"$d/file_stats.rows"
 }
 
 compare_fixture() { # name archive
@@ -87,8 +112,15 @@ compare_fixture() { # name archive
 			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_process.rows.u"
 	done
 	for tb in $tsv_tables; do sort "$w/m/$tb.rows.u" >"$w/m/$tb.rows"; done
+	rm -f "$w/m/meta_stats.rows.u" "$w/m/file_stats.rows.u"
+	if ! "$TRACEMOUNT" cat "$a" metadata.json >"$w/metadata.json" 2>"$w/meta.err"; then
+		fail "interop $name: metadata.json" "$(cat "$w/meta.err")"
+		return
+	fi
+	meta_rows "$w/metadata.json" "$w/a/stat_kind.rows" "$w/m"
 	# shellcheck disable=SC2086
-	compare_tables interop "$name" "$w" archive merged "$differences" "$row_differences" $tables $tsv_tables
+	compare_tables interop "$name" "$w" archive merged "$differences" "$row_differences" $tables $tsv_tables \
+		$meta_tables
 }
 
 for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
@@ -105,5 +137,5 @@ for dir in "$root"/tests/conformance/*/ "$here"/captures/*/; do
 done
 
 # shellcheck disable=SC2086
-print_totals archive merged $tables $tsv_tables
+print_totals archive merged $tables $tsv_tables $meta_tables
 exit $T_FAILED

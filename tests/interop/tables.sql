@@ -75,8 +75,11 @@ SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
        tm_s(a.display_value) AS row
 FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 
-SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) || value AS row
-FROM stats WHERE severity IN ('error', 'data_loss') AND value > 0;
+-- Summed over trace files and machines: one trace (merged.pftrace) has one
+-- row where the archive's import has one per file.
+SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) ||
+       sum(value) AS row
+FROM stats WHERE severity IN ('error', 'data_loss') GROUP BY name, idx, severity HAVING sum(value) > 0;
 
 -- What tracemount's text views must equal (issue 9): timeline.tsv's slice
 -- and instant rows as (name, ts, dur, machine), and the thread and
@@ -94,3 +97,20 @@ FROM thread;
 
 SELECT 'tsv_process' || char(9) || tm_machine(machine_id) || char(9) || pid || char(9) || tm_e(name) AS row
 FROM process;
+
+-- What metadata.json's stats must equal (issue 33): every error and
+-- data-loss stat of the import in total (name, index, value), and per
+-- trace file (path, name, index, value; the input itself has no path) for
+-- the stats the reference counts per trace. stat_kind tells run.sh which
+-- of metadata.json's names the comparison holds: a name's severity, and
+-- whether the reference keeps it per trace (its rows carry a trace_id).
+SELECT 'meta_stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || sum(value) AS row
+FROM stats WHERE severity IN ('error', 'data_loss') GROUP BY name, idx HAVING sum(value) > 0;
+
+SELECT 'file_stats' || char(9) || ifnull(f.name, '\N') || char(9) || s.name || char(9) ||
+       ifnull(s.idx, '\N') || char(9) || sum(s.value) AS row
+FROM stats s JOIN __intrinsic_trace_file f ON f.id = s.trace_id
+WHERE s.severity IN ('error', 'data_loss') GROUP BY f.name, s.name, s.idx HAVING sum(s.value) > 0;
+
+SELECT 'stat_kind' || char(9) || name || char(9) || severity || char(9) || max(trace_id IS NOT NULL) AS row
+FROM stats GROUP BY name, severity;
