@@ -125,6 +125,14 @@ static void mix_result(digest *d, const tm_scan *s)
 		for (int k = 0; k < TM_STAT_COUNT; k++)
 			mix(d, tm_scan_file_drops(f, (tm_stat)k));
 	}
+	for (size_t i = 0; i < s->named.n; i++) {
+		const tm_named_stat *e = &s->named.v[i];
+		if (e->file_id >= s->n_files || e->machine_row >= s->machines.n)
+			abort(); /* a stat of a file and a machine row of the session */
+		mix(d, e->file_id ^ (uint64_t)e->machine_row << 32);
+		mix(d, (uint64_t)e->idx ^ (uint64_t)e->value << 1);
+		mix_cstr(d, e->name);
+	}
 	for (size_t i = 0; i < s->machines.n; i++) {
 		const tm_machine *r = &s->machines.rows[i];
 		mix(d, (uint64_t)r->raw_id);
