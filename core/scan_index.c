@@ -124,6 +124,39 @@ static void check(tm_ser_rd *r, const tm_scan *s)
 			tm_ser_fail(r, "a stat of no file or machine row");
 	if (s->machines.n && s->tt_node.machine_row >= s->machines.n)
 		tm_ser_fail(r, "trace time on no machine row");
+	/* the clock views index by machine row (graph.dot's clusters): a
+	 * clock of a row the table has not would size them by its number */
+	const tm_clock_graph *g = s->clocks ? tm_clocks_view(s->clocks) : NULL;
+	size_t nn = g ? tm_clock_graph_node_count(g) : 0;
+	/* trace time is drawn also before anything names it: row 0 then */
+	if (g && tm_clock_graph_trace_time(g)->machine_row >= (s->machines.n ? s->machines.n : 1))
+		tm_ser_fail(r, "the clock graph's trace time on no machine row");
+	for (size_t i = 0; i < nn && !r->bad; i++) {
+		tm_clock_node_info ni;
+		tm_clock_graph_node_info(g, i, &ni);
+		if (ni.node.machine_row >= s->machines.n)
+			tm_ser_fail(r, "a clock on no machine row");
+	}
+	size_t ne = s->clocks ? tm_clocks_ended_count(s->clocks) : 0;
+	for (size_t i = 0; i < ne && !r->bad; i++) {
+		tm_clock_ended e;
+		tm_clocks_ended_at(s->clocks, i, &e);
+		if (e.machine_row >= s->machines.n || e.file_id >= s->n_files)
+			tm_ser_fail(r, "a file's clocks on no machine row");
+	}
+	for (size_t f = 0; s->clocks && f < s->n_files && !r->bad; f++) {
+		size_t np = 0;
+		tm_placement *p = tm_clocks_placement(s->clocks, (uint32_t)f, &np);
+		for (size_t k = 0; k < np && !r->bad; k++) {
+			int bad = p[k].from.machine_row >= s->machines.n;
+			for (int h = 0; h < p[k].n_hops && h < 4; h++)
+				bad |= p[k].hops[h].from.machine_row >= s->machines.n ||
+				       p[k].hops[h].to.machine_row >= s->machines.n;
+			if (bad)
+				tm_ser_fail(r, "a file placed on no machine row");
+		}
+		free(p);
+	}
 }
 
 tm_scan *tm_scan_load(const void *data, size_t len, size_t n_files, int spend, const char **why)
