@@ -124,15 +124,41 @@ static void add_placement(cJSON *o, const tm_scan *s, uint32_t file_id, const tm
 
 /* ---- stats ------------------------------------------------------------------- */
 
-/* Stats summed by name and index (the file and machine of every entry are
- * 0): a file's, or the merge's in total. */
-static void sum_named(tm_statlist *to, const tm_statlist *from, int64_t file_id)
+/* The named stats of each file (the scan's, then the parse's, each in
+ * first-count order), made once: rendering every file's stats then costs
+ * their number, not files x stats (an archive of 100,000 files may give
+ * each one). File f's are e[first[f]] .. e[first[f + 1] - 1]. */
+typedef struct file_stats {
+	size_t *first;
+	const tm_named_stat **e;
+} file_stats;
+
+static void file_stats_init(file_stats *x, const tm_scan *s, const tm_statlist *parsed)
 {
-	for (size_t i = 0; from && i < from->n; i++) {
-		const tm_named_stat *e = &from->v[i];
-		if (file_id < 0 || e->file_id == (uint32_t)file_id)
-			tm_statlist_add(to, 0, 0, e->name, e->idx, e->value);
-	}
+	const tm_statlist *lists[2] = {&s->named, parsed};
+	size_t nf = s->n_files, total = 0;
+	/* counted at first[f + 2], summed, then placed at first[f + 1]++:
+	 * after which first[f] is where file f's begin */
+	x->first = tm_xcalloc(nf + 2, sizeof(*x->first));
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; lists[k] && i < lists[k]->n; i++)
+			if (lists[k]->v[i].file_id < nf) {
+				x->first[lists[k]->v[i].file_id + 2]++;
+				total++;
+			}
+	for (size_t f = 2; f < nf + 2; f++)
+		x->first[f] += x->first[f - 1];
+	x->e = tm_xcalloc(total ? total : 1, sizeof(*x->e));
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; lists[k] && i < lists[k]->n; i++)
+			if (lists[k]->v[i].file_id < nf)
+				x->e[x->first[lists[k]->v[i].file_id + 1]++] = &lists[k]->v[i];
+}
+
+static void file_stats_free(file_stats *x)
+{
+	free(x->first);
+	free(x->e);
 }
 
 /* Each stat of `sum` as a member of o: a number, or for an indexed stat
@@ -159,9 +185,10 @@ static void add_sums(cJSON *o, const tm_statlist *sum, size_t keep)
 
 /* The stats of file `file_id`, or of the whole merge for -1: the scan's
  * counts, the stats read from the files' records, and those the parse
- * counted (parsed: NULL when the merge did not get that far), summed by
- * name and index. */
-static void add_stats(cJSON *o, const tm_scan *s, const tm_statlist *parsed, int64_t file_id)
+ * counted (parsed: NULL when the merge did not get that far; a file's
+ * named ones are in fs), summed by name and index (their file and machine
+ * 0 in the sum). */
+static void add_stats(cJSON *o, const tm_scan *s, const tm_statlist *parsed, const file_stats *fs, int64_t file_id)
 {
 	cJSON *st = cJSON_AddObjectToObject(o, "stats");
 	tm_statlist sum = {0};
@@ -169,8 +196,15 @@ static void add_stats(cJSON *o, const tm_scan *s, const tm_statlist *parsed, int
 		uint64_t v = file_id < 0 ? s->stats[i] : tm_scan_file_drops(&s->files[file_id], (tm_stat)i);
 		tm_statlist_add(&sum, 0, 0, tm_stat_names[i], -1, (int64_t)v);
 	}
-	sum_named(&sum, &s->named, file_id);
-	sum_named(&sum, parsed, file_id);
+	if (file_id < 0) {
+		const tm_statlist *lists[2] = {&s->named, parsed};
+		for (int k = 0; k < 2; k++)
+			for (size_t i = 0; lists[k] && i < lists[k]->n; i++)
+				tm_statlist_add(&sum, 0, 0, lists[k]->v[i].name, lists[k]->v[i].idx, lists[k]->v[i].value);
+	} else {
+		for (size_t i = fs->first[file_id]; i < fs->first[file_id + 1]; i++)
+			tm_statlist_add(&sum, 0, 0, fs->e[i]->name, fs->e[i]->idx, fs->e[i]->value);
+	}
 	add_sums(st, &sum, file_id < 0 ? TM_STAT_COUNT : 0);
 	tm_statlist_free(&sum);
 }
@@ -204,7 +238,7 @@ static void add_scan_file(cJSON *o, const tm_file *f, const tm_scan_file *sf)
 
 /* `l`: the machines' labels, made once for all the files (NULL without a
  * scan). */
-static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_statlist *parsed, const tm_file *f,
+static cJSON *render_file(const tm_merge *m, const tm_scan *s, const file_stats *fs, const tm_file *f,
 			  const labels *l)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -235,7 +269,7 @@ static cJSON *render_file(const tm_merge *m, const tm_scan *s, const tm_statlist
 		cJSON_AddStringToObject(o, "not_exported", tm_type_unexported(f->type));
 	if (s && f->id < s->n_files && s->files[f->id].scanned) {
 		add_scan_file(o, f, &s->files[f->id]);
-		add_stats(o, s, parsed, (int64_t)f->id);
+		add_stats(o, s, NULL, fs, (int64_t)f->id);
 		tm_clock_labels cl = {(void *)l, label_of, file_of};
 		add_placement(o, s, (uint32_t)f->id, &cl);
 	}
@@ -386,7 +420,7 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, const tm_statlist *p
 		} else {
 			cJSON_AddNullToObject(root, "bounds");
 		}
-		add_stats(root, s, parsed, -1);
+		add_stats(root, s, parsed, NULL, -1);
 		if (parse_failed)
 			cJSON_AddStringToObject(root, "stats_incomplete", parse_failed);
 		cJSON *machines = cJSON_AddArrayToObject(root, "machines");
@@ -411,16 +445,21 @@ int tm_render_metadata_spill(tm_merge *m, const tm_scan *s, const tm_statlist *p
 	out->data[out->len] = '\0';
 	tm_buf_puts(out, ",\n\t\"files\":\t[");
 	labels l = {0};
-	if (s)
+	file_stats fs = {0};
+	if (s) {
 		labels_init(&l, m, s);
+		file_stats_init(&fs, s, parsed);
+	}
 	for (size_t i = 0; i < m->n_files; i++) {
-		if (put_element(out, i, render_file(m, s, parsed, &m->files[i], s ? &l : NULL), "metadata.json", err) != 0) {
+		if (put_element(out, i, render_file(m, s, &fs, &m->files[i], s ? &l : NULL), "metadata.json", err) != 0) {
 			labels_free(&l);
+			file_stats_free(&fs);
 			return -1;
 		}
 		maybe_spill(out, spill);
 	}
 	labels_free(&l);
+	file_stats_free(&fs);
 	tm_buf_puts(out, "],\n\t\"ignored\":\t[");
 	for (size_t i = 0, k = 0; i < m->n_members; i++) {
 		const tm_member_view *v = &m->members[i];

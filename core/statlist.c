@@ -7,19 +7,34 @@
 #include "ser.h"
 #include "tm.h"
 
-/* A list holds tens of entries (a name per kind of error a file shows),
- * so a linear search is the whole index: a stat counted for every event
- * of a broken capture finds its entry among those few. */
+static uint64_t key_of(uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)
+{
+	uint64_t ids[3] = {file_id, machine_row, (uint64_t)idx};
+	return tm_hash(tm_hash(TM_HASH_INIT, ids, sizeof ids), name, strlen(name));
+}
+
+static int same(const tm_named_stat *e, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)
+{
+	return e->file_id == file_id && e->machine_row == machine_row && e->idx == idx && strcmp(e->name, name) == 0;
+}
+
+/* The entry, made (0) when missing. Indexed by a hash: an archive of many
+ * files can give each a stat, and a stat is counted per event. An entry
+ * whose hash another took first is found by a search of the list. */
 static tm_named_stat *entry(tm_statlist *l, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)
 {
-	for (size_t i = l->n; i-- > 0;) {
-		tm_named_stat *e = &l->v[i];
-		if (e->file_id == file_id && e->machine_row == machine_row && e->idx == idx &&
-		    strcmp(e->name, name) == 0)
-			return e;
-	}
+	uint64_t key = key_of(file_id, machine_row, name, idx);
+	const uint32_t *at = tm_u64map_get(&l->ix, key);
+	if (at && same(&l->v[*at - 1], file_id, machine_row, name, idx))
+		return &l->v[*at - 1];
+	if (at) /* a collision of 64-bit hashes */
+		for (size_t i = 0; i < l->n; i++)
+			if (same(&l->v[i], file_id, machine_row, name, idx))
+				return &l->v[i];
 	TM_GROW(l->v, l->cap, l->n + 1);
 	l->v[l->n] = (tm_named_stat){file_id, machine_row, idx, tm_xstrdup(name), 0};
+	if (!at)
+		tm_u64map_put(&l->ix, key, (uint32_t)l->n);
 	return &l->v[l->n++];
 }
 
@@ -48,6 +63,7 @@ void tm_statlist_free(tm_statlist *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].name);
 	free(l->v);
+	tm_u64map_free(&l->ix);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -75,13 +91,10 @@ int tm_statlist_load(tm_statlist *l, tm_ser_rd *r)
 		int64_t idx = tm_ser_get_i64(r);
 		char *name = tm_ser_get_str(r);
 		int64_t value = tm_ser_get_i64(r);
-		if (!name) {
+		if (!name)
 			tm_ser_fail(r, "a stat without a name");
-		} else if (!r->bad) {
-			TM_GROW(l->v, l->cap, l->n + 1);
-			l->v[l->n++] = (tm_named_stat){file_id, row, idx, name, value};
-			continue;
-		}
+		else if (!r->bad)
+			tm_statlist_add(l, file_id, row, name, idx, value);
 		free(name);
 	}
 	if (r->bad) {

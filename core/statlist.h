@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tm.h"
+
 struct tm_ser_out;
 struct tm_ser_rd;
 
@@ -28,6 +30,7 @@ typedef struct tm_named_stat {
 typedef struct tm_statlist {
 	tm_named_stat *v; /* in first-count order */
 	size_t n, cap;
+	tm_u64map ix;     /* hash of (file, machine, idx, name) -> index in v */
 } tm_statlist;
 
 /* Add `value` to the stat (name, idx) of that file and machine. */
