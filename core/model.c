@@ -204,28 +204,6 @@ void m_map_free(m_map *m)
 void m_stat(tm_model *m, const char *name, int64_t add)
 {
 	tm_statlist_add(&m->file_stats, m->cur_file, m->cur_row, name, -1, add);
-	for (size_t i = 0; i < m->n_stats; i++)
-		if (strcmp(m->stat_names[i], name) == 0) {
-			m->stat_vals[i] += add;
-			return;
-		}
-	TM_GROW(m->stat_names, m->cap_stats, m->n_stats + 1);
-	m->stat_vals = tm_xrealloc(m->stat_vals, m->cap_stats * sizeof(*m->stat_vals));
-	m->stat_names[m->n_stats] = tm_xstrdup(name);
-	m->stat_vals[m->n_stats++] = add;
-}
-
-size_t tm_model_n_stats(const tm_model *m)
-{
-	return m->n_stats;
-}
-
-const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value)
-{
-	if (i >= m->n_stats)
-		return NULL;
-	*value = m->stat_vals[i];
-	return m->stat_names[i];
 }
 
 const tm_statlist *tm_model_file_stats(const tm_model *m)
@@ -398,10 +376,6 @@ void tm_model_free(tm_model *m)
 	free(m->threads);
 	free(m->made);
 	free(m->procs);
-	for (size_t i = 0; i < m->n_stats; i++)
-		free(m->stat_names[i]);
-	free(m->stat_names);
-	free(m->stat_vals);
 	tm_statlist_free(&m->file_stats);
 	m_map_free(&m->json_string_ids);
 	strings_free(&m->str);

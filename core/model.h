@@ -349,12 +349,9 @@ const tm_mthread *tm_model_thread(const tm_model *m, size_t utid);
 size_t tm_model_n_processes(const tm_model *m);
 const tm_mprocess *tm_model_process(const tm_model *m, size_t upid);
 /* The reference's stats the model counts (flow_*, misplaced_end_event,
- * mismatched_sched_switch_tids, ...): name and value pairs, in first-count
- * order. */
-size_t tm_model_n_stats(const tm_model *m);
-const char *tm_model_stat(const tm_model *m, size_t i, int64_t *value);
-/* The same counts per trace file and machine (the record's own file and
- * machine row), as the reference keeps them. */
+ * mismatched_sched_switch_tids, ...), per trace file and machine (the
+ * record's own file and machine row) as the reference keeps them, in
+ * first-count order: a name's first entry is its first count. */
 const tm_statlist *tm_model_file_stats(const tm_model *m);
 
 void tm_model_free(tm_model *m);

@@ -194,11 +194,7 @@ struct tm_model {
 	size_t n_ctxs, cap_ctxs;
 	m_map ctx_index;             /* (file, row) -> ctx + 1 */
 	uint64_t next_slice;
-	/* stats: in total, and per trace file and machine */
-	char **stat_names;
-	int64_t *stat_vals;
-	size_t n_stats, cap_stats;
-	tm_statlist file_stats;
+	tm_statlist file_stats;      /* stats per trace file and machine */
 	/* the JSON string-pid interning (the reference's StringPool raw ids) */
 	m_map json_string_ids;       /* hash(string) -> id */
 	int64_t next_string_pid;

@@ -1036,6 +1036,19 @@ static void fail_if_scan_failed(const tm_scan *s, tm_error *err)
 		tm_err(err, TM_EIO, "%s", s->err.msg);
 }
 
+/* The index with all that is known now: the scan's results, the sizes
+ * noted, and the parse's stats once made. Caller holds `sizes.mu`. */
+static void index_write_all(tm_vtree *t, const tm_scan *s)
+{
+	if (!t->index_path || !t->index_key.len)
+		return;
+	tm_statlist *parsed = atomic_load(&t->parsed);
+	tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s},
+				  {TM_INDEX_SIZES, save_sizes, &t->sizes},
+				  {TM_INDEX_STATS, save_parsed, parsed}};
+	index_write(t, &t->index_key, sec, parsed ? 3 : 2);
+}
+
 /* Note the sizes of the files of the families `built` (TM_GEN_*) in `g`
  * and keep them in the index with the scan's results, so that the next
  * mount of these inputs answers stat without a generation pass. Caller
@@ -1075,13 +1088,8 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 	 * differs from the index's means one of them is wrong. */
 	if (changed)
 		warn(t, "index %s: %s", t->index_path ? t->index_path : "", "a generated file's size differs from the one kept");
-	if ((added || changed || new_stats) && t->index_path && t->index_key.len) {
-		tm_statlist *parsed = atomic_load(&t->parsed);
-		tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s},
-					  {TM_INDEX_SIZES, save_sizes, z},
-					  {TM_INDEX_STATS, save_parsed, parsed}};
-		index_write(t, &t->index_key, sec, parsed ? 3 : 2);
-	}
+	if (added || changed || new_stats)
+		index_write_all(t, s);
 	pthread_mutex_unlock(&z->mu);
 }
 
@@ -1311,21 +1319,6 @@ static void spill_to_file(void *ctx, tm_buf *out)
 	out->len = 0;
 }
 
-/* The index with what is known now, after metadata.json's own pass gave
- * the parse's stats. */
-static void parsed_to_index(tm_vtree *t, const tm_scan *s)
-{
-	if (!t->index_path || !t->index_key.len)
-		return;
-	gen_sizes *z = &t->sizes;
-	pthread_mutex_lock(&z->mu);
-	tm_index_section sec[] = {{TM_INDEX_SCAN, save_scan, s},
-				  {TM_INDEX_SIZES, save_sizes, z},
-				  {TM_INDEX_STATS, save_parsed, atomic_load(&t->parsed)}};
-	index_write(t, &t->index_key, sec, 3);
-	pthread_mutex_unlock(&z->mu);
-}
-
 /* metadata.json's own pass: the model over every record, nothing
  * written, and the scan too when it is not made yet (each input read once,
  * as gen_first does). It takes no `gen_mu`: metadata.json does not wait
@@ -1375,8 +1368,11 @@ built:
 	} else {
 		tm_statlist *l = g->stats;
 		g->stats = NULL;
-		if (parsed_publish(t, l))
-			parsed_to_index(t, s);
+		if (parsed_publish(t, l)) {
+			pthread_mutex_lock(&t->sizes.mu);
+			index_write_all(t, s);
+			pthread_mutex_unlock(&t->sizes.mu);
+		}
 	}
 	tm_gen_free(g);
 }

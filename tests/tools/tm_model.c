@@ -231,11 +231,14 @@ int main(int argc, char **argv)
 		put(o, mach(&s, f->machine_row));
 		tm_buf_puts(o, "\n");
 	}
-	for (size_t i = 0; i < tm_model_n_stats(md); i++) {
-		int64_t v;
-		const char *n = tm_model_stat(md, i, &v);
-		tm_buf_printf(o, "stat\t%s\t%" PRId64 "\n", n, v);
-	}
+	/* in total, by name in first-count order */
+	const tm_statlist *fs = tm_model_file_stats(md);
+	tm_statlist total = {0};
+	for (size_t i = 0; i < fs->n; i++)
+		tm_statlist_add(&total, 0, 0, fs->v[i].name, -1, fs->v[i].value);
+	for (size_t i = 0; i < total.n; i++)
+		tm_buf_printf(o, "stat\t%s\t%" PRId64 "\n", total.v[i].name, total.v[i].value);
+	tm_statlist_free(&total);
 	fwrite(o->data ? o->data : "", 1, o->len, stdout);
 	tm_model_free(md);
 	tm_scan_free(s.scan);
