@@ -76,7 +76,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZREG_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%-regress,$(FUZZ_SRC))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
-.PHONY: all deps fuzz-deps bins check demo fuzz bench interop install clean
+.PHONY: all deps fuzz-deps bins check demo fuzz bench interop golden install clean
 .DEFAULT_GOAL := all
 
 all: tracemount
@@ -192,6 +192,12 @@ fuzz: deps fuzz-deps $(GEN_C) $(GEN_H) $(GEN_FIELDS)
 		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n $$seeds || exit 1; \
 	done
+
+# Record every output of every fixture archive again (tests/t_golden.sh):
+# only for an output changed on purpose, said so in the commit.
+golden: deps
+	$(MAKE) --no-print-directory bins tracemount
+	GOLDEN_UPDATE=1 BUILD=build/rel TRACEMOUNT=build/rel/tracemount bash tests/t_golden.sh
 
 interop: deps
 	$(MAKE) --no-print-directory bins tracemount
