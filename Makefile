@@ -46,13 +46,13 @@ CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DTM_VERSION='"$(VERSION)"' \
 CFLAGS += -std=c11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
 	-Wstrict-prototypes -MMD -MP $(XFLAGS) \
 	$(shell $(PKG_CONFIG) --cflags fuse3 $(PKGS_CORE) 2>/dev/null)
-# libarchive is opened with dlopen on first use (core/la.h says why), not
+# libarchive is opened with dlopen on first use (core/container/la.h says why), not
 # linked: its headers come from PKGS_CORE, its soname (as -larchive would
-# record it) is looked up when core/la.c is compiled.
+# record it) is looked up when core/container/la.c is compiled.
 CORE_LIBS = $(shell $(PKG_CONFIG) --libs $(filter-out libarchive,$(PKGS_CORE)) 2>/dev/null) -ldl -lpthread -lm
 LIBARCHIVE_SONAME = $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir libarchive)/libarchive.so" 2>/dev/null | \
 	awk '$$1 == "SONAME" { print $$2 }')
-$(BUILD)/obj/core/la.o: CPPFLAGS += $(if $(LIBARCHIVE_SONAME),-DTM_LIBARCHIVE='"$(LIBARCHIVE_SONAME)"')
+$(BUILD)/obj/core/container/la.o: CPPFLAGS += $(if $(LIBARCHIVE_SONAME),-DTM_LIBARCHIVE='"$(LIBARCHIVE_SONAME)"')
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
 LDFLAGS += $(XFLAGS)
 
@@ -62,7 +62,8 @@ GEN_H := $(GEN_C:.c=.h)
 # Named field numbers for the hand-written wire-level code (STYLE.md,
 # "Protobuf in C"): F_<Message>_<field>, from each .proto.
 GEN_FIELDS := $(patsubst protos/%.proto,build/gen/%_fields.h,$(PROTOS))
-CORE_SRC := $(wildcard core/*.c)
+# core/ is a tree of layers and formats (README, "Layout"): every .c in it.
+CORE_SRC := $(shell find core -name '*.c' | LC_ALL=C sort)
 FS_SRC := $(wildcard fs/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)

@@ -1,4 +1,4 @@
-/* fs/front.h - the two front ends over core/vtree.h: the FUSE daemon
+/* fs/front.h - the two front ends over core/session/vtree.h: the FUSE daemon
  * (fuse_ops.c) and the no-FUSE commands (cli.c), dispatched by main.c.
  * fs/ knows nothing about traces (DESIGN.md): it sees paths, nodes, bytes
  * and tm_error. */
@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "vtree.h"
+#include "session/vtree.h"
 
 /* Exit statuses (tracemount(1), EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_MERGE = 1, EXIT_USAGE = 2 };

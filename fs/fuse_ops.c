@@ -1,5 +1,5 @@
 /* fs/fuse_ops.c - the FUSE daemon: one operations table, each op a thin
- * call into core/vtree.h. Setup happens in order before daemonizing (parse
+ * call into core/session/vtree.h. Setup happens in order before daemonizing (parse
  * options, check the mount point, open and validate the inputs) so every
  * setup error reaches the shell that ran the command; threads start only
  * in the loop, after the fork (STYLE.md, after sshfs). */

@@ -41,7 +41,7 @@ scenario_init || fail encode_fixtures "protoc failed"
 # not name ends).
 # The placements of a trace, but its ProcessTree packets: merged.pftrace
 # adds one wherever a JSON or systrace file makes a thread, at that time
-# (core/export_text.c, made_threads); trees() lists those, and every one
+# (core/export/export_text.c, made_threads); trees() lists those, and every one
 # of the archive's must be in merged.pftrace too.
 placements() {
 	[ -s "$1" ] || return 0 # an empty merge exports an empty trace

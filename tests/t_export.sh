@@ -97,7 +97,7 @@ fi
 # trace clock, with nothing dropped. Kernel lines the reference keeps no
 # row of (kind ftrace) are not written to merged.pftrace. A ProcessTree
 # that makes a JSON or systrace file's threads at their place in the order
-# (core/export_text.c, made_threads) is a packet of its own: the packet
+# (core/export/export_text.c, made_threads) is a packet of its own: the packet
 # events are those of the archive and one per such ProcessTree.
 norm() {
 	"$ev" "$1" | jq -r 'select(.kind and .kind != "ftrace" and .kind != "packet") |
@@ -373,7 +373,7 @@ else
 	skip "merged.pftrace on one CPU" "no taskset(1)"
 fi
 # With two CPUs a second thread reads the next JSON (and, when exporting,
-# systrace) files ahead (core/ahead.h); held to one CPU everything is read
+# systrace) files ahead (core/util/ahead.h); held to one CPU everything is read
 # in place: the same files either way, a bad file's error included.
 if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	mkdir -p ahead ahead_bad ahead_pbad
@@ -383,7 +383,7 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	gunzip -c "$real/capture2/kernel_tracecmd.txt.gz" >ahead/tracecmd.txt
 	cp ahead/node_a.json ahead/node_c.json
 	# lines whose args the thread that feeds the model splits ahead of it
-	# (core/model_systrace.c m_systrace_prepare): a bare token (its key
+	# (core/formats/systrace/model_systrace.c m_systrace_prepare): a bare token (its key
 	# "name" is no byte of the line), more tokens than are kept, keys past both
 	{
 		zcat "$real/capture2/kernel_ftrace.txt.gz" | sed -n '1,12p'
@@ -440,7 +440,7 @@ else
 	skip "read ahead: the same files as on one CPU" "no taskset(1)"
 fi
 # The text export writes its TrackEvents, ftrace events and packets at
-# the wire level (core/export_text.c): protoc, decoding and encoding again
+# the wire level (core/export/export_text.c): protoc, decoding and encoding again
 # in field-number order, must give the same bytes. Text inputs only (kept
 # proto packets are copied as they came): JSON with args, and systrace
 # lines of every event written, negative int32 fields, a 300-byte comm

@@ -160,8 +160,8 @@ loud "a number out of range" "not 1..2^29-1" 'message M { optional int32 x = 0; 
 
 # ---- no bare field numbers in the wire-level code ------------------------------
 
-wire_files=(core/proto.h core/proto.c core/proto_msg.c core/proto_ftrace.c core/scan_proto.c core/export.c
-	core/detect.c)
+wire_files=(core/wire/proto.h core/wire/proto.c core/wire/proto_msg.c core/wire/proto_ftrace.c core/formats/proto/scan_proto.c core/export/export.c
+	core/detect/detect.c)
 # A literal where a field number goes: a switch case, a comparison with a
 # field id or kind, the id argument of an encoder or of
 # tm_pb_repeated_spans, an array designator, a tag made by hand.

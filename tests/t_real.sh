@@ -37,7 +37,7 @@ zip -q -X capture.zip chromium_startup.pftrace chromium_startup.json node_trace.
 
 # ---- expectations from the sources ------------------------------------------
 
-# Chrome JSON (core/scan.c on_json_event, formats.md §3): an event is placed
+# Chrome JSON (core/scan/scan.c on_json_event, formats.md §3): an event is placed
 # when it is an object with a string ph and a numeric ts, ph is one of
 # B E i I R n C b e, or X/T with a numeric dur >= 0. ts is in µs; both files
 # hold integer ts only, so the value in ns is ts * 1000 exactly. Neither file

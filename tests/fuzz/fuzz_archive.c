@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive.h"
-#include "detect.h"
+#include "container/archive.h"
+#include "detect/detect.h"
 
 #define MAX_DEPTH 3
 #define MAX_OUTPUT ((uint64_t)16 << 20)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
+#include "detect/detect.h"
 
 static tm_type detect_exact(const uint8_t *data, size_t n)
 {

@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "fuzz_input.h"
-#include "gen.h"
-#include "merge.h"
-#include "scan.h"
+#include "pass/gen.h"
+#include "input/merge.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
 
 static void check_size(int fd, uint64_t size)
 {

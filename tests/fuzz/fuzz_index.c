@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_index.c - the index cache's reading of scan results
- * (core/scan.h tm_scan_load) never trusts its bytes, and what it keeps is
+ * (core/scan/scan.h tm_scan_load) never trusts its bytes, and what it keeps is
  * all the views need:
  *   1. the input as an archive is merged and scanned; the results saved
  *      and loaded back render every view (metadata.json, each machine.json,
@@ -21,11 +21,12 @@
 #include <unistd.h>
 
 #include "fuzz_input.h"
-#include "index.h"
-#include "merge.h"
-#include "render.h"
-#include "scan.h"
-#include "ser.h"
+#include "session/index.h"
+#include "input/merge.h"
+#include "export/render.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
+#include "util/ser.h"
 
 /* Every view of a scan, one after another. */
 static void render_all(tm_merge *m, const tm_scan *s, tm_buf *out)

@@ -1,17 +1,17 @@
 /* tests/fuzz/fuzz_json_trace.c - the Chrome JSON reader on arbitrary
  * bytes, read whole and in small chunks, and read into a log and replayed
- * (core/ahead.h), whole or times only (the results must agree); the
+ * (core/util/ahead.h), whole or times only (the results must agree); the
  * callback reads every field so ASan sees any dangling pointer. Each
- * model record the reader makes (core/json_rec.h, mostly from
+ * model record the reader makes (core/formats/json/json_rec.h, mostly from
  * tj_read_shallow's members) must be the bytes json_rec_from_object makes
  * from the event's whole tree. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ahead.h"
-#include "json_rec.h"
-#include "json_trace.h"
+#include "util/ahead.h"
+#include "formats/json/json_rec.h"
+#include "formats/json/json_trace.h"
 
 typedef struct digest {
 	uint64_t n, h;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 static const char *const MEMBERS[] = {"a.json", "b.pb", "", "meta.json", "multi.pb"};
 

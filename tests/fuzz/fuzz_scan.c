@@ -11,7 +11,7 @@
  * logs that carry their TrackEvents' times decoded, and the results must
  * still be the same.
  *
- * Contracts of core/scan.h checked on the way: placed events have ts >= 0
+ * Contracts of core/scan/scan.h checked on the way: placed events have ts >= 0
  * and a file id of the session; the event count equals s->events. */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,8 +21,9 @@
 #include <unistd.h>
 
 #include "fuzz_input.h"
-#include "merge.h"
-#include "scan.h"
+#include "input/merge.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
 
 typedef struct digest {
 	const tm_merge *m;

@@ -1,13 +1,13 @@
 /* tests/fuzz/fuzz_systrace.c - the systrace reader on arbitrary bytes,
  * read whole and in small chunks, and read into a log and replayed
- * (core/ahead.h), whole or times only (the results must agree); the
+ * (core/util/ahead.h), whole or times only (the results must agree); the
  * callback reads every field so ASan sees any dangling string. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ahead.h"
-#include "systrace.h"
+#include "util/ahead.h"
+#include "formats/systrace/systrace.h"
 
 typedef struct digest {
 	uint64_t n, h;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/interop/model.sh - compare, table by table, the reference's import of
 # each fixture archive with the model's tables of the same archive
-# (core/model.h, printed by build/.../tools/tm_model).
+# (core/model/model.h, printed by build/.../tools/tm_model).
 #
 #   TRACE_PROCESSOR_SHELL=/path/to/trace_processor_shell tests/interop/model.sh [BUILD]
 #

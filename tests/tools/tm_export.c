@@ -16,9 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gen.h"
-#include "merge.h"
-#include "scan.h"
+#include "pass/gen.h"
+#include "input/merge.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
 
 /* View `row` of sp (TM_SPOOLED_ALL: the whole merge's) into path. */
 static int copy_view(const tm_spooled *sp, size_t row, const char *path)

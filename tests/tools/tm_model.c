@@ -1,4 +1,4 @@
-/* tests/tools/tm_model.c - run the model (core/model.h) over an archive and
+/* tests/tools/tm_model.c - run the model (core/model/model.h) over an archive and
  * print its tables as tab-separated lines, one table after another, each
  * line starting with the table's name, in the columns of the reference's
  * rows in tests/interop/tables.sql:
@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge.h"
-#include "model.h"
-#include "scan.h"
-#include "tm.h"
+#include "input/merge.h"
+#include "model/model.h"
+#include "pass/run.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
+#include "util/tm.h"
 
 typedef struct sl {
 	uint64_t id;

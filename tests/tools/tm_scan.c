@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge.h"
-#include "scan.h"
-#include "tm.h"
+#include "input/merge.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
+#include "util/tm.h"
 
 typedef struct tally {
 	uint64_t n, h;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_unpack.h"
+#include "formats/proto/pb_unpack.h"
 
 typedef struct pb_arena {
 	void **p;

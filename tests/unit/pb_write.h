@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tm.h"
+#include "util/tm.h"
 
 /* v as a varint into out (ten bytes at most): its length. */
 static inline size_t pb_varint_encode(uint8_t out[10], uint64_t v)

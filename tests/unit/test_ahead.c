@@ -1,13 +1,13 @@
 /* tests/unit/test_ahead.c - files read ahead on a second thread
- * (core/ahead.h): each item is read once, by one thread or the other, its
+ * (core/util/ahead.h): each item is read once, by one thread or the other, its
  * log reaches the caller in order, the budget bounds what is held, and a
  * stop in the middle leaves nothing behind (ASan in `make check`). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "ahead.h"
-#include "relay.h"
+#include "util/ahead.h"
+#include "util/relay.h"
 #include "tt.h"
 
 #define N_ITEMS 40

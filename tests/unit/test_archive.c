@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "archive.h"
-#include "ser.h"
+#include "container/archive.h"
+#include "util/ser.h"
 
 static char tmpdir[] = "/tmp/tm_archive_XXXXXX";
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "clock/clock.h"
 
 #define RT TM_CLOCK_REALTIME
 #define MONO TM_CLOCK_MONOTONIC

@@ -2,7 +2,7 @@
  * manifest whitespace rule of manifest.md §2. */
 #include "tt.h"
 
-#include "detect.h"
+#include "detect/detect.h"
 
 static tm_type sniff_str(const char *s)
 {

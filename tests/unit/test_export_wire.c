@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "export_internal.h"
-#include "json.h"
-#include "merge.h"
+#include "export/export_internal.h"
+#include "formats/json/json_format.h"
+#include "formats/registry.h"
+#include "util/json.h"
+#include "input/merge.h"
 #include "trace.pb-c.h"
 #include "tt.h"
 
@@ -182,7 +184,7 @@ static void export_wire_matches_protobuf_c(void)
 		if (text)
 			CHECK(tj_parse(text, strlen(text), &args, &err) == 0);
 		for (int shape = 0; shape < 8; shape++) {
-			/* the args as the reader makes them (core/json_rec.h) */
+			/* the args as the reader makes them (core/formats/json/json_rec.h) */
 			tm_buf annot = {0};
 			tm_export_json_args(&annot, args);
 			exp_te e = {.track_uuid = shape ? UINT64_C(0xfedcba9876543210) >> shape : 0,

@@ -1,5 +1,5 @@
-/* tests/unit/test_index.c - the index cache's file (core/index.h) and its
- * byte layout (core/ser.h): varints and strings round-trip and a short or
+/* tests/unit/test_index.c - the index cache's file (core/session/index.h) and its
+ * byte layout (core/util/ser.h): varints and strings round-trip and a short or
  * impossible input is refused; a written index reads back for its key
  * only; damaged, truncated, foreign, other-version and other-format files
  * are refused with their reason; sections of unknown kinds are skipped;
@@ -18,9 +18,9 @@
 
 #include "tt.h"
 
-#include "index.h"
-#include "merge.h"
-#include "ser.h"
+#include "session/index.h"
+#include "input/merge.h"
+#include "util/ser.h"
 
 static char tmpdir[512];
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ahead.h"
-#include "json.h"
+#include "util/ahead.h"
+#include "util/json.h"
 
 /* Parse a C string literal (embedded NULs need parse_n). */
 static tj_value *parse_n(const char *s, size_t n, tm_error *err)
@@ -81,7 +81,7 @@ static void test_int_vs_double(void)
  * reaches INT64_MIN; we reproduce it. */
 /* Integers of every length up to 19 digits, and with a non-digit at each
  * place of the eight-digit words the parser reads at once, read as strtoll
- * reads them (core/json.c parse_number). */
+ * reads them (core/util/json.c parse_number). */
 static void test_integers_by_word(void)
 {
 	uint64_t x = 0x243f6a8885a308d3ull;
@@ -372,7 +372,7 @@ static int same_tree(const tj_value *a, const tj_value *b)
 }
 
 /* A tree copied through a buffer that moves as it grows comes back the
- * same (core/ahead.h's logs). */
+ * same (core/util/ahead.h's logs). */
 static void test_copy_through_buffer(void)
 {
 	static const char *docs[] = {

@@ -4,8 +4,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../../core/archive.h"
-#include "../../core/json_trace.h"
+#include "../../core/container/archive.h"
+#include "../../core/formats/json/json_trace.h"
 #include "tt.h"
 
 #define MAXEV 32

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 #define PM(body) "{\"perfetto_manifest\": {\"version\": 1" body "}}"
 #define NAMED(k) (TM_MF_RAW_NAMED_BASE + (k))

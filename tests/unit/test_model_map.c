@@ -1,5 +1,5 @@
 /* tests/unit/test_model_map.c - the model's u64 -> u64 map
- * (core/model_internal.h): every key, the two kept beside the slots
+ * (core/model/model_internal.h): every key, the two kept beside the slots
  * (UINT64_MAX - 1, UINT64_MAX) and those next to them included, answers
  * as a plain table does through puts, gets and deletes that grow the map
  * and leave tombstones behind; a zeroed map is an empty one. */
@@ -10,7 +10,7 @@
 
 #include "tt.h"
 
-#include "model_internal.h"
+#include "model/model_internal.h"
 
 /* The keys the test draws from: small ones, the edges, and spread ones. */
 #define N_KEYS 600

@@ -16,8 +16,8 @@
 
 #include "tt.h"
 
-#include "order.h"
-#include "xsort.h"
+#include "sort/order.h"
+#include "sort/xsort.h"
 
 typedef struct ev {
 	int64_t ts;

@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include "pb_same.h"
 #include "pb_write.h"
-#include "proto.h"
+#include "wire/proto.h"
 #include "trace.pb-c.h"
 #include "tt.h"
 

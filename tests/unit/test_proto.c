@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "archive.h"
+#include "container/archive.h"
 #include "pb_write.h"
-#include "proto.h"
+#include "wire/proto.h"
 #include "trace.pb-c.h"
 
 #define G INT64_C(1000000000)

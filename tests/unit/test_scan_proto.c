@@ -1,5 +1,5 @@
 /* tests/unit/test_scan_proto.c - the proto reader of the scan tier
- * (core/scan_proto.c) on traces built here byte by byte: ftrace bundles
+ * (core/formats/proto/scan_proto.c) on traces built here byte by byte: ftrace bundles
  * and compact sched, sequence rules and interning, legacy TrackEvent
  * timestamps, Chrome and service packets, fatal texts, and damaged input.
  * The clock and machine scenarios of spec/conformance.md run through
@@ -11,9 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "merge.h"
+#include "input/merge.h"
 #include "pb_write.h"
-#include "scan.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
 #include "tt.h"
 
 /* ---- a tiny protobuf writer ----------------------------------------------- */

@@ -4,8 +4,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../../core/archive.h"
-#include "../../core/systrace.h"
+#include "../../core/container/archive.h"
+#include "../../core/formats/systrace/systrace.h"
 #include "tt.h"
 
 #define MAXEV 16

@@ -11,10 +11,11 @@
 
 #include "tt.h"
 
-#include "gen.h"
-#include "merge.h"
-#include "scan.h"
-#include "spool.h"
+#include "pass/gen.h"
+#include "input/merge.h"
+#include "formats/registry.h"
+#include "scan/scan.h"
+#include "sort/spool.h"
 
 static char tmpdir[512];
 

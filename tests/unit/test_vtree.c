@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge.h"
+#include "input/merge.h"
 #include "tt.h"
-#include "vtree.h"
+#include "session/vtree.h"
 
 static void test_free_closes_open_files(void)
 {

@@ -1,0 +1,646 @@
+/* core/export/timeline.c - timeline.tsv from the model's rows: spool each row as
+ * a sort record, write the lines in order at the end.
+ *
+ * A record is a key (ts, seq, kind, sub), a packed body and its strings
+ * (name, category, args). Names of threads and tracks are looked up when
+ * the line is written, so a thread renamed after its first slice shows
+ * the name the reference's thread table ends with. */
+#include "export/timeline.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/relay.h"
+#include "sort/xsort.h"
+
+enum { K_SLICE, K_INSTANT, K_COUNTER, K_SCHED, K_FTRACE };
+static const char *const kind_names[] = {"slice", "instant", "counter", "sched", "ftrace"};
+static const char *const scope_names[] = {"thread", "process", "global", "cpu"};
+
+#define NO_TRACK UINT32_MAX
+
+typedef struct rec {
+	int64_t ts;
+	uint64_t seq;      /* the record that made the row */
+	uint32_t kind;
+	uint64_t sub;      /* slices: the slice id; others: arrival */
+	int64_t dur;       /* INT64_MIN: none */
+	int64_t utid;      /* the row's thread, -1: the track's */
+	int64_t tid;       /* ftrace: the line's pid, -1 none */
+	uint32_t machine_row, file_id, track, cpu;
+	int32_t depth;     /* -1: none */
+	uint32_t name_len, cat_len, args_len;
+	uint8_t has_name, has_cat;
+	uint8_t has_state; /* sched: the args part is the end state, else null */
+	int32_t prio;      /* sched */
+} rec;
+
+struct tm_timeline_build {
+	tm_merge *merge;
+	int per_machine;   /* every machine's file too (else TM_GEN_TOP) */
+	int out_fd;        /* the whole merge's file goes there, -1: spooled */
+	const tm_scan *scan;
+	tm_xsort *sort;
+	uint64_t arrivals;
+	tm_error err;      /* the first spooling failure */
+	tm_buf args;
+	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* tm_timeline_watch */
+	void *watch_ctx;
+};
+
+void tm_timeline_watch(tm_timeline_build *b, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+{
+	b->watch = fn;
+	b->watch_ctx = ctx;
+}
+
+/* A record as the sort holds it: the key fields at fixed places (rec_cmp
+ * reads them there), then the rest of the rec as varints, then the
+ * strings. The rec itself is 104 bytes; spooled as is, the proto bench's
+ * timeline wrote 257 MB of sort runs for 2.2 million rows (and read them
+ * back): packed, a row's body is about a third of that. */
+#define AT_TS 0
+#define AT_SEQ 8
+#define AT_SUB 16
+#define AT_KIND 24
+#define KEY_BYTES 25
+#define BODY_MAX (KEY_BYTES + 1 + 12 * 10) /* flags, then at most 12 varints */
+
+enum { HAS_DUR = 1, HAS_NAME = 2, HAS_CAT = 4, HAS_STATE = 8 };
+
+static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
+{
+	if (v < 0x80) { /* most fields */
+		*p++ = (uint8_t)v;
+		return p;
+	}
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
+/* h packed into out (BODY_MAX bytes at most): its length. */
+static size_t pack_rec(const rec *h, uint8_t *out)
+{
+	memcpy(out + AT_TS, &h->ts, 8);
+	memcpy(out + AT_SEQ, &h->seq, 8);
+	memcpy(out + AT_SUB, &h->sub, 8);
+	out[AT_KIND] = (uint8_t)h->kind;
+	uint8_t *p = out + KEY_BYTES;
+	*p++ = (uint8_t)((h->dur != INT64_MIN ? HAS_DUR : 0) | (h->has_name ? HAS_NAME : 0) |
+			 (h->has_cat ? HAS_CAT : 0) | (h->has_state ? HAS_STATE : 0));
+	if (h->dur != INT64_MIN)
+		p = put_uv(p, zz(h->dur));
+	p = put_uv(p, zz(h->utid));
+	p = put_uv(p, zz(h->tid));
+	p = put_uv(p, h->machine_row);
+	p = put_uv(p, h->file_id);
+	p = put_uv(p, (uint32_t)(h->track + 1)); /* NO_TRACK: 0 */
+	p = put_uv(p, h->cpu);
+	p = put_uv(p, zz(h->depth));
+	p = put_uv(p, h->name_len);
+	p = put_uv(p, h->cat_len);
+	p = put_uv(p, h->args_len);
+	p = put_uv(p, zz(h->prio));
+	return (size_t)(p - out);
+}
+
+static inline uint64_t get_uv(const uint8_t **p)
+{
+	if (!(**p & 0x80))
+		return *(*p)++;
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t c = *(*p)++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+}
+
+/* The rec a record holds; its strings follow at the returned pointer.
+ * Records are ours, written by pack_rec: not checked. */
+static const char *unpack_rec(const char *r, rec *h)
+{
+	const uint8_t *p = (const uint8_t *)r;
+	memcpy(&h->ts, p + AT_TS, 8);
+	memcpy(&h->seq, p + AT_SEQ, 8);
+	memcpy(&h->sub, p + AT_SUB, 8);
+	h->kind = p[AT_KIND];
+	p += KEY_BYTES;
+	uint8_t flags = *p++;
+	h->dur = flags & HAS_DUR ? unzz(get_uv(&p)) : INT64_MIN;
+	h->has_name = (flags & HAS_NAME) != 0;
+	h->has_cat = (flags & HAS_CAT) != 0;
+	h->has_state = (flags & HAS_STATE) != 0;
+	h->utid = unzz(get_uv(&p));
+	h->tid = unzz(get_uv(&p));
+	h->machine_row = (uint32_t)get_uv(&p);
+	h->file_id = (uint32_t)get_uv(&p);
+	h->track = (uint32_t)get_uv(&p) - 1;
+	h->cpu = (uint32_t)get_uv(&p);
+	h->depth = (int32_t)unzz(get_uv(&p));
+	h->name_len = (uint32_t)get_uv(&p);
+	h->cat_len = (uint32_t)get_uv(&p);
+	h->args_len = (uint32_t)get_uv(&p);
+	h->prio = (int32_t)unzz(get_uv(&p));
+	return (const char *)p;
+}
+
+/* The key fields of two records (unaligned: read by memcpy, one field at
+ * a time: the sorts compare 50 million times). */
+#define KEY(p, at, v) memcpy(&(v), (const char *)(p) + (at), sizeof(v))
+
+static int rec_cmp(const void *a, const void *b)
+{
+	int64_t ta, tb;
+	KEY(a, AT_TS, ta);
+	KEY(b, AT_TS, tb);
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	uint64_t sa, sb;
+	KEY(a, AT_SEQ, sa);
+	KEY(b, AT_SEQ, sb);
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	uint8_t ka = ((const uint8_t *)a)[AT_KIND], kb = ((const uint8_t *)b)[AT_KIND];
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	KEY(a, AT_SUB, sa);
+	KEY(b, AT_SUB, sb);
+	return sa < sb ? -1 : sa > sb;
+}
+
+tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes,
+				   int out_fd)
+{
+	tm_timeline_build *b = tm_xcalloc(1, sizeof(*b));
+	b->per_machine = per_machine;
+	b->out_fd = per_machine ? -1 : out_fd;
+	b->merge = m;
+	b->scan = scan;
+	b->sort = tm_xsort_new(rec_cmp, run_bytes);
+	return b;
+}
+
+static void add(tm_timeline_build *b, rec *h, const char *name, const char *cat, const char *args, size_t args_len)
+{
+	if (b->err.code != TM_OK)
+		return;
+	h->has_name = name != NULL;
+	h->has_cat = cat != NULL;
+	h->name_len = name ? (uint32_t)strlen(name) : 0;
+	h->cat_len = cat ? (uint32_t)strlen(cat) : 0;
+	h->args_len = (uint32_t)args_len;
+	uint8_t body[BODY_MAX];
+	tm_xsort_part parts[4] = {{body, pack_rec(h, body)}, {name, h->name_len}, {cat, h->cat_len}, {args, h->args_len}};
+	tm_xsort_addv(b->sort, parts, 4, &b->err);
+}
+
+/* A record with no dur, depth, thread or track. */
+static void rec_init(rec *r, uint32_t kind, int64_t ts, uint64_t seq, uint32_t machine_row, uint32_t file_id)
+{
+	rec h;
+	memset(&h, 0, sizeof h);
+	h.kind = kind;
+	h.ts = ts;
+	h.seq = seq;
+	h.machine_row = machine_row;
+	h.file_id = file_id;
+	h.dur = INT64_MIN;
+	h.utid = -1;
+	h.tid = -1;
+	h.track = NO_TRACK;
+	h.depth = -1;
+	memcpy(r, &h, sizeof h);
+}
+
+void tm_timeline_slice(tm_timeline_build *b, const tm_mslice *s)
+{
+	rec h;
+	rec_init(&h, s->dur == 0 ? K_INSTANT : K_SLICE, s->ts, s->seq, s->machine_row, s->file_id);
+	h.sub = s->id;
+	h.dur = s->dur;
+	h.track = s->track;
+	h.depth = (int32_t)s->depth;
+	const char *args = s->args ? s->args : "{}";
+	add(b, &h, s->name, s->category, args, strlen(args));
+}
+
+void tm_timeline_number(tm_buf *b, double v)
+{
+	if (!isfinite(v)) { /* JSON has no NaN or infinity */
+		tm_buf_puts(b, "null");
+		return;
+	}
+	tm_buf_put_double(b, v);
+}
+
+void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c)
+{
+	rec h;
+	rec_init(&h, K_COUNTER, c->ts, c->seq, c->machine_row, c->file_id);
+	h.sub = b->arrivals++;
+	h.track = c->track;
+	b->args.len = 0;
+	tm_buf_puts(&b->args, "{\"value\":");
+	tm_timeline_number(&b->args, c->value);
+	tm_buf_puts(&b->args, "}");
+	add(b, &h, NULL, NULL, b->args.data, b->args.len);
+}
+
+void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s)
+{
+	rec h;
+	rec_init(&h, K_SCHED, s->ts, s->seq, s->machine_row, s->file_id);
+	h.sub = b->arrivals++;
+	h.dur = s->dur;
+	h.utid = s->utid;
+	h.cpu = s->cpu;
+	/* two thirds of the rows of a kernel capture: the args are made
+	 * when the line is (sched_args), the record holds the end state
+	 * alone, a third of its size less to sort */
+	h.prio = s->prio;
+	h.has_state = s->end_state != NULL;
+	const char *state = s->end_state ? s->end_state : "";
+	add(b, &h, NULL, NULL, state, strlen(state));
+}
+
+/* A decimal integer that reads back as the same text (no sign but '-', no
+ * leading zero, fits in 64 bits). */
+static int plain_integer(const char *s, size_t n)
+{
+	size_t i = s[0] == '-';
+	if (i >= n || n - i > 18)
+		return 0;
+	if (s[i] == '0' && n - i > 1)
+		return 0;
+	if (s[i] == '0' && i)
+		return 0; /* -0 */
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+void tm_timeline_kernel_args(tm_buf *b, const char *text)
+{
+	/* Fields are `key=value` separated by spaces; a word without '='
+	 * continues the value before it (a comm such as "Chrome_IO thread"). */
+	size_t n = strlen(text);
+	size_t start = b->len;
+	tm_buf_puts(b, "{");
+	const char *key = NULL, *val = NULL;
+	size_t key_len = 0;
+	int fields = 0;
+	const char *p = text, *end = text + n;
+	while (p < end && *p == ' ')
+		p++;
+	for (;;) {
+		const char *w = p;
+		while (p < end && *p != ' ')
+			p++;
+		const char *eq = memchr(w, '=', (size_t)(p - w));
+		if (w == p || (eq && eq > w)) {
+			if (key) { /* the previous field ends before this word */
+				const char *vend = w;
+				while (vend > val && vend[-1] == ' ')
+					vend--;
+				if (fields++)
+					tm_buf_puts(b, ",");
+				tm_buf_json_string(b, key, key_len);
+				tm_buf_puts(b, ":");
+				if (plain_integer(val, (size_t)(vend - val)))
+					tm_buf_put(b, val, (size_t)(vend - val));
+				else
+					tm_buf_json_string(b, val, (size_t)(vend - val));
+			}
+			if (w == p)
+				break;
+			key = w;
+			key_len = (size_t)(eq - w);
+			val = eq + 1;
+		} else if (!key) {
+			b->len = start; /* not key=value text */
+			tm_buf_puts(b, "{\"text\":");
+			tm_buf_json_string(b, text, n);
+			tm_buf_puts(b, "}");
+			return;
+		}
+		while (p < end && *p == ' ')
+			p++;
+	}
+	tm_buf_puts(b, "}");
+}
+
+void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k)
+{
+	rec h;
+	rec_init(&h, K_FTRACE, k->ts, k->seq, k->machine_row, k->file_id);
+	h.sub = b->arrivals++;
+	h.tid = k->tid;
+	h.cpu = k->cpu;
+	b->args.len = 0;
+	tm_timeline_kernel_args(&b->args, k->args ? k->args : "");
+	add(b, &h, k->name, NULL, b->args.data, b->args.len);
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+static void put_str(tm_buf *b, const char *s)
+{
+	if (s)
+		tm_buf_put_field(b, s, strlen(s));
+}
+
+/* A text as it goes into a field, escaped once. */
+typedef struct field_text {
+	char *s;
+	size_t n;
+} field_text;
+
+typedef struct writer {
+	const tm_model *model;
+	/* the machine (by row) and file columns of every line, escaped once
+	 * (both cost a strlen and an escape scan a line: a tenth of the
+	 * formatter's time on the proto bench) */
+	field_text *dir_f, *file_f;
+	size_t n_dirs, n_files;
+	field_text *track_f; /* track names, escaped when first written */
+	size_t n_track_f;
+	const tm_merge *merge;
+	tm_views out;
+	tm_buf line;
+	atomic_int gone;     /* a write of the lines failed: the rest are not made */
+	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* the build's */
+	void *watch_ctx;
+} writer;
+
+/* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
+ * record holds (or null). */
+static void sched_args(tm_buf *o, const rec *h, const char *state)
+{
+	tm_buf_puts(o, "{\"cpu\":");
+	tm_buf_put_i64(o, h->cpu);
+	tm_buf_puts(o, ",\"end_state\":");
+	if (h->has_state)
+		tm_buf_json_string(o, state, h->args_len);
+	else
+		tm_buf_puts(o, "null");
+	tm_buf_puts(o, ",\"prio\":");
+	tm_buf_put_i64(o, h->prio);
+	tm_buf_putc(o, '}');
+}
+
+/* s as put_str writes it (NULL: empty). */
+static field_text escaped(const char *s)
+{
+	tm_buf b = {0};
+	put_str(&b, s);
+	field_text f;
+	f.n = b.len;
+	f.s = tm_buf_detach(&b, NULL);
+	return f;
+}
+
+static void fields_free(field_text *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].s);
+	free(f);
+}
+
+/* A track's name (the model's final one) as a field. */
+static const field_text *track_name(writer *w, uint32_t id, const tm_mtrack *t)
+{
+	if (id >= w->n_track_f) {
+		size_t n = tm_model_n_tracks(w->model);
+		w->track_f = tm_xrealloc(w->track_f, n * sizeof *w->track_f);
+		memset(w->track_f + w->n_track_f, 0, (n - w->n_track_f) * sizeof *w->track_f);
+		w->n_track_f = n;
+	}
+	if (!w->track_f[id].s)
+		w->track_f[id] = escaped(t->name);
+	return &w->track_f[id];
+}
+
+/* The row's line, made once and put in the whole merge's file and its
+ * machine's. */
+static void write_row(writer *w, const rec *h, const char *strs)
+{
+	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
+	const tm_mtrack *t = h->track != NO_TRACK && h->track < tm_model_n_tracks(w->model)
+				     ? tm_model_track(w->model, h->track)
+				     : NULL;
+	int64_t utid = h->utid >= 0 ? h->utid : t ? t->utid : -1;
+	const tm_mthread *th = utid >= 0 && (size_t)utid < tm_model_n_threads(w->model)
+				       ? tm_model_thread(w->model, (size_t)utid)
+				       : NULL;
+	int64_t upid = th && th->upid >= 0 ? th->upid : t ? t->upid : -1;
+	const tm_mprocess *pr = upid >= 0 && (size_t)upid < tm_model_n_processes(w->model)
+					? tm_model_process(w->model, (size_t)upid)
+					: NULL;
+	int64_t tid = th ? th->tid : h->tid;
+	tm_buf *o = &w->line;
+	o->len = 0;
+	tm_buf_put_i64(o, h->ts);
+	tm_buf_putc(o, '\t');
+	if (h->dur != INT64_MIN)
+		tm_buf_put_i64(o, h->dur);
+	tm_buf_putc(o, '\t');
+	if (h->machine_row < w->n_dirs)
+		tm_buf_put(o, w->dir_f[h->machine_row].s, w->dir_f[h->machine_row].n);
+	tm_buf_putc(o, '\t');
+	if (h->file_id < w->n_files)
+		tm_buf_put(o, w->file_f[h->file_id].s, w->file_f[h->file_id].n);
+	tm_buf_putc(o, '\t');
+	put_str(o, kind_names[h->kind]);
+	tm_buf_putc(o, '\t');
+	tm_buf_put_field(o, cat, h->cat_len);
+	tm_buf_putc(o, '\t');
+	switch (h->kind) {
+	case K_COUNTER:
+		if (t) {
+			const field_text *tn = track_name(w, h->track, t);
+			tm_buf_put(o, tn->s, tn->n);
+		}
+		break;
+	case K_SCHED: put_str(o, th ? th->name : NULL); break;
+	default: tm_buf_put_field(o, name, h->name_len);
+	}
+	tm_buf_putc(o, '\t');
+	if (h->depth >= 0)
+		tm_buf_put_i64(o, h->depth);
+	tm_buf_putc(o, '\t');
+	if (pr)
+		tm_buf_put_i64(o, pr->pid);
+	tm_buf_putc(o, '\t');
+	if (tid >= 0)
+		tm_buf_put_i64(o, tid);
+	tm_buf_putc(o, '\t');
+	if (h->kind == K_SCHED || h->kind == K_FTRACE) {
+		tm_buf_put(o, "cpu:", 4);
+		tm_buf_put_i64(o, h->cpu);
+	} else if (t) {
+		put_str(o, scope_names[t->scope]);
+		if (t->name) {
+			tm_buf_putc(o, ':');
+			const field_text *tn = track_name(w, h->track, t);
+			tm_buf_put(o, tn->s, tn->n);
+		}
+	}
+	tm_buf_putc(o, '\t');
+	/* compact JSON holds no raw tab, newline or NUL: written as is, so
+	 * `cut -f12 | jq` reads it */
+	if (h->kind == K_SCHED)
+		sched_args(o, h, args);
+	else
+		tm_buf_put(o, args, h->args_len);
+	tm_buf_putc(o, '\n');
+	tm_views_put(&w->out, h->machine_row, o->data, o->len);
+}
+
+/* ---- the lines, formatted beside the merge ------------------------------------------ */
+
+/* The lines are formatted by a thread of their own (core/util/relay.h) while
+ * the merge of the sorted runs goes on (issue 10: both cores; each was
+ * about half of the end of cat timeline.tsv). Records go over in batches
+ * of BATCH bytes, copied out of the merge's buffers: the merge fills one
+ * while the formatter writes another, and a third waits between. */
+#define BATCH (1u << 20)
+
+/* The line of one record as the sort hands it out (body, then strings). */
+static void write_record(writer *w, const char *r)
+{
+	rec h;
+	const char *strs = unpack_rec(r, &h);
+	write_row(w, &h, strs);
+}
+
+/* A write of the lines failed (a full disk, or a streamed file's reader
+ * gone: EPIPE with SIGPIPE ignored): the pass fails with it anyway, so the
+ * rest is not formatted. Asked on the thread that writes the lines. */
+static void note_gone(writer *w)
+{
+	if (tm_spool_failed(&w->out.all))
+		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
+}
+
+/* tm_relay's fn: records as the sort stores them, [u32 length][record]... */
+static void write_batch(void *ctx, const tm_buf *batch)
+{
+	writer *w = ctx;
+	if (atomic_load_explicit(&w->gone, memory_order_relaxed))
+		return;
+	for (size_t at = 0; at + 4 <= batch->len;) {
+		uint32_t n;
+		memcpy(&n, batch->data + at, 4);
+		write_record(w, batch->data + at + 4);
+		at += 4 + (size_t)n;
+	}
+	note_gone(w);
+}
+
+/* Every record of the sort, in order, to w's lines. Returns 0, or -1 with
+ * err set when the sort cannot be read. */
+static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
+{
+	tm_relay *formatter = tm_relay_start(write_batch, w, 1);
+	const void *r;
+	uint32_t len;
+	int k;
+	uint64_t i = 0, total = tm_xsort_count(sort);
+	for (; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
+		if (atomic_load_explicit(&w->gone, memory_order_relaxed))
+			break;
+		if (i % 4096 == 4095 && (k = tm_stopped(err)) != 0)
+			break;
+		if (w->watch && i % TM_TIMELINE_WRITTEN_STEP == TM_TIMELINE_WRITTEN_STEP - 1)
+			w->watch(w->watch_ctx, i + 1, total);
+		if (!formatter) {
+			write_record(w, r);
+			if (i % 4096 == 4095) /* asking takes a lock: not every line */
+				note_gone(w);
+			continue;
+		}
+		tm_buf *cur = tm_relay_buf(formatter);
+		tm_buf_put(cur, &len, 4);
+		tm_buf_put(cur, r, len);
+		if (cur->len >= BATCH)
+			tm_relay_hand(formatter);
+	}
+	tm_relay_finish(formatter);
+	if (w->watch && k == 0)
+		w->watch(w->watch_ctx, i, total);
+	return k < 0 ? -1 : 0;
+}
+
+tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
+{
+	size_t nm = b->scan->machines.n;
+	writer w = {0};
+	/* closed at `out` whatever happened: a descriptor 0 there was stdin */
+	w.out.all.fd = w.out.mach.file.fd = w.out.head.fd = -1;
+	w.model = model;
+	w.merge = b->merge;
+	w.watch = b->watch;
+	w.watch_ctx = b->watch_ctx;
+	w.n_dirs = nm;
+	char **dirs = tm_machines_dir_names(&b->scan->machines);
+	w.dir_f = tm_xcalloc(nm ? nm : 1, sizeof *w.dir_f);
+	for (size_t i = 0; i < nm; i++) {
+		w.dir_f[i] = escaped(dirs[i]);
+		free(dirs[i]);
+	}
+	free(dirs);
+	w.n_files = b->merge->n_files;
+	w.file_f = tm_xcalloc(w.n_files ? w.n_files : 1, sizeof *w.file_f);
+	for (size_t i = 0; i < w.n_files; i++)
+		w.file_f[i] = escaped(b->merge->files[i].name);
+	tm_spooled *res = NULL;
+	if (b->err.code != TM_OK) {
+		*err = b->err;
+		goto out;
+	}
+	if (tm_xsort_finish(b->sort, err))
+		goto out;
+	/* Streamed, the lines need no temporary file of their own (as large
+	 * as the timeline: 2.7 GB for a 1 GB proto capture), and a reader
+	 * gets the first ones while the rest are formatted. */
+	if (b->out_fd >= 0)
+		tm_views_open_fd(&w.out, b->out_fd);
+	else if (tm_views_open(&w.out, b->per_machine ? nm : 0, err))
+		goto out;
+	tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
+	if (write_lines(&w, b->sort, err))
+		goto out;
+	res = tm_views_take(&w.out, "timeline.tsv", err);
+out:
+	tm_views_close(&w.out);
+	fields_free(w.dir_f, w.n_dirs);
+	fields_free(w.file_f, w.n_files);
+	fields_free(w.track_f, w.n_track_f);
+	tm_buf_free(&w.line);
+	tm_timeline_abort(b);
+	return res;
+}
+
+void tm_timeline_abort(tm_timeline_build *b)
+{
+	if (!b)
+		return;
+	tm_xsort_free(b->sort);
+	tm_buf_free(&b->args);
+	free(b);
+}

@@ -1,0 +1,87 @@
+/* core/formats/registry.c - the table of formats: one line each. */
+#include "formats/registry.h"
+
+#include "formats/json/json_format.h"
+#include "formats/proto/proto_format.h"
+#include "formats/systrace/systrace_format.h"
+
+/* The formats whose clock the merge counts (clocks.md §6: their files
+ * claim it and bridge like the reference's) but whose events are not
+ * read yet. */
+static const tm_tokenizer this_file = {.clock = TM_CLOCK_THIS_FILE};
+static const tm_tokenizer monotonic = {.clock = TM_CLOCK_MONOTONIC};
+static const tm_tokenizer boottime = {.clock = TM_CLOCK_BOOTTIME};
+static const tm_tokenizer realtime = {.clock = TM_CLOCK_REALTIME};
+
+static const tm_format formats[TM_TYPE_COUNT] = {
+	/* read */
+	[TM_TYPE_PROTO] = {&tm_proto_tokenizer, 1, NULL},
+	[TM_TYPE_JSON] = {&tm_json_tokenizer, 0, &tm_json_encoder},
+	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_encoder},
+	/* clocks only */
+	[TM_TYPE_GECKO] = {&this_file, 0},
+	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
+	[TM_TYPE_PRIMES] = {&this_file, 0},
+	[TM_TYPE_PERF] = {&monotonic, 0},
+	[TM_TYPE_PERF_TEXT] = {&monotonic, 0},
+	[TM_TYPE_SIMPLEPERF_PROTO] = {&monotonic, 0},
+	[TM_TYPE_ART_METHOD] = {&monotonic, 0},
+	[TM_TYPE_ART_METHOD_V2] = {&monotonic, 0},
+	[TM_TYPE_FUCHSIA] = {&boottime, 0},
+	[TM_TYPE_ANDROID_LOGCAT] = {&realtime, 0},
+	[TM_TYPE_ANDROID_DUMPSTATE] = {&realtime, 0},
+	[TM_TYPE_STRACE] = {&realtime, 0},
+};
+
+const tm_format *tm_format_of(tm_type t)
+{
+	return (unsigned)t < TM_TYPE_COUNT && formats[t].tokenizer ? &formats[t] : NULL;
+}
+
+static const tm_tokenizer *tokenizer_of(tm_type t)
+{
+	const tm_format *f = tm_format_of(t);
+	return f ? f->tokenizer : NULL;
+}
+
+/* A record kind is its format's: the kind's parser and encoder are the
+ * format's (a JSON file's embedded systrace lines are systrace records). */
+static const tm_type kind_format[TM_MREC_KINDS] = {
+	[TM_MREC_JSON] = TM_TYPE_JSON,
+	[TM_MREC_SYSTRACE] = TM_TYPE_SYSTRACE,
+	[TM_MREC_PROTO] = TM_TYPE_PROTO,
+};
+
+const tm_parser *const tm_parsers[TM_MREC_KINDS] = {
+	[TM_MREC_JSON] = &tm_json_parser,
+	[TM_MREC_SYSTRACE] = &tm_systrace_parser,
+	[TM_MREC_PROTO] = &tm_proto_parser,
+};
+
+static const tm_encoder *encoder_of_type(tm_type t)
+{
+	const tm_format *f = tm_format_of(t);
+	return f ? f->encoder : NULL;
+}
+
+static const tm_encoder *encoder_of_kind(unsigned kind)
+{
+	return kind < TM_MREC_KINDS && kind_format[kind] ? encoder_of_type(kind_format[kind]) : NULL;
+}
+
+const tm_encoders tm_encoders_all = {encoder_of_kind, encoder_of_type};
+
+tm_scan *tm_scan_run(tm_merge *m, const tm_scan_sink *sink)
+{
+	return tm_scan_run_with(m, sink, tokenizer_of);
+}
+
+tm_export_build *tm_export_new(tm_merge *m, const tm_scan *scan, int per_machine, tm_error *err)
+{
+	return tm_export_new_with(m, scan, per_machine, &tm_encoders_all, err);
+}
+
+tm_export_build *tm_export_new_deferred(tm_merge *m, int per_machine, tm_error *err)
+{
+	return tm_export_new_deferred_with(m, per_machine, &tm_encoders_all, err);
+}

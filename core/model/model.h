@@ -1,0 +1,373 @@
+/* core/model/model.h - the reference's tables, rebuilt from the merge.
+ *
+ * The scan places events; the reference then parses them, in the order of
+ * its sorter (core/sort/order.h), into tables: threads and processes per
+ * machine, slices with their depth on thread, async and global tracks,
+ * flows, args, counters and sched slices. The model does the same for the
+ * formats whose tables tracemount shows (Chrome JSON, systrace text, and
+ * the Perfetto proto packets the scan hands it), with the reference's own
+ * rules (Perfetto v58.2: ProcessTracker, SliceTracker, TrackCompressor,
+ * FlowTracker, JsonTraceParser, SystraceLineParser, SystraceParser,
+ * FtraceSchedEventTracker, TrackEventTracker, TrackEventParser,
+ * TrackEventEventImporter, SystemProbesParser, FtraceParser), so that
+ * timeline.tsv and the tsv views equal what the reference shows, and the
+ * exporter can encode each event the way that makes the reference build
+ * the same rows from merged.pftrace.
+ *
+ * Memory: open slices, the thread and process tables, async track sets,
+ * live flows, and per proto file and machine its track descriptor
+ * reservations and incremental counter values. Finished rows are handed
+ * to the sink as soon as the reference would fix them and are not kept.
+ */
+#ifndef TM_MODEL_H
+#define TM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/json.h"
+#include "util/statlist.h"
+#include "formats/systrace/systrace.h"
+#include "util/tm.h"
+
+typedef struct tm_model tm_model;
+
+/* ---- input records (what the scan hands over, in push order) ---------- */
+
+typedef enum tm_mrec_kind {
+	TM_MREC_JSON = 1,     /* a Chrome JSON event: its record (core/formats/json/json_rec.h) */
+	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
+			       * text): the raw line without its newline */
+	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
+} tm_mrec_kind;
+
+/* TM_MREC_PROTO records (tm_mrec_head.sub). */
+enum {
+	TM_PR_RESERVE = 1,      /* side record: a TrackDescriptor as tokenized (its bytes) */
+	TM_PR_PACKET,           /* a TracePacket the model parses (descriptors, process
+				 * trees, legacy thread and process descriptors) */
+	TM_PR_TRACK_EVENT,      /* tm_pr_event, then the TrackEvent with its interned
+				 * name, categories and annotation names written out */
+	TM_PR_FTRACE,           /* tm_pr_ftrace, then the FtraceEvent bytes */
+	TM_PR_COMPACT_SWITCH,   /* tm_pr_switch, then the next comm */
+	TM_PR_COMPACT_WAKING,   /* tm_pr_waking, then the comm */
+	/* side records: what the reference's tokenizers note as metadata, for
+	 * the ftrace parser's drop of events before the trace's start */
+	TM_PR_SERVICE,          /* int64 trace time, then TracingServiceEvent bytes */
+	TM_PR_FTRACE_STATS,     /* FtraceStats bytes */
+	TM_PR_FTRACE_START,     /* int64: a CPU's first bundle's data start, trace time */
+};
+
+typedef struct tm_pr_event {
+	uint32_t seq_id;
+	uint32_t generation;    /* the sequence's incremental state: counts its
+				 * clears and losses (incremental counters restart) */
+	uint8_t has_thread;     /* the sequence's ThreadDescriptor */
+	uint8_t has_default_track;
+	int64_t pid, tid;
+	uint64_t default_track; /* TrackEventDefaults.track_uuid */
+} tm_pr_event;
+
+typedef struct tm_pr_ftrace {
+	uint32_t cpu;
+} tm_pr_ftrace;
+
+typedef struct tm_pr_switch {
+	uint32_t cpu;
+	int32_t next_pid, next_prio;
+	int64_t prev_state;
+} tm_pr_switch;
+
+typedef struct tm_pr_waking {
+	uint32_t cpu;
+	int32_t pid, target_cpu, prio;
+	uint32_t common_flags;
+} tm_pr_waking;
+
+/* The fixed head of every record (core/sort/order.h payload). */
+typedef struct tm_mrec_head {
+	uint8_t kind;         /* tm_mrec_kind */
+	uint8_t sub;          /* kind-specific */
+	uint16_t cpu;         /* systrace: the line's CPU */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mrec_head;
+
+/* A systrace prev_state text as the raw kernel state the reference turns
+ * it into (TaskState::FromSystrace(s).ToRawStateOnlyForSystraceConversions,
+ * the kernel 4.4 layout; 0xffff when it is not a state). */
+int64_t tm_model_systrace_state(const char *s);
+
+/* The same state as the raw value a kernel `major.minor` writes, so that
+ * the reference, knowing that kernel (a SystemInfo), shows the letters it
+ * shows for the text line read without one. A state that kernel cannot
+ * report falls back to tm_model_systrace_state(). */
+int64_t tm_model_systrace_state_for(const char *s, int major, int minor);
+
+/* A Chrome JSON event's args as the slices' args column writes them
+ * ("k":v pairs, compact JSON, comma-separated; nothing for no members),
+ * appended to b. Depends on nothing but the args (core/formats/json/json_rec.h makes it
+ * where the file is read). */
+void tm_model_json_args_text(tm_buf *b, const tj_value *args);
+
+
+/* ---- tracks --------------------------------------------------------------- */
+
+typedef enum tm_mtrack_kind {
+	TM_MT_THREAD,           /* a thread's slices (InternThreadTrack) */
+	TM_MT_THREAD_OVERLAP,   /* JSON X slices spilled off a thread track */
+	TM_MT_ASYNC_GLOBAL,     /* legacy async slices with global ids */
+	TM_MT_ASYNC_PROCESS,    /* legacy async slices with process-local ids */
+	TM_MT_ATRACE_ASYNC,     /* systrace S/F per (process, name) */
+	TM_MT_ATRACE_TRACK,     /* systrace N/G/H per (process, track name) */
+	TM_MT_GLOBAL_INSTANT,   /* JSON "s":"g" instants */
+	TM_MT_PROCESS_INSTANT,  /* JSON "s":"p" instants */
+	TM_MT_PROCESS_COUNTER,  /* JSON C, systrace C */
+	TM_MT_CPU_COUNTER,      /* cpu_frequency, cpu_idle, ... per CPU */
+	TM_MT_GLOBAL_COUNTER,   /* clock_*, thermal, ... by name */
+	TM_MT_PROTO,            /* a proto TrackDescriptor or legacy track */
+	TM_MT_KIND_COUNT
+} tm_mtrack_kind;
+
+/* The reference's track kinds as the interop comparison and timeline.tsv
+ * name them: the dimension a track hangs off. */
+typedef enum tm_mtrack_scope { TM_SCOPE_THREAD, TM_SCOPE_PROCESS, TM_SCOPE_GLOBAL, TM_SCOPE_CPU } tm_mtrack_scope;
+
+typedef struct tm_mtrack {
+	uint32_t id;
+	tm_mtrack_kind kind;
+	tm_mtrack_scope scope;
+	uint32_t machine_row;
+	int64_t utid, upid;     /* -1 when the track has none */
+	int64_t cpu;            /* CPU tracks */
+	const char *name;       /* NULL for thread tracks */
+	uint32_t file_id;       /* the file that created it */
+	uint64_t proto_uuid;    /* TM_MT_PROTO: the descriptor's uuid in its file */
+} tm_mtrack;
+
+/* ---- output rows ---------------------------------------------------------- */
+
+/* Every row below carries `seq`: the index of the record whose handling
+ * made it (the reference's processing order), for ordering ties. */
+
+typedef struct tm_mslice {
+	uint64_t id;            /* the slice table's id (creation order) */
+	uint64_t seq;
+	int64_t ts, dur;        /* dur -1: never ended */
+	uint32_t track;
+	uint32_t depth;
+	const char *name;       /* NULL: the reference shows no name */
+	const char *category;
+	const char *args;       /* a compact JSON object of the args, or NULL */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mslice;
+
+typedef struct tm_mcounter {
+	const tm_model *model;
+	uint64_t seq;
+	int64_t ts;
+	uint32_t track;
+	double value;
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mcounter;
+
+typedef struct tm_mflow {
+	uint64_t slice_out, slice_in;
+	int64_t ts_out, ts_in;
+	uint32_t machine_row;
+} tm_mflow;
+
+typedef struct tm_msched {
+	uint64_t seq;
+	int64_t ts, dur;        /* dur -1: still running at the end */
+	uint32_t cpu;
+	int64_t utid;
+	const char *end_state;  /* NULL while running */
+	int32_t prio;
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_msched;
+
+/* A kernel event the reference keeps no row of (timeline.tsv shows it as
+ * kind `ftrace`). */
+typedef struct tm_mkernel {
+	uint64_t seq;
+	int64_t ts;
+	uint32_t cpu;
+	int64_t tid;
+	const char *name;       /* the event name */
+	const char *args;       /* its argument text */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mkernel;
+
+typedef struct tm_mthread {
+	int64_t tid;
+	int64_t upid;           /* -1 none */
+	const char *name;       /* NULL: unnamed */
+	uint8_t name_prio;
+	int64_t name_ts;        /* when the name was last set, -1 never */
+	int64_t name_cpu;       /* the CPU of the line that set it, -1 none */
+	int is_main;
+	uint32_t machine_row;
+	int64_t start_ts, end_ts; /* -1 unknown */
+} tm_mthread;
+
+typedef struct tm_mprocess {
+	int64_t pid;
+	const char *name;
+	uint8_t name_prio;
+	int64_t parent_upid;    /* -1 none */
+	uint32_t machine_row;
+	int64_t start_ts, end_ts;
+} tm_mprocess;
+
+/* A JSON event's fields as the reference's tokenizer reads them. */
+typedef struct tm_mjson {
+	char phase;
+	int64_t dur;            /* ns, -1 absent */
+	const char *name, *cat; /* NULL: null (absent or empty) */
+	const char *annot;      /* the args as debug_annotations fields
+				 * (core/formats/json/json_rec.h), or NULL */
+	size_t annot_n;
+	int has_flow_id;        /* s/t/f: the id as a flow id (hex when a string) */
+	uint64_t flow_id;
+	int bind_enclosing;     /* f: "bp":"e" */
+	int has_bind_id;        /* flow v2 */
+	uint64_t bind_id;
+	int flow_in, flow_out;
+} tm_mjson;
+
+/* What the model saw a JSON or systrace event do, for the exporter: the
+ * track it landed on (UINT32_MAX: none) and, for an X event moved off its
+ * thread because it overlapped partially, that it spilled. */
+typedef struct tm_mobserved {
+	const tm_model *model;
+	const tm_mrec_head *head;
+	int64_t ts;
+	const tm_mjson *json;         /* TM_MREC_JSON */
+	const systrace_event *line;   /* TM_MREC_SYSTRACE */
+	/* the model track the event went on: a JSON event's; a systrace
+	 * print B, E or I's thread track (m_systrace_print); else UINT32_MAX */
+	uint32_t track;
+	int spilled;
+	int dropped;            /* the reference made no row of it */
+	/* the threads the record made or gave a process (the reference's
+	 * UpdateThread of every JSON event and systrace line), in that
+	 * order, a utid more than once where both happened */
+	const int64_t *made;
+	size_t n_made;
+	systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args, for lookups */
+	/* TM_MREC_SYSTRACE: what the sink's prepare_line made of the line,
+	 * when it was asked (`prepared`): n_prepare bytes at prepare */
+	int prepared;
+	const void *prepare;
+	size_t n_prepare;
+} tm_mobserved;
+
+typedef struct tm_model_sink {
+	void *ctx;
+	void (*slice)(void *ctx, const tm_mslice *s);
+	void (*counter)(void *ctx, const tm_mcounter *c);
+	void (*flow)(void *ctx, const tm_mflow *f);
+	void (*sched)(void *ctx, const tm_msched *s);
+	void (*kernel)(void *ctx, const tm_mkernel *k);
+	/* after each JSON / systrace record was applied (may be NULL) */
+	void (*observed)(void *ctx, const tm_mobserved *o);
+	/* Before a systrace line is applied, on the thread that takes the
+	 * records out of order for the model's (core/pass/run.c, replay; not
+	 * when there is no such thread): what `observed` will want of the line
+	 * alone, its time and its machine row, appended to b (their count;
+	 * `observed` gets them). It runs while the model's thread applies
+	 * earlier records, so it reads only what the pass does not change.
+	 * May be NULL. */
+	size_t (*prepare_line)(void *ctx, int64_t ts, uint32_t machine_row, const systrace_event *l,
+			       systrace_args *a, tm_buf *b);
+	/* How far the records are in the model (for a front end's progress):
+	 * every TM_MODEL_REPLAYED_STEP records taken out of order, and once
+	 * at the end; `total` is every record there is. May be NULL. */
+	void (*replayed)(void *ctx, uint64_t done, uint64_t total);
+} tm_model_sink;
+#define TM_MODEL_REPLAYED_STEP 65536
+
+/* A format's parser into the tables (core/formats/<format>/), as the
+ * model calls it for a record of its kind; the registry
+ * (core/formats/registry.c) lists them. The model knows no format: it
+ * hands each record to its kind's parser. */
+struct m_ctx;
+typedef struct tm_parser {
+	/* a record in the reference's order; pre: what `prepare` made of it
+	 * on the replay's other thread, or NULL */
+	void (*apply)(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n, const void *pre,
+		      size_t pre_len);
+	/* a side record (tm_rec.side), before every sorted record; may be NULL */
+	void (*side)(tm_model *m, const tm_mrec_head *h, const char *body, size_t n);
+	/* what apply would work out first from the record alone, appended
+	 * to b (its length); runs on the replay's producer thread and reads
+	 * only the record and the sink. May be NULL. */
+	size_t (*prepare)(const struct tm_model_sink *sink, int64_t ts, const tm_mrec_head *h, const char *body,
+			  size_t n, tm_buf *b);
+	/* frees the parser's state of one context (file, machine); may be NULL */
+	void (*ctx_free)(struct m_ctx *c);
+	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
+} tm_parser;
+#define TM_MREC_KINDS 4  /* one past the last tm_mrec_kind */
+
+/* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`
+ * may have NULL members. */
+tm_model *tm_model_new(const tm_model_sink *sink, const tm_parser *const parsers[TM_MREC_KINDS]);
+
+/* 1 the first time a record of (file_id, row) comes, else 0: where the
+ * reference forks the file's context for that machine (the model makes
+ * the machine then, if it has not yet). */
+int tm_model_fork(tm_model *m, uint32_t file_id, uint32_t row);
+
+/* A trace file's context on machine `row` maps pid 0 and tid 0 to the
+ * machine's swapper (the reference's pid_zero_is_idle of the file's
+ * type: systrace and proto files, not JSON). */
+void tm_model_pid_zero_is_idle(tm_model *m, uint32_t row);
+
+/* Machine row `row` as a proto or systrace file's context finds it
+ * before anything is parsed: its kernel (SystemInfo's utsname, read for
+ * sched states; mr may be NULL) and pid 0 as the swapper. */
+struct tm_machine;
+void tm_model_machine_start(tm_model *m, uint32_t row, const struct tm_machine *mr);
+
+/* Apply one record (core/sort/order.h output). Never fails on bad input: what
+ * the reference rejects is counted or dropped as it does. */
+void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len);
+
+/* tm_model_apply with what the record's parser prepared of it (pre,
+ * pre_len; NULL, 0 for nothing). */
+void tm_model_apply_prepared(tm_model *m, int64_t ts, const void *rec, uint32_t len, const void *pre,
+			     size_t pre_len);
+
+/* Apply a side record (tm_rec.side): before every sorted record. */
+void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len);
+
+/* The end of the input: open slices are handed out with dur -1, running
+ * sched slices likewise (FlushPendingSlices). */
+void tm_model_finish(tm_model *m);
+
+/* Tables, valid until tm_model_free. */
+size_t tm_model_n_tracks(const tm_model *m);
+const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id);
+/* A pid or tid as a 32-bit field of merged.pftrace holds it: as is, but
+ * a JSON string's id (from 2^32 up, JSON pids and tids given as strings)
+ * from INT32_MAX down, above the pids and tids of real systems. */
+int32_t tm_model_id32(const tm_model *m, int64_t id);
+size_t tm_model_n_threads(const tm_model *m);
+const tm_mthread *tm_model_thread(const tm_model *m, size_t utid);
+size_t tm_model_n_processes(const tm_model *m);
+const tm_mprocess *tm_model_process(const tm_model *m, size_t upid);
+/* The reference's stats the model counts (flow_*, misplaced_end_event,
+ * mismatched_sched_switch_tids, ...), per trace file and machine (the
+ * record's own file and machine row) as the reference keeps them, in
+ * first-count order: a name's first entry is its first count. */
+const tm_statlist *tm_model_file_stats(const tm_model *m);
+
+void tm_model_free(tm_model *m);
+
+#endif

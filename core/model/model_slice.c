@@ -1,0 +1,674 @@
+/* core/model/model_slice.c - tracks, slices, async track sets, flows and
+ * counters, by the reference's rules (v58.2: TrackTracker, SliceTracker,
+ * TrackCompressor, FlowTracker), per (file, machine). */
+#include "model/model_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort/spool.h"
+
+#define MAX_DEPTH 512 /* SliceTracker::kMaxDepth */
+
+/* ---- contexts and tracks -------------------------------------------------- */
+
+m_ctx *m_context(tm_model *m, uint32_t file_id, uint32_t row)
+{
+	uint64_t key = ((uint64_t)file_id << 32) | row;
+	int ins;
+	uint64_t *v = m_map_put(&m->ctx_index, key, &ins);
+	if (!ins)
+		return &m->ctxs[*v - 1];
+	TM_GROW(m->ctxs, m->cap_ctxs, m->n_ctxs + 1);
+	m_ctx *c = &m->ctxs[m->n_ctxs];
+	memset(c, 0, sizeof(*c));
+	c->file_id = file_id;
+	c->row = row;
+	*v = ++m->n_ctxs;
+	m_machine(m, row);
+	return c;
+}
+
+uint32_t m_new_track(tm_model *m, m_ctx *c, tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t utid,
+		     int64_t upid, uint32_t name)
+{
+	TM_GROW(m->tracks, m->cap_tracks, m->n_tracks + 1);
+	m_track *t = &m->tracks[m->n_tracks];
+	memset(t, 0, sizeof(*t));
+	t->pub.id = (uint32_t)m->n_tracks;
+	t->pub.kind = kind;
+	t->pub.scope = scope;
+	t->pub.machine_row = c->row;
+	t->pub.utid = utid;
+	t->pub.upid = upid;
+	t->pub.cpu = -1;
+	t->pub.file_id = c->file_id;
+	t->name_id = name;
+	t->pub.name = m_str(&m->str, name);
+	return (uint32_t)m->n_tracks++;
+}
+
+uint32_t m_thread_track(tm_model *m, m_ctx *c, int64_t utid)
+{
+	int ins;
+	uint64_t *v = m_map_put(&c->thread_tracks, (uint64_t)utid, &ins);
+	if (ins)
+		*v = (uint64_t)m_new_track(m, c, TM_MT_THREAD, TM_SCOPE_THREAD, utid, -1, 0) + 1;
+	return (uint32_t)(*v - 1);
+}
+
+uint32_t m_named_track(tm_model *m, m_ctx *c, tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t utid,
+		       int64_t upid, int64_t cpu, uint32_t name)
+{
+	uint64_t key = m_hash2(m_hash2((uint64_t)kind, (uint64_t)utid), m_hash2((uint64_t)upid, m_hash2((uint64_t)cpu, name)));
+	int ins;
+	uint64_t *v = m_map_put(&c->named_tracks, key, &ins);
+	if (ins) {
+		uint32_t id = m_new_track(m, c, kind, scope, utid, upid, name);
+		m->tracks[id].pub.cpu = cpu;
+		*v = (uint64_t)id + 1;
+	}
+	return (uint32_t)(*v - 1);
+}
+
+/* ---- TrackCompressor ---------------------------------------------------------- */
+
+static m_cset *cset(m_ctx *c, uint64_t key)
+{
+	for (size_t i = 0; i < c->n_csets; i++)
+		if (c->csets[i].key == key)
+			return &c->csets[i];
+	TM_GROW(c->csets, c->cap_csets, c->n_csets + 1);
+	m_cset *s = &c->csets[c->n_csets++];
+	memset(s, 0, sizeof(*s));
+	s->key = key;
+	return s;
+}
+
+static m_cstate *cstate_new(m_cset *s, int type)
+{
+	TM_GROW(s->tracks, s->cap, s->n + 1);
+	m_cstate *st = &s->tracks[s->n++];
+	memset(st, 0, sizeof(*st));
+	st->type = type;
+	st->track = UINT32_MAX;
+	return st;
+}
+
+/* GetOrCreateTrackForCookie */
+static m_cstate *for_cookie(m_cset *s, int64_t cookie)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tracks[i].type == 0 && s->tracks[i].cookie == cookie)
+			return &s->tracks[i];
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tracks[i].type == 0 && s->tracks[i].nest_count == 0) {
+			s->tracks[i].cookie = cookie;
+			return &s->tracks[i];
+		}
+	m_cstate *st = cstate_new(s, 0);
+	st->cookie = cookie;
+	return st;
+}
+
+static uint32_t cstate_track(tm_model *m, m_ctx *c, m_cstate *st, tm_mtrack_kind kind, tm_mtrack_scope scope,
+			     int64_t utid, int64_t upid, uint32_t name)
+{
+	if (st->track == UINT32_MAX)
+		st->track = m_new_track(m, c, kind, scope, utid, upid, name);
+	return st->track;
+}
+
+uint32_t m_compress_cookie(tm_model *m, m_ctx *c, uint64_t set_key, int op, int64_t cookie, tm_mtrack_kind kind,
+			   tm_mtrack_scope scope, int64_t utid, int64_t upid, uint32_t name)
+{
+	m_cset *s = cset(c, set_key);
+	m_cstate *st;
+	if (op == M_COMPRESS_DEFAULT) {
+		/* DefaultTrack: the set's first track, made for cookie 0 */
+		st = s->n ? &s->tracks[0] : for_cookie(s, 0);
+	} else {
+		st = for_cookie(s, cookie);
+		if (op == M_COMPRESS_BEGIN)
+			st->nest_count++;
+		else if (st->nest_count > 0)
+			st->nest_count--;
+	}
+	return cstate_track(m, c, st, kind, scope, utid, upid, name);
+}
+
+uint32_t m_compress_begin(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, int nestable,
+			  tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name)
+{
+	m_cstate *st = for_cookie(cset(c, set_key), cookie);
+	if (nestable)
+		st->nest_count++;
+	else
+		st->nest_count = 1;
+	return cstate_track(m, c, st, kind, scope, -1, upid, name);
+}
+
+uint32_t m_compress_end(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, tm_mtrack_kind kind,
+			tm_mtrack_scope scope, int64_t upid, uint32_t name)
+{
+	m_cstate *st = for_cookie(cset(c, set_key), cookie);
+	if (st->nest_count > 0)
+		st->nest_count--;
+	return cstate_track(m, c, st, kind, scope, -1, upid, name);
+}
+
+uint32_t m_compress_scoped(tm_model *m, m_ctx *c, uint64_t set_key, int64_t ts, int64_t dur,
+			   tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name)
+{
+	m_cset *s = cset(c, set_key);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tracks[i].type == 1 && s->tracks[i].ts_end <= ts) {
+			s->tracks[i].ts_end = ts + dur;
+			return cstate_track(m, c, &s->tracks[i], kind, scope, -1, upid, name);
+		}
+	m_cstate *st = cstate_new(s, 1);
+	st->ts_end = ts + dur;
+	return cstate_track(m, c, st, kind, scope, -1, upid, name);
+}
+
+uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t ts, int64_t dur,
+				tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t utid, uint32_t name)
+{
+	m_cset *s = cset(c, set_key);
+	int64_t end = ts + dur;
+	for (size_t i = 0; i < s->n; i++) {
+		m_cstate *st = &s->tracks[i];
+		if (st->type != 2)
+			continue;
+		while (st->n_open && st->open_ends[st->n_open - 1] <= ts)
+			st->n_open--;
+		if (!st->n_open || end <= st->open_ends[st->n_open - 1]) {
+			TM_GROW(st->open_ends, st->cap_open, st->n_open + 1);
+			st->open_ends[st->n_open++] = end;
+			return cstate_track(m, c, st, kind, scope, utid, -1, name);
+		}
+	}
+	m_cstate *st = cstate_new(s, 2);
+	TM_GROW(st->open_ends, st->cap_open, 1);
+	st->open_ends[st->n_open++] = end;
+	return cstate_track(m, c, st, kind, scope, utid, -1, name);
+}
+
+/* ---- slices ------------------------------------------------------------------- */
+
+/* Compact JSON of a value (numbers as the reference reads them). */
+static void json_compact(tm_buf *b, const tj_value *v);
+static void json_members(tm_buf *b, const tj_value *v);
+
+static void json_double(tm_buf *b, double d)
+{
+	size_t at = b->len;
+	tm_buf_put_double(b, d);
+	/* a double stays one when read back: "3" becomes "3.0" */
+	const char *t = b->data + at;
+	size_t n = b->len - at;
+	if (!memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'n', n) && !memchr(t, 'i', n))
+		tm_buf_put(b, ".0", 2);
+}
+
+static void json_compact(tm_buf *b, const tj_value *v)
+{
+	switch (v->type) {
+	case TJ_NULL: tm_buf_puts(b, "null"); break;
+	case TJ_BOOL: tm_buf_puts(b, v->b ? "true" : "false"); break;
+	case TJ_INT: tm_buf_put_i64(b, v->i); break;
+	case TJ_DOUBLE: json_double(b, v->d); break;
+	case TJ_STRING: tm_buf_json_string(b, v->s, v->len); break;
+	case TJ_ARRAY:
+		tm_buf_put(b, "[", 1);
+		for (size_t i = 0; i < v->len; i++) {
+			if (i)
+				tm_buf_put(b, ",", 1);
+			json_compact(b, &v->items[i]);
+		}
+		tm_buf_put(b, "]", 1);
+		break;
+	case TJ_OBJECT:
+		tm_buf_put(b, "{", 1);
+		json_members(b, v);
+		tm_buf_put(b, "}", 1);
+		break;
+	}
+}
+
+/* An object's members as compact JSON, without its braces. */
+static void json_members(tm_buf *b, const tj_value *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		if (i)
+			tm_buf_put(b, ",", 1);
+		tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
+		tm_buf_put(b, ":", 1);
+		json_compact(b, &v->items[i]);
+	}
+}
+
+void m_json_compact(tm_buf *b, const tj_value *v)
+{
+	json_compact(b, v);
+}
+
+void m_json_double(tm_buf *b, double d)
+{
+	json_double(b, d);
+}
+
+void tm_model_json_args_text(tm_buf *b, const tj_value *args)
+{
+	if (args && args->type == TJ_OBJECT)
+		json_members(b, args);
+}
+
+void m_slice_add_arg(tm_model *m, uint32_t track, size_t ix, const char *key, const char *json_value)
+{
+	m_track *t = &m->tracks[track];
+	if (!ix || ix > t->depth || !m_wants_args(m))
+		return;
+	m_open *o = &t->stack[ix - 1];
+	if (o->args.len)
+		tm_buf_put(&o->args, ",", 1);
+	tm_buf_json_string(&o->args, key, strlen(key));
+	tm_buf_put(&o->args, ":", 1);
+	tm_buf_puts(&o->args, json_value);
+}
+
+static void emit_slice(tm_model *m, const m_track *t, const m_open *o)
+{
+	if (!m->sink.slice)
+		return;
+	tm_buf args = {0};
+	if (o->args.len) {
+		tm_buf_put(&args, "{", 1);
+		tm_buf_put(&args, o->args.data, o->args.len);
+		tm_buf_put(&args, "}", 1);
+	}
+	tm_mslice s = {o->id, o->seq, o->ts, o->dur, t->pub.id, o->depth, m_str(&m->str, o->name),
+		       m_str(&m->str, o->cat), args.data, t->pub.file_id, t->pub.machine_row};
+	m->sink.slice(m->sink.ctx, &s);
+	tm_buf_free(&args);
+}
+
+static void stack_pop(tm_model *m, m_track *t)
+{
+	m_open *o = &t->stack[--t->depth];
+	if (t->legacy_unnestable && m_wants_args(m)) {
+		char v[32];
+		snprintf(v, sizeof v, "%lld", (long long)t->unnestable_begins);
+		if (o->args.len)
+			tm_buf_put(&o->args, ",", 1);
+		tm_buf_printf(&o->args, "\"legacy_unnestable_begin_count\":%s,\"legacy_unnestable_last_begin_ts\":%lld", v,
+			      (long long)t->unnestable_last_ts);
+	}
+	emit_slice(m, t, o);
+	tm_buf_free(&o->args);
+}
+
+/* SliceTracker::MaybeCloseStack. Returns 0 when the new slice partially
+ * overlaps an open one (then *overlap says so, or the stat is counted). */
+static int maybe_close_stack(tm_model *m, m_track *t, int64_t new_ts, int64_t new_dur, m_overlap *overlap)
+{
+	int incomplete_descendent = 0;
+	for (int64_t i = (int64_t)t->depth - 1; i >= 0; i--) {
+		if ((size_t)i >= t->depth)
+			continue;
+		m_open *o = &t->stack[i];
+		int64_t start = o->ts, dur = o->dur, end = start + dur;
+		if (dur == M_PENDING) {
+			incomplete_descendent = 1;
+			continue;
+		}
+		if (incomplete_descendent) {
+			if (new_ts <= end)
+				continue;
+			m_stat(m, "misplaced_end_event", 1);
+			for (int64_t j = (int64_t)t->depth - 1; j > i; j--) {
+				t->stack[j].dur = end - t->stack[j].ts;
+				stack_pop(m, t);
+			}
+			stack_pop(m, t);
+			incomplete_descendent = 0;
+			continue;
+		}
+		int ends_before = end < new_ts;
+		int ends_same = end == new_ts && !(dur == 0 && new_dur == 0);
+		if (ends_before || ends_same) {
+			stack_pop(m, t);
+			continue;
+		}
+		if (new_dur == M_PENDING)
+			continue;
+		if (new_ts < end && new_ts + new_dur > end) {
+			if (overlap)
+				overlap->hit = 1;
+			else
+				m_stat(m, "slice_drop_overlapping_complete_event", 1);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void flow_close_pending(tm_model *m, m_ctx *c, m_track *t, uint64_t slice, int64_t ts);
+
+static void add_raw_args(m_open *o, const char *raw, size_t n)
+{
+	if (!raw || !n)
+		return;
+	if (o->args.len)
+		tm_buf_put(&o->args, ",", 1);
+	tm_buf_put(&o->args, raw, n);
+}
+
+static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
+			  uint32_t name, const char *raw, size_t raw_n, m_overlap *overlap, uint32_t file_id)
+{
+	(void)file_id;
+	m_track *t = &m->tracks[track];
+	if (t->legacy_unnestable) {
+		t->unnestable_begins++;
+		t->unnestable_last_ts = ts;
+		if (t->depth)
+			return 0;
+	}
+	if (!maybe_close_stack(m, t, ts, dur, overlap))
+		return 0;
+	if (t->depth >= MAX_DEPTH) {
+		m_stat(m, "slice_max_depth_exceeded", 1);
+		return 0;
+	}
+	/* Doubled from two, not TM_GROW's eight: most tracks nest a level or
+	 * two, and a Chrome capture's machine has a hundred tracks (eight open
+	 * slices each were a fifth of its state). */
+	if (t->depth + 1 > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 2;
+		t->stack = tm_xrealloc(t->stack, cap * sizeof(*t->stack));
+		t->cap = cap;
+	}
+	m_open *o = &t->stack[t->depth];
+	memset(o, 0, sizeof(*o));
+	o->id = m->next_slice++;
+	o->seq = m->cur_seq;
+	o->ts = ts;
+	o->dur = dur;
+	o->cat = cat;
+	o->name = name;
+	o->depth = (uint32_t)t->depth;
+	if (m_wants_args(m))
+		add_raw_args(o, raw, raw_n);
+	t->depth++;
+	m->last_slice_id = o->id;
+	m->last_slice_ts = ts;
+	flow_close_pending(m, c, t, o->id, ts);
+	return t->depth;
+}
+
+size_t m_slice_begin(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		     uint32_t file_id)
+{
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, NULL, 0, NULL, file_id);
+}
+
+size_t m_slice_begin_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			 const char *args, size_t args_n, uint32_t file_id)
+{
+	return start_slice(m, c, track, ts, M_PENDING, cat, name, args, args_n, NULL, file_id);
+}
+
+size_t m_slice_scoped_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			  int64_t dur, const char *args, size_t args_n, m_overlap *overlap, uint32_t file_id)
+{
+	if (dur < 0) {
+		m_stat(m, "slice_negative_duration", 1);
+		return 0;
+	}
+	return start_slice(m, c, track, ts, dur, cat, name, args, args_n, overlap, file_id);
+}
+
+size_t m_slice_scoped(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		      int64_t dur, m_overlap *overlap, uint32_t file_id)
+{
+	return m_slice_scoped_raw(m, c, track, ts, cat, name, dur, NULL, 0, overlap, file_id);
+}
+
+size_t m_slice_begin_unnestable(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t name,
+				int64_t cookie, uint32_t file_id)
+{
+	m->tracks[track].legacy_unnestable = 1;
+	size_t ix = start_slice(m, c, track, ts, M_PENDING, 0, name, NULL, 0, NULL, file_id);
+	if (ix) {
+		char v[32];
+		snprintf(v, sizeof v, "%lld", (long long)cookie);
+		m_slice_add_arg(m, track, ix, "cookie", v);
+	}
+	return ix;
+}
+
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const char *raw, size_t raw_n);
+
+size_t m_slice_end(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name)
+{
+	return end_slice(m, c, track, ts, cat, name, NULL, 0);
+}
+
+size_t m_slice_end_raw(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		       const char *args, size_t args_n)
+{
+	return end_slice(m, c, track, ts, cat, name, args, args_n);
+}
+
+static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			const char *raw, size_t raw_n)
+{
+	(void)c;
+	m_track *t = &m->tracks[track];
+	if (!maybe_close_stack(m, t, ts, M_PENDING, NULL) || !t->depth)
+		return 0;
+	/* MatchingIncompleteSliceIndex */
+	int64_t ix = -1;
+	for (int64_t i = (int64_t)t->depth - 1; i >= 0; i--) {
+		const m_open *o = &t->stack[i];
+		if (o->dur != M_PENDING)
+			continue;
+		if (cat && (!o->cat || cat != o->cat))
+			continue;
+		if (name && o->name && name != o->name)
+			continue;
+		ix = i;
+		break;
+	}
+	if (ix < 0)
+		return 0;
+	m_open *o = &t->stack[ix];
+	o->dur = ts - o->ts;
+	if (m_wants_args(m))
+		add_raw_args(o, raw, raw_n);
+	m->last_slice_id = o->id;
+	m->last_slice_ts = o->ts;
+	if ((size_t)ix == t->depth - 1) {
+		size_t r = (size_t)ix + 1;
+		stack_pop(m, t);
+		return r;
+	}
+	return (size_t)ix + 1;
+}
+
+int m_slice_top(tm_model *m, uint32_t track, uint64_t *id, int64_t *ts)
+{
+	m_track *t = &m->tracks[track];
+	if (!t->depth)
+		return 0;
+	*id = t->stack[t->depth - 1].id;
+	*ts = t->stack[t->depth - 1].ts;
+	return 1;
+}
+
+void m_slices_flush(tm_model *m)
+{
+	/* FlushPendingSlices: what is left open is handed out as it is, from
+	 * the bottom of each stack */
+	for (size_t i = 0; i < m->n_tracks; i++) {
+		m_track *t = &m->tracks[i];
+		for (size_t k = 0; k < t->depth; k++) {
+			emit_slice(m, t, &t->stack[k]);
+			tm_buf_free(&t->stack[k].args);
+		}
+		t->depth = 0;
+	}
+}
+
+/* ---- flows -------------------------------------------------------------------- */
+
+static void insert_flow(tm_model *m, m_ctx *c, uint64_t out, int64_t ts_out, uint64_t in, int64_t ts_in)
+{
+	if (m->sink.flow) {
+		tm_mflow f = {out, in, ts_out, ts_in, c->row};
+		m->sink.flow(m->sink.ctx, &f);
+	}
+}
+
+static int flow_source(m_ctx *c, uint64_t flow, uint64_t *slice, int64_t *ts)
+{
+	uint64_t *v = m_map_get(&c->flow_to_slice, flow);
+	if (!v)
+		return 0;
+	*slice = c->flow_slice_id[*v - 1];
+	*ts = c->flow_slice_ts[*v - 1];
+	return 1;
+}
+
+static void flow_set_source(m_ctx *c, uint64_t flow, uint64_t slice, int64_t ts)
+{
+	int ins;
+	uint64_t *v = m_map_put(&c->flow_to_slice, flow, &ins);
+	if (ins) {
+		TM_GROW(c->flow_slice_id, c->cap_flow_slices, c->n_flow_slices + 1);
+		c->flow_slice_ts = tm_xrealloc(c->flow_slice_ts, c->cap_flow_slices * sizeof(int64_t));
+		*v = ++c->n_flow_slices;
+	}
+	c->flow_slice_id[*v - 1] = slice;
+	c->flow_slice_ts[*v - 1] = ts;
+}
+
+void m_flow_begin_slice(tm_model *m, m_ctx *c, uint64_t slice, int64_t ts, uint64_t flow)
+{
+	if (m_map_get(&c->flow_to_slice, flow)) {
+		m_stat(m, "flow_duplicate_id", 1);
+		return;
+	}
+	flow_set_source(c, flow, slice, ts);
+}
+
+void m_flow_step_slice(tm_model *m, m_ctx *c, uint64_t slice, int64_t ts, uint64_t flow)
+{
+	uint64_t ex;
+	int64_t ex_ts;
+	if (!flow_source(c, flow, &ex, &ex_ts)) {
+		m_stat(m, "flow_step_without_start", 1);
+		return;
+	}
+	if (ex_ts > ts)
+		insert_flow(m, c, slice, ts, ex, ex_ts);
+	else
+		insert_flow(m, c, ex, ex_ts, slice, ts);
+	flow_set_source(c, flow, slice, ts);
+}
+
+void m_flow_end_slice(tm_model *m, m_ctx *c, uint64_t slice, int64_t ts, uint64_t flow, int close)
+{
+	uint64_t ex;
+	int64_t ex_ts;
+	if (!flow_source(c, flow, &ex, &ex_ts)) {
+		m_stat(m, "flow_end_without_start", 1);
+		return;
+	}
+	if (close)
+		m_map_del(&c->flow_to_slice, flow);
+	if (ex_ts > ts)
+		insert_flow(m, c, slice, ts, ex, ex_ts);
+	else
+		insert_flow(m, c, ex, ex_ts, slice, ts);
+}
+
+void m_flow_begin_track(tm_model *m, m_ctx *c, uint32_t track, uint64_t flow)
+{
+	uint64_t id;
+	int64_t ts;
+	if (!m_slice_top(m, track, &id, &ts)) {
+		m_stat(m, "flow_no_enclosing_slice", 1);
+		return;
+	}
+	m_flow_begin_slice(m, c, id, ts, flow);
+}
+
+void m_flow_step_track(tm_model *m, m_ctx *c, uint32_t track, uint64_t flow)
+{
+	uint64_t id;
+	int64_t ts;
+	if (!m_slice_top(m, track, &id, &ts)) {
+		m_stat(m, "flow_no_enclosing_slice", 1);
+		return;
+	}
+	m_flow_step_slice(m, c, id, ts, flow);
+}
+
+void m_flow_end_track(tm_model *m, m_ctx *c, uint32_t track, uint64_t flow, int bind_enclosing, int close)
+{
+	if (!bind_enclosing) {
+		m_track *t = &m->tracks[track];
+		TM_GROW(t->pending_flows, t->cap_pending_flows, t->n_pending_flows + 1);
+		t->pending_flows[t->n_pending_flows++] = flow;
+		return;
+	}
+	uint64_t id;
+	int64_t ts;
+	if (!m_slice_top(m, track, &id, &ts)) {
+		m_stat(m, "flow_no_enclosing_slice", 1);
+		return;
+	}
+	m_flow_end_slice(m, c, id, ts, flow, close);
+}
+
+/* ClosePendingEventsOnTrack: a slice beginning on the track takes the flows
+ * ended there without an enclosing slice. The reference looks the source
+ * up without checking it exists (operator[] inserts slice id 0). */
+static void flow_close_pending(tm_model *m, m_ctx *c, m_track *t, uint64_t slice, int64_t ts)
+{
+	for (size_t i = 0; i < t->n_pending_flows; i++) {
+		uint64_t ex;
+		int64_t ex_ts;
+		if (!flow_source(c, t->pending_flows[i], &ex, &ex_ts)) {
+			flow_set_source(c, t->pending_flows[i], 0, 0);
+			ex = 0;
+			ex_ts = 0;
+		}
+		insert_flow(m, c, ex, ex_ts, slice, ts);
+	}
+	t->n_pending_flows = 0;
+}
+
+uint64_t m_flow_v1_id(m_ctx *c, uint64_t source, uint32_t cat, uint32_t name)
+{
+	uint64_t key = m_hash2(m_hash2(source, cat), name);
+	int ins;
+	uint64_t *v = m_map_put(&c->v1_flows, key, &ins);
+	if (ins)
+		*v = ++c->next_v1_flow; /* ids from 0, stored + 1 */
+	return *v - 1;
+}
+
+/* ---- counters ------------------------------------------------------------------- */
+
+void m_counter(tm_model *m, uint32_t track, int64_t ts, double value, uint32_t file_id)
+{
+	if (!m->sink.counter)
+		return;
+	tm_mcounter cn = {m, m->cur_seq, ts, track, value, file_id, m->tracks[track].pub.machine_row};
+	m->sink.counter(m->sink.ctx, &cn);
+}

@@ -1,0 +1,747 @@
+/* core/sort/order.c - the reference sorter's order (see order.h).
+ *
+ * A queue's records mostly arrive in timestamp order already: a CPU's
+ * ftrace events, a JSON file written in time order, or a few sequences of
+ * a proto file interleaved chunk by chunk, each in order by itself. So a
+ * queue keeps its records as a few "piles", each in order as it was
+ * pushed: a record goes on the pile whose newest timestamp is the latest
+ * not after its own (a new pile when there is none), and only when a queue
+ * would need more than MAX_PILES do the rest go to an external sort
+ * (core/sort/xsort.h). Reading a queue merges its piles (and that sort) by
+ * (timestamp, push order), which is the queue's stable sort; nothing is
+ * sorted or copied twice for input that is in order.
+ *
+ * Pile bytes stay in memory while the whole order holds less than its
+ * budget; past it they go to one temporary file in blocks, each pile a
+ * list of extents of whole records. The cursors apply the slow-sorting tie
+ * rule on the merged stream, and the queues are drained together with the
+ * reference's extraction rule over a heap. */
+#include "sort/order.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sort/spool.h"
+#include "sort/xsort.h"
+
+#define MEM_MAX (32u * 1024u * 1024u) /* memory the pile tails hold, in all */
+#define BLOCK (64u * 1024u)           /* a pile's tail is written out at this size */
+#define CURSOR_BUF (64u * 1024u)      /* a pile reader's buffer, at most */
+#define MAX_PILES 32                  /* per queue; more disorder goes to a sort */
+#define OVERFLOW_RUN (8u * 1024u * 1024u)
+
+/* In front of every record. */
+typedef struct ohdr {
+	int64_t ts;
+	uint64_t seq;
+	int64_t key; /* the slow-sorting key of a JSON event; INT64_MAX otherwise */
+} ohdr;
+
+typedef struct extent {
+	uint64_t off, len;
+} extent;
+
+/* Records in push order, each stored as a 4-byte length and its bytes:
+ * first the extents in the file, then the tail in memory. */
+typedef struct pile {
+	int64_t last_ts;
+	extent *ext;
+	size_t n_ext, cap_ext;
+	tm_buf tail;
+	/* reading */
+	size_t i_ext;
+	uint64_t at;             /* file offset of buf[len] within ext[i_ext] */
+	char *buf;
+	size_t cap, pos, len;
+	size_t tail_pos;
+	const char *rec;         /* the current record, NULL at the end */
+	uint32_t rec_len;
+	int in_tail;
+} pile;
+
+/* A source of a queue's merge: a pile, or (index n_piles) the sort. */
+typedef struct oqueue {
+	int json;
+	uint64_t n;              /* events appended */
+	int64_t max_ts;
+	uint64_t sort_start_idx; /* 0: no sorting needed (the reference's quirk: an
+				  * out-of-order first event leaves it 0) */
+	int64_t sort_min_ts;
+	pile *piles;
+	size_t n_piles, cap_piles;
+	tm_xsort *over;          /* records past MAX_PILES piles */
+	size_t over_mem;         /* what o->over_mem counts for it */
+	/* reading: the merge of the sources */
+	const char *over_rec;
+	uint32_t over_len;
+	uint32_t *src;           /* heap of sources by current record */
+	size_t n_src;
+	int src_pending;         /* the top's record was consumed: step it first */
+	/* the slow-sorting cursor on top */
+	char **group;            /* a reordered group of equal timestamps */
+	size_t n_group, i_group, cap_group;
+	tm_buf group_bytes;      /* its records' copies, one after another */
+	const char *head;        /* the current record, NULL when drained */
+	uint32_t head_len;
+	int head_from_src;       /* head is the merge's current record (else a copy) */
+	ohdr hh;
+} oqueue;
+
+struct tm_order {
+	oqueue *q;
+	size_t n_q, cap_q;
+	uint64_t seq;
+	int slow;                /* a JSON X event was pushed */
+	size_t mem_max, block, over_run;
+	size_t mem;              /* pile tail bytes in memory */
+	size_t over_mem;         /* memory of the overflow sorts */
+	tm_spool file;           /* pile blocks once past mem_max */
+	tm_giveback gb;          /* its space, given back as it is read */
+	int to_file;
+	int failed;
+	tm_error err;
+	/* draining */
+	uint32_t *heap;
+	size_t n_heap;
+	int64_t cur;             /* the queue being drained, -1 none */
+	int64_t limit;           /* drain it while ts <= limit */
+	int finished;
+	int pending;             /* cur's head was handed out: advance first */
+};
+
+static ohdr hdr_of(const void *rec)
+{
+	ohdr h;
+	memcpy(&h, rec, sizeof h);
+	return h;
+}
+
+static int hdr_cmp(const void *a, const void *b)
+{
+	ohdr x = hdr_of(a), y = hdr_of(b);
+	if (x.ts != y.ts)
+		return x.ts < y.ts ? -1 : 1;
+	return x.seq < y.seq ? -1 : x.seq > y.seq;
+}
+
+tm_order *tm_order_new(size_t run_bytes)
+{
+	tm_order *o = tm_xcalloc(1, sizeof(*o));
+	o->file.fd = -1;
+	o->gb.fd = -1;
+	o->cur = -1;
+	o->mem_max = run_bytes ? run_bytes : MEM_MAX;
+	o->block = o->mem_max / 8 < BLOCK ? o->mem_max / 8 : BLOCK;
+	o->over_run = o->mem_max / 4 < OVERFLOW_RUN ? o->mem_max / 4 : OVERFLOW_RUN;
+	return o;
+}
+
+uint32_t tm_order_queue(tm_order *o, int json)
+{
+	TM_GROW(o->q, o->cap_q, o->n_q + 1);
+	oqueue *q = &o->q[o->n_q];
+	memset(q, 0, sizeof(*q));
+	q->json = json;
+	q->sort_min_ts = INT64_MAX;
+	return (uint32_t)o->n_q++;
+}
+
+/* TraceSorter::SlowOperatorLess::KeyForType */
+static int64_t json_key(char phase, int64_t dur)
+{
+	if (phase == 'E')
+		return INT64_MIN;
+	if (phase == 'X')
+		return INT64_MAX - (dur < 0 ? INT64_MAX : dur); /* an absent dur is max() there */
+	return INT64_MAX;
+}
+
+/* ---- storing piles ----------------------------------------------------------- */
+
+/* The budget counts what the tails hold, not what they use: a tail grows
+ * by doubling, and counting its bytes let the tails of many queues hold
+ * twice the budget. */
+static void tail_release(tm_order *o, pile *p)
+{
+	o->mem -= p->tail.cap;
+	tm_buf_free(&p->tail);
+}
+
+static void flush_tail(tm_order *o, pile *p)
+{
+	if (!p->tail.len)
+		return;
+	TM_GROW(p->ext, p->cap_ext, p->n_ext + 1);
+	p->ext[p->n_ext++] = (extent){o->file.size, p->tail.len};
+	tm_spool_put(&o->file, p->tail.data, p->tail.len);
+	p->tail.len = 0;
+	if (p->tail.cap > o->block) /* a big record grew it: give it back */
+		tail_release(o, p);
+}
+
+/* Every tail to the file: memory is over its budget. */
+static int flush_all(tm_order *o)
+{
+	if (!o->to_file) {
+		if (tm_spool_open(&o->file, &o->err) != 0)
+			return -1;
+		o->to_file = 1;
+	}
+	for (size_t i = 0; i < o->n_q; i++)
+		for (size_t k = 0; k < o->q[i].n_piles; k++) {
+			flush_tail(o, &o->q[i].piles[k]);
+			tail_release(o, &o->q[i].piles[k]);
+		}
+	return 0;
+}
+
+/* The pile for a record at ts: the one whose newest record is the latest
+ * not after ts (a new one when none is); SIZE_MAX when none is and no new
+ * pile may be made. */
+static size_t pick_pile(oqueue *q, int64_t ts)
+{
+	size_t best = SIZE_MAX;
+	for (size_t k = 0; k < q->n_piles; k++)
+		if (q->piles[k].last_ts <= ts && (best == SIZE_MAX || q->piles[k].last_ts > q->piles[best].last_ts))
+			best = k;
+	if (best != SIZE_MAX)
+		return best;
+	if (q->n_piles >= MAX_PILES)
+		return SIZE_MAX;
+	TM_GROW(q->piles, q->cap_piles, q->n_piles + 1);
+	memset(&q->piles[q->n_piles], 0, sizeof(pile));
+	return q->n_piles++;
+}
+
+static int push_over(tm_order *o, oqueue *q, const void *rec, uint32_t n)
+{
+	if (!q->over)
+		q->over = tm_xsort_new(hdr_cmp, o->over_run);
+	if (tm_xsort_add(q->over, rec, n, &o->err) != 0)
+		return -1;
+	size_t now = tm_xsort_mem(q->over);
+	o->over_mem = o->over_mem - q->over_mem + now;
+	q->over_mem = now;
+	if (o->over_mem <= o->mem_max)
+		return 0;
+	/* over budget together: write out the largest memory run */
+	oqueue *big = q;
+	for (size_t i = 0; i < o->n_q; i++)
+		if (o->q[i].over_mem > big->over_mem)
+			big = &o->q[i];
+	if (tm_xsort_spill(big->over, &o->err) != 0)
+		return -1;
+	o->over_mem -= big->over_mem;
+	big->over_mem = 0;
+	return 0;
+}
+
+/* A record (header and payload) on its pile, or on the queue's sort. */
+static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32_t len)
+{
+	size_t n = sizeof *h + len;
+	size_t k = pick_pile(q, h->ts);
+	if (k == SIZE_MAX) {
+		char stack[512];
+		char *rec = n <= sizeof stack ? stack : tm_xmalloc(n);
+		memcpy(rec, h, sizeof *h);
+		if (len)
+			memcpy(rec + sizeof *h, data, len);
+		int rc = push_over(o, q, rec, (uint32_t)n);
+		if (rec != stack)
+			free(rec);
+		return rc;
+	}
+	pile *p = &q->piles[k];
+	p->last_ts = h->ts;
+	uint32_t n32 = (uint32_t)n;
+	size_t cap0 = p->tail.cap;
+	tm_buf_put(&p->tail, &n32, 4);
+	tm_buf_put(&p->tail, h, sizeof *h);
+	if (len)
+		tm_buf_put(&p->tail, data, len);
+	o->mem += p->tail.cap - cap0;
+	if (o->to_file && p->tail.len >= o->block)
+		flush_tail(o, p);
+	if (o->mem > o->mem_max && flush_all(o) != 0)
+		return -1;
+	int e = o->to_file ? tm_spool_failed(&o->file) : 0;
+	if (e)
+		return tm_err(&o->err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
+	return 0;
+}
+
+int tm_order_push(tm_order *o, uint32_t qi, int64_t ts, char phase, int64_t dur, const void *data,
+		  uint32_t len, tm_error *err)
+{
+	if (o->failed) {
+		*err = o->err;
+		return -1;
+	}
+	if ((size_t)len + sizeof(ohdr) > UINT32_MAX - 4)
+		return tm_err(err, TM_EINPUT, "an event of %u bytes is too large to sort", len);
+	oqueue *q = &o->q[qi];
+	if (q->json && phase == 'X')
+		o->slow = 1;
+	/* TraceSorter::Queue::Append */
+	if (ts > q->max_ts || (!o->slow && ts == q->max_ts)) {
+		q->max_ts = ts;
+	} else if (q->sort_start_idx == 0) {
+		q->sort_start_idx = q->n;
+		q->sort_min_ts = ts;
+	} else if (ts < q->sort_min_ts) {
+		q->sort_min_ts = ts;
+	}
+	q->n++;
+	ohdr h = {ts, o->seq++, q->json ? json_key(phase, dur) : INT64_MAX};
+	if (store(o, q, &h, data, len) != 0) {
+		o->failed = 1;
+		*err = o->err;
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t tm_order_count(const tm_order *o)
+{
+	return o->seq;
+}
+
+/* ---- reading a pile ------------------------------------------------------------ */
+
+/* Whether a record of n bytes read from the file (`have` bytes of it and
+ * after it in the buffer, `left` more in its extent) cannot be one: the
+ * file is ours, but a damaged one must fail the read, not what comes
+ * after it. Every record has its header and lies inside its extent. */
+static int damaged_len(uint32_t n, size_t have, uint64_t left)
+{
+	return n < sizeof(ohdr) || 4 + (uint64_t)n > have + left;
+}
+
+/* Load the record at the pile's position into p->rec (NULL at its end). */
+static int pile_load(tm_order *o, pile *p, tm_error *err)
+{
+	while (!p->in_tail) {
+		if (p->i_ext >= p->n_ext) {
+			p->in_tail = 1;
+			break;
+		}
+		const extent *e = &p->ext[p->i_ext];
+		uint64_t end = e->off + e->len;
+		size_t have = p->len - p->pos;
+		if (!have && p->at >= end) {
+			p->i_ext++;
+			p->at = p->i_ext < p->n_ext ? p->ext[p->i_ext].off : 0;
+			p->pos = p->len = 0;
+			continue;
+		}
+		size_t want = 4;
+		uint32_t n = 0;
+		if (have >= 4) {
+			memcpy(&n, p->buf + p->pos, 4);
+			want = 4 + (size_t)n;
+			if (damaged_len(n, have, end - p->at))
+				return tm_err(err, TM_EIO, "a temporary file is damaged");
+		}
+		while (have < want) {
+			if (p->pos) {
+				memmove(p->buf, p->buf + p->pos, have);
+				p->len = have;
+				p->pos = 0;
+			}
+			if (want > p->cap) {
+				p->buf = tm_xrealloc(p->buf, want);
+				p->cap = want;
+			}
+			if (p->at >= end)
+				return tm_err(err, TM_EIO, "a temporary file is cut short");
+			size_t room = p->cap - p->len;
+			if (room > end - p->at)
+				room = (size_t)(end - p->at);
+			ssize_t k = pread(o->file.fd, p->buf + p->len, room, (off_t)p->at);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return tm_err(err, TM_EIO, "cannot read a temporary file");
+			tm_giveback_read(&o->gb, p->at, (uint64_t)k);
+			p->len += (size_t)k;
+			p->at += (uint64_t)k;
+			have = p->len - p->pos;
+			if (want == 4 && have >= 4) {
+				memcpy(&n, p->buf + p->pos, 4);
+				want = 4 + (size_t)n;
+				if (damaged_len(n, have, end - p->at))
+					return tm_err(err, TM_EIO, "a temporary file is damaged");
+			}
+		}
+		p->rec = p->buf + p->pos + 4;
+		p->rec_len = n;
+		return 1;
+	}
+	if (p->tail_pos >= p->tail.len) {
+		p->rec = NULL;
+		return 0;
+	}
+	memcpy(&p->rec_len, p->tail.data + p->tail_pos, 4);
+	p->rec = p->tail.data + p->tail_pos + 4;
+	return 1;
+}
+
+static void pile_step(pile *p)
+{
+	if (p->in_tail)
+		p->tail_pos += 4 + (size_t)p->rec_len;
+	else
+		p->pos += 4 + (size_t)p->rec_len;
+}
+
+/* ---- merging a queue's sources ------------------------------------------------- */
+
+static const char *src_rec(const oqueue *q, uint32_t s, uint32_t *len)
+{
+	if (s < q->n_piles) {
+		*len = q->piles[s].rec_len;
+		return q->piles[s].rec;
+	}
+	*len = q->over_len;
+	return q->over_rec;
+}
+
+/* Move source s to its next record: 1, 0 at its end, -1 with err set. */
+static int src_next(tm_order *o, oqueue *q, uint32_t s, int step, tm_error *err)
+{
+	if (s < q->n_piles) {
+		if (step)
+			pile_step(&q->piles[s]);
+		return pile_load(o, &q->piles[s], err);
+	}
+	const void *rec;
+	int rc = tm_xsort_next(q->over, &rec, &q->over_len, err);
+	q->over_rec = rc == 1 ? rec : NULL;
+	return rc;
+}
+
+static int src_less(const oqueue *q, uint32_t a, uint32_t b)
+{
+	uint32_t la, lb;
+	return hdr_cmp(src_rec(q, a, &la), src_rec(q, b, &lb)) < 0;
+}
+
+static void src_sift_down(oqueue *q, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < q->n_src && src_less(q, q->src[l], q->src[m]))
+			m = l;
+		if (r < q->n_src && src_less(q, q->src[r], q->src[m]))
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = q->src[i];
+		q->src[i] = q->src[m];
+		q->src[m] = t;
+		i = m;
+	}
+}
+
+static int merge_start(tm_order *o, oqueue *q, tm_error *err)
+{
+	size_t n = q->n_piles + (q->over ? 1 : 0);
+	q->src = tm_xcalloc(n ? n : 1, sizeof(*q->src));
+	for (uint32_t s = 0; s < n; s++) {
+		int rc = src_next(o, q, s, 0, err);
+		if (rc < 0)
+			return -1;
+		if (rc)
+			q->src[q->n_src++] = s;
+	}
+	for (size_t i = q->n_src; i-- > 0;)
+		src_sift_down(q, i);
+	return 0;
+}
+
+/* The queue's next record in (ts, push order) without consuming it: 1
+ * with *rec / *len (valid until it is consumed and the next peek), 0 at
+ * the queue's end, -1 with err set. */
+static int merge_peek(tm_order *o, oqueue *q, const char **rec, uint32_t *len, tm_error *err)
+{
+	if (q->src_pending) {
+		q->src_pending = 0;
+		int rc = src_next(o, q, q->src[0], 1, err);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			q->src[0] = q->src[--q->n_src];
+		if (q->n_src)
+			src_sift_down(q, 0);
+	}
+	if (!q->n_src)
+		return 0;
+	*rec = src_rec(q, q->src[0], len);
+	return 1;
+}
+
+static void merge_consume(oqueue *q)
+{
+	q->src_pending = 1;
+}
+
+/* ---- the slow-sorting cursor ---------------------------------------------------- */
+
+static int group_cmp(const void *a, const void *b)
+{
+	ohdr x = hdr_of(*(char *const *)a + 4), y = hdr_of(*(char *const *)b + 4);
+	if (x.key != y.key)
+		return x.key < y.key ? -1 : 1;
+	return x.seq < y.seq ? -1 : x.seq > y.seq;
+}
+
+/* A group bigger than this is not kept for the next one. */
+#define GROUP_KEEP (256u * 1024u)
+
+static void group_clear(oqueue *q)
+{
+	q->n_group = q->i_group = 0;
+	q->group_bytes.len = 0;
+	if (q->group_bytes.cap > GROUP_KEEP)
+		tm_buf_free(&q->group_bytes);
+}
+
+/* Does the slow-sorting tie rule apply at timestamp ts of queue q? */
+static int reorders(const tm_order *o, const oqueue *q, int64_t ts)
+{
+	return o->slow && q->json && q->sort_start_idx != 0 && ts >= q->sort_min_ts;
+}
+
+/* Set q->head to the queue's next record in its final order (NULL at its
+ * end). The previous head must have been consumed. */
+static int cursor_next(tm_order *o, oqueue *q, tm_error *err)
+{
+	if (q->i_group < q->n_group) {
+		char *c = q->group[q->i_group++];
+		memcpy(&q->head_len, c, 4);
+		q->head = c + 4;
+		q->hh = hdr_of(q->head);
+		q->head_from_src = 0;
+		return 1;
+	}
+	group_clear(q);
+	const char *rec;
+	uint32_t len;
+	int rc = merge_peek(o, q, &rec, &len, err);
+	if (rc <= 0) {
+		q->head = NULL;
+		return rc;
+	}
+	ohdr h = hdr_of(rec);
+	if (!reorders(o, q, h.ts)) {
+		q->head = rec;
+		q->head_len = len;
+		q->hh = h;
+		q->head_from_src = 1;
+		return 1;
+	}
+	/* Copy out the run of this timestamp (each copy keeps its length in
+	 * front, 8-aligned in one buffer: most runs of a JSON trace are one
+	 * record, and a malloc each cost more than the rest of the merge),
+	 * then order it by key. */
+	int64_t ts = h.ts;
+	tm_buf *gb = &q->group_bytes;
+	do {
+		TM_GROW(q->group, q->cap_group, q->n_group + 1);
+		size_t at = (gb->len + 7) & ~(size_t)7;
+		TM_GROW(gb->data, gb->cap, at + 4 + (size_t)len);
+		memcpy(gb->data + at, &len, 4);
+		memcpy(gb->data + at + 4, rec, len);
+		gb->len = at + 4 + (size_t)len;
+		q->group[q->n_group++] = (char *)(uintptr_t)at; /* the buffer may move: an offset for now */
+		merge_consume(q);
+		rc = merge_peek(o, q, &rec, &len, err);
+		if (rc < 0) {
+			group_clear(q); /* its entries are offsets yet */
+			return -1;
+		}
+		if (rc)
+			h = hdr_of(rec);
+	} while (rc && h.ts == ts);
+	for (size_t i = 0; i < q->n_group; i++)
+		q->group[i] = gb->data + (uintptr_t)q->group[i];
+	if (q->n_group > 1)
+		qsort(q->group, q->n_group, sizeof(*q->group), group_cmp);
+	q->i_group = 0;
+	return cursor_next(o, q, err);
+}
+
+/* Consume the current head. */
+static int cursor_advance(tm_order *o, oqueue *q, tm_error *err)
+{
+	if (q->head && q->head_from_src)
+		merge_consume(q);
+	return cursor_next(o, q, err);
+}
+
+/* ---- draining the queues together ------------------------------------------------ */
+
+static int heap_less(const tm_order *o, uint32_t a, uint32_t b)
+{
+	const oqueue *x = &o->q[a], *y = &o->q[b];
+	if (x->hh.ts != y->hh.ts)
+		return x->hh.ts < y->hh.ts;
+	return a < b;
+}
+
+static void heap_sift_down(tm_order *o, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < o->n_heap && heap_less(o, o->heap[l], o->heap[m]))
+			m = l;
+		if (r < o->n_heap && heap_less(o, o->heap[r], o->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = o->heap[i];
+		o->heap[i] = o->heap[m];
+		o->heap[m] = t;
+		i = m;
+	}
+}
+
+static void heap_push(tm_order *o, uint32_t qi)
+{
+	size_t i = o->n_heap++;
+	o->heap[i] = qi;
+	while (i) {
+		size_t p = (i - 1) / 2;
+		if (!heap_less(o, o->heap[i], o->heap[p]))
+			break;
+		uint32_t t = o->heap[i];
+		o->heap[i] = o->heap[p];
+		o->heap[p] = t;
+		i = p;
+	}
+}
+
+static uint32_t heap_pop(tm_order *o)
+{
+	uint32_t top = o->heap[0];
+	o->heap[0] = o->heap[--o->n_heap];
+	if (o->n_heap)
+		heap_sift_down(o, 0);
+	return top;
+}
+
+int tm_order_finish(tm_order *o, tm_error *err)
+{
+	if (o->failed) {
+		*err = o->err;
+		return -1;
+	}
+	if (o->to_file) {
+		/* the tails stay in memory; the file is read from here on */
+		if (tm_spool_finish(&o->file, "sort", err) != 0)
+			return -1;
+		tm_giveback_start(&o->gb, o->file.fd, o->file.size);
+	}
+	/* pile readers: a buffer each, sharing what the tails (which stay)
+	 * leave of the budget, an eighth of it at least, so that the store
+	 * holds about mem_max while it is read as while it was filled */
+	size_t n_piles = 0;
+	for (size_t i = 0; i < o->n_q; i++)
+		n_piles += o->q[i].n_piles;
+	size_t left = o->mem < o->mem_max ? o->mem_max - o->mem : 0;
+	if (left < o->mem_max / 8)
+		left = o->mem_max / 8;
+	size_t per = n_piles ? left / n_piles : CURSOR_BUF;
+	if (per > CURSOR_BUF)
+		per = CURSOR_BUF;
+	if (per < 256)
+		per = 256;
+	o->heap = tm_xcalloc(o->n_q ? o->n_q : 1, sizeof(*o->heap));
+	for (size_t i = 0; i < o->n_q; i++) {
+		oqueue *q = &o->q[i];
+		for (size_t k = 0; k < q->n_piles; k++) {
+			pile *p = &q->piles[k];
+			uint64_t in_file = 0;
+			for (size_t e = 0; e < p->n_ext; e++)
+				in_file += p->ext[e].len;
+			if (in_file) {
+				p->cap = in_file < per ? (size_t)in_file : per;
+				p->buf = tm_xmalloc(p->cap);
+				p->at = p->ext[0].off;
+			}
+		}
+		if (q->over && tm_xsort_finish(q->over, err) != 0)
+			return -1;
+		if (merge_start(o, q, err) != 0)
+			return -1;
+		int rc = cursor_next(o, q, err);
+		if (rc < 0)
+			return -1;
+		if (rc)
+			heap_push(o, (uint32_t)i);
+	}
+	o->finished = 1;
+	return 0;
+}
+
+int tm_order_next(tm_order *o, tm_order_rec *out, tm_error *err)
+{
+	if (!o->finished)
+		return tm_err(err, TM_EIO, "tm_order_next before tm_order_finish");
+	if (o->pending) {
+		o->pending = 0;
+		oqueue *q = &o->q[o->cur];
+		if (cursor_advance(o, q, err) < 0)
+			return -1;
+	}
+	/* TraceSorter::SortAndExtractEventsUntilAllocId */
+	if (o->cur >= 0) {
+		oqueue *q = &o->q[o->cur];
+		if (!q->head || q->hh.ts > o->limit) {
+			if (q->head)
+				heap_push(o, (uint32_t)o->cur);
+			o->cur = -1;
+		}
+	}
+	if (o->cur < 0) {
+		if (!o->n_heap)
+			return 0;
+		o->cur = heap_pop(o);
+		o->limit = o->n_heap ? o->q[o->heap[0]].hh.ts : INT64_MAX;
+	}
+	oqueue *q = &o->q[o->cur];
+	out->queue = (uint32_t)o->cur;
+	out->ts = q->hh.ts;
+	out->seq = q->hh.seq;
+	out->data = q->head + sizeof(ohdr);
+	out->len = q->head_len - (uint32_t)sizeof(ohdr);
+	o->pending = 1;
+	return 1;
+}
+
+void tm_order_free(tm_order *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->n_q; i++) {
+		oqueue *q = &o->q[i];
+		for (size_t k = 0; k < q->n_piles; k++) {
+			free(q->piles[k].ext);
+			tm_buf_free(&q->piles[k].tail);
+			free(q->piles[k].buf);
+		}
+		free(q->piles);
+		tm_xsort_free(q->over);
+		free(q->src);
+		tm_buf_free(&q->group_bytes);
+		free(q->group);
+	}
+	free(o->q);
+	tm_giveback_free(&o->gb);
+	tm_spool_close(&o->file);
+	free(o->heap);
+	free(o);
+}

@@ -1,0 +1,146 @@
+/* core/util/tm.h - things every core module shares: the error carrier and
+ * allocation helpers.
+ *
+ * One error type inside the core (STYLE.md, after squashfuse): a code plus
+ * the exact user-facing message. Front ends turn the code into an errno or
+ * an exit status and print the message as is.
+ */
+#ifndef TM_TM_H
+#define TM_TM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef enum tm_code {
+	TM_OK = 0,
+	TM_EINPUT,   /* bad input: manifest, archive or trace data; the message is the contract */
+	TM_EIO,      /* the operating system failed us (open, read) */
+	TM_ENOENT,   /* no such path in the virtual tree */
+	TM_ENOTDIR,
+	TM_EISDIR,
+	TM_ENOMEM,
+	TM_EUNSUP,   /* recognised but not supported by tracemount */
+	TM_EARGS,    /* the inputs cannot be used as given (two with one member name, a
+	                -o manifest file that is no manifest): tracemount's own text */
+} tm_code;
+
+#define TM_ERR_MAX 4096
+
+typedef struct tm_error {
+	tm_code code;
+	char msg[TM_ERR_MAX];
+} tm_error;
+
+/* Record an error. printf-style; the message is truncated to TM_ERR_MAX-1
+ * bytes. Returns -1 so callers can write `return tm_err(err, ...)`.
+ * `err` may be NULL (the error is then dropped). */
+int tm_err(tm_error *err, tm_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A stop asked for from outside the pass (a mount's SIGINT, SIGTERM or
+ * SIGHUP): the scan, the model's replay and the timeline's lines then end
+ * early, so that the daemon can go. Async-signal safe to ask. */
+void tm_stop_request(void);
+/* -1 with err set to TM_EIO "interrupted" once a stop is asked, else 0. */
+int tm_stopped(tm_error *err);
+
+/* Work split in two halves: fn(a) on this thread while fn(b) runs on a
+ * second one, or both in turn here when no thread can be made. */
+void tm_run_halves(void *(*fn)(void *), void *a, void *b);
+
+/* Clear an error to TM_OK / "". */
+void tm_err_clear(tm_error *err);
+
+/* Allocation that never returns NULL: on exhaustion it prints one line and
+ * aborts (a daemon that cannot allocate a few bytes cannot serve anyway). */
+void *tm_xmalloc(size_t n);
+void *tm_xcalloc(size_t n, size_t size);
+/* n zeroed bytes at a multiple of `align` (a power of two): for data two
+ * threads write, kept on cache lines of their own. Freed with free(). */
+void *tm_xcalloc_aligned(size_t align, size_t n);
+void *tm_xrealloc(void *p, size_t n);
+char *tm_xstrdup(const char *s);
+char *tm_xstrndup(const char *s, size_t n);
+/* Grow-array helper: ensure *cap >= need, reallocating *arr of elements of
+ * size `elem`. */
+void tm_grow(void **arr, size_t *cap, size_t need, size_t elem);
+/* The capacity checked here first: most calls find room (a call each cost
+ * tens of millions of instructions on the bench exports). `need` is
+ * evaluated twice. */
+#define TM_GROW(arr, cap, need)                                                          \
+	do {                                                                             \
+		if ((size_t)(need) > (cap))                                              \
+			tm_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)));        \
+	} while (0)
+/* tm_grow, the new elements zeroed: a table indexed by id that grows to
+ * cover the ids it is asked for. */
+void tm_grow_zero(void **arr, size_t *cap, size_t need, size_t elem);
+#define TM_GROW_ZERO(arr, cap, need) tm_grow_zero((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* Room for exactly `need` elements when *cap is short: for a count known
+ * in advance and large (doubling past 100,000 rows wastes megabytes). */
+void tm_reserve(void **arr, size_t *cap, size_t need, size_t elem);
+#define TM_RESERVE(arr, cap, need) tm_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* A hash map from 64-bit keys to uint32 values (at most UINT32_MAX - 1),
+ * open addressing with key and value side by side, so a lookup touches
+ * one cache line. Zeroed is empty. */
+typedef struct tm_u64slot {
+	uint64_t key;
+	uint32_t val; /* value + 1; 0 marks an empty slot */
+} tm_u64slot;
+
+typedef struct tm_u64map {
+	tm_u64slot *slots;
+	size_t cap, n; /* cap is 0 or a power of two */
+} tm_u64map;
+
+/* Where key's value is kept, as value + 1 (valid until the next put), or
+ * NULL. */
+const uint32_t *tm_u64map_get(const tm_u64map *m, uint64_t key);
+/* Set key's value. */
+void tm_u64map_put(tm_u64map *m, uint64_t key, uint32_t val);
+/* Empty it, keeping its room. */
+void tm_u64map_clear(tm_u64map *m);
+void tm_u64map_free(tm_u64map *m);
+
+/* A growable byte buffer (owned memory, always NUL-terminated). */
+typedef struct tm_buf {
+	char *data;
+	size_t len, cap;
+} tm_buf;
+/* n bytes (inline: the packet rewriter and the tsv writers put a few
+ * bytes at a time, millions of times). */
+static inline void tm_buf_put(tm_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + n + 1, 1);
+	if (n) /* p may be NULL then */
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+/* One byte (inline: the tsv writers put a separator per field). */
+static inline void tm_buf_putc(tm_buf *b, char c)
+{
+	if (b->len + 2 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + 2, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+void tm_buf_puts(tm_buf *b, const char *s);
+/* n bytes of text that should be UTF-8, each maximal ill-formed part
+ * (Unicode 3.9, "U+FFFD substitution of maximal subparts", as Python and
+ * browsers decode) replaced by U+FFFD: for JSON, which must be UTF-8, and
+ * Graphviz, of names that are bytes (archive members, loose files). */
+void tm_buf_put_utf8(tm_buf *b, const void *s, size_t n);
+void tm_buf_printf(tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tm_buf_free(tm_buf *b);
+/* The n bytes of s as a JSON string, quotes included: '"' and '\\'
+ * escaped, \n \r \t by name, every other control byte as \u00XX (so the
+ * text holds no raw tab or newline); other bytes as they are. */
+void tm_buf_json_string(tm_buf *b, const char *s, size_t n);
+/* Give up ownership of the bytes (caller frees); the buffer is reset. */
+char *tm_buf_detach(tm_buf *b, size_t *len);
+
+#endif
