@@ -183,12 +183,14 @@ gone=$T_TMP/no-such-dir
 lsl() { "$tm" ls -l -o index=sizes.idx "$@"; }
 cold=$(lsl cap.zip)
 contains "sizes: the first ls -l runs the pass" "$cold" "merged.pftrace"
+# the root holds no table: a machine's ls -l runs the tables' pass
+mach=$(lsl cap.zip machines/machine0)
+contains "sizes: a machine's ls -l runs the tables' pass" "$mach" "threads.tsv"
 err=$(TMPDIR=$gone "$tm" cat -o index=sizes.idx cap.zip merged.pftrace 2>&1 >/dev/null); rc=$?
 eq "sizes: without \$TMPDIR the pass fails" "$rc" 1
 contains "sizes: and says why" "$err" "cannot create a temporary file"
 eq "sizes: the next ls -l answers from the index" "$(TMPDIR=$gone lsl cap.zip 2>&1)" "$cold"
-eq "sizes: so does ls -l of a machine" "$(TMPDIR=$gone lsl cap.zip machines/machine0 2>&1)" \
-	"$(lsl cap.zip machines/machine0)"
+eq "sizes: so does ls -l of a machine" "$(TMPDIR=$gone lsl cap.zip machines/machine0 2>&1)" "$mach"
 for f in merged.pftrace timeline.tsv machines/machine0/merged.pftrace machines/machine0/slices.tsv \
 	machines/machine0/threads.tsv machines/machine0/processes.tsv; do
 	size=$(TMPDIR=$gone lsl cap.zip "${f%/*}" | awk -v n="${f##*/}" '$3 == n { print $2 }')

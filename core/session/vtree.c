@@ -1184,13 +1184,14 @@ static void gen_watch_end(tm_vtree *t, gen_watch_ctx *w, const tm_gen *g)
 }
 
 /* The generation pass for the family `want` (TM_GEN_*): run once under
- * `gen_mu` for all the families not built yet (or only `want`, with
- * gen_only_wanted); NULL with *err set when it failed. */
+ * `gen_mu` for that family alone (issue 34: a mount's first read of
+ * merged.pftrace built timeline.tsv and the tables too, ten times the
+ * work of the file asked for); NULL with *err set when it failed. */
 static tm_gen *gen_get(tm_vtree *t, const tm_scan *s, unsigned want, const char *what, tm_error *err)
 {
 	pthread_mutex_lock(&t->gen_mu);
 	if (!gen_built(t, want) && t->gen_err.code == TM_OK) {
-		unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL & ~t->gen_have;
+		unsigned build = want;
 		gen_watch_ctx w;
 		const tm_gen_watch *gw = gen_watch_start(t, &w);
 		tm_gen *g = tm_gen_build(t->merge, s, build, 0, t->timeline_fd, gw, &t->gen_err);
@@ -1237,7 +1238,7 @@ static void gen_first(tm_vtree *t, unsigned want, const char *what)
 	}
 	/* scan_mu, then gen_mu: the order gen_get's callers take them in */
 	pthread_mutex_lock(&t->gen_mu);
-	unsigned build = t->gen_only_wanted ? want : TM_GEN_ALL;
+	unsigned build = want;
 	tm_scan_sink progress = {.ctx = &fp.st.pc, .progress = on_scan_progress};
 	tm_gen_scanned sc = {&fp, first_pass_scanned, t->progress ? &progress : NULL};
 	gen_watch_ctx w;

@@ -72,10 +72,12 @@ typedef struct vt_inputs {
 	 * neither with `no_index`. */
 	int no_index;
 	const char *index_path;
-	/* Build only the generated files asked for (merged.pftrace, or
-	 * timeline.tsv, or the machine tables), each family by a pass of its
-	 * own, instead of all of them in one pass on the first request: for a
-	 * reader that wants one file (`tracemount cat`). */
+	/* Build only the top-level file asked for (merged.pftrace or
+	 * timeline.tsv: not every machine's copy of it), for a reader that
+	 * wants one file (`tracemount cat`). Without it (a mount) a request
+	 * builds its file's family, top level and every machine's (the
+	 * merged.pftrace files, the timeline.tsv files, or the machine
+	 * tables), each family by a pass of its own. */
 	int gen_only_wanted;
 	/* With gen_only_wanted: a descriptor that the whole merge's
 	 * timeline.tsv is written to as it is made, instead of a temporary
