@@ -15,9 +15,9 @@ static const tm_tokenizer realtime = {.clock = TM_CLOCK_REALTIME};
 
 static const tm_format formats[TM_TYPE_COUNT] = {
 	/* read */
-	[TM_TYPE_PROTO] = {&tm_proto_tokenizer, 1, NULL},
-	[TM_TYPE_JSON] = {&tm_json_tokenizer, 0, &tm_json_encoder},
-	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_encoder},
+	[TM_TYPE_PROTO] = {&tm_proto_tokenizer, 1, &tm_proto_parser, NULL},
+	[TM_TYPE_JSON] = {&tm_json_tokenizer, 0, &tm_json_parser, &tm_json_encoder},
+	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_parser, &tm_systrace_encoder},
 	/* clocks only */
 	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
@@ -52,11 +52,16 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_PROTO] = TM_TYPE_PROTO,
 };
 
-const tm_parser *const tm_parsers[TM_MREC_KINDS] = {
-	[TM_MREC_JSON] = &tm_json_parser,
-	[TM_MREC_SYSTRACE] = &tm_systrace_parser,
-	[TM_MREC_PROTO] = &tm_proto_parser,
-};
+static const tm_format *format_of_kind(unsigned kind)
+{
+	return kind < TM_MREC_KINDS && kind_format[kind] ? tm_format_of(kind_format[kind]) : NULL;
+}
+
+const tm_parser *tm_parser_of(unsigned kind)
+{
+	const tm_format *f = format_of_kind(kind);
+	return f ? f->parser : NULL;
+}
 
 static const tm_encoder *encoder_of_type(tm_type t)
 {
@@ -66,7 +71,8 @@ static const tm_encoder *encoder_of_type(tm_type t)
 
 static const tm_encoder *encoder_of_kind(unsigned kind)
 {
-	return kind < TM_MREC_KINDS && kind_format[kind] ? encoder_of_type(kind_format[kind]) : NULL;
+	const tm_format *f = format_of_kind(kind);
+	return f ? f->encoder : NULL;
 }
 
 const tm_encoders tm_encoders_all = {encoder_of_kind, encoder_of_type};

@@ -17,6 +17,8 @@ typedef struct tm_format {
 	/* the reference's pid_zero_is_idle of the type: a file's context
 	 * maps pid 0 and tid 0 to its machine's swapper */
 	int pid_zero_is_idle;
+	/* its records into the tables (NULL: it makes none) */
+	const tm_parser *parser;
 	/* what its events become in merged.pftrace when the model observes
 	 * them (NULL: its packets are kept as they are, or none) */
 	const tm_encoder *encoder;
@@ -28,8 +30,9 @@ typedef struct tm_format {
  * (tm_type_unexported says why). */
 const tm_format *tm_format_of(tm_type t);
 
-/* The parsers, by record kind (tm_model_new). */
-extern const tm_parser *const tm_parsers[TM_MREC_KINDS];
+/* The parser of a record kind (TM_MREC_*: each is one format's, a JSON
+ * file's embedded systrace lines being systrace records), or NULL. */
+const tm_parser *tm_parser_of(unsigned kind);
 
 /* The encoders by record kind and file type (tm_export_new_with). */
 extern const tm_encoders tm_encoders_all;

@@ -147,7 +147,8 @@ static void replay_batch(void *ctx, const tm_buf *b)
 /* The record into the batch, and what its parser would work out first
  * from it alone (tm_parser.prepare: a systrace line's): this thread waits
  * for the model's most of the time. */
-static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_order_rec *o)
+static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_parser *const parsers[TM_MREC_KINDS],
+		       const tm_order_rec *o)
 {
 	tm_buf *b = tm_relay_buf(rl);
 	size_t at = b->len;
@@ -158,7 +159,7 @@ static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_order_r
 	size_t pre = 0;
 	if (o->len >= sizeof h && o->len <= UINT32_MAX) {
 		memcpy(&h, o->data, sizeof h);
-		const tm_parser *p = h.kind < TM_MREC_KINDS ? tm_parsers[h.kind] : NULL;
+		const tm_parser *p = h.kind < TM_MREC_KINDS ? parsers[h.kind] : NULL;
 		if (p && p->prepare)
 			pre = p->prepare(sink, o->ts, &h, (const char *)o->data + sizeof h, o->len - sizeof h, b);
 	}
@@ -171,7 +172,8 @@ static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_order_r
 }
 
 /* Every record into m: 0 at the end, -1 with err set. */
-static int replay(tm_model *m, const tm_model_sink *msink, tm_order *o, tm_error *err)
+static int replay(tm_model *m, const tm_model_sink *msink, const tm_parser *const parsers[TM_MREC_KINDS],
+		  tm_order *o, tm_error *err)
 {
 	tm_model_sink sink = *msink; /* this thread's copy: the model is the relay's */
 	tm_relay *rl = tm_relay_useful() ? tm_relay_start(replay_batch, m, REPLAY_QUEUE) : NULL;
@@ -184,7 +186,7 @@ static int replay(tm_model *m, const tm_model_sink *msink, tm_order *o, tm_error
 		if (sink.replayed && !(n % TM_MODEL_REPLAYED_STEP))
 			sink.replayed(sink.ctx, n, total);
 		if (rl)
-			replay_put(rl, &sink, &r);
+			replay_put(rl, &sink, parsers, &r);
 		else
 			tm_model_apply(m, r.ts, r.data, r.len);
 	}
@@ -204,7 +206,10 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 			       const struct tm_scan_sink *also, int records, size_t order_bytes,
 			       const tm_model_scanned *scanned, tm_error *err)
 {
-	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, tm_parsers), 0, also, 0, {0}, merge};
+	const tm_parser *parsers[TM_MREC_KINDS];
+	for (unsigned k = 0; k < TM_MREC_KINDS; k++)
+		parsers[k] = tm_parser_of(k);
+	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, parsers), 0, also, 0, {0}, merge};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL};
 	/* a JSON event's args in the forms the sinks read (core/formats/json/json_rec.h) */
 	ss.json_rec = (sink && sink->observed ? JSON_REC_ANNOT : 0u) | (sink && sink->slice ? JSON_REC_TEXT : 0u);
@@ -244,7 +249,7 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 		m = NULL;
 	} else {
 		tm_model_sink none = {0};
-		if (replay(m, sink ? sink : &none, rc.order, err) < 0) {
+		if (replay(m, sink ? sink : &none, parsers, rc.order, err) < 0) {
 			tm_model_free(m);
 			m = NULL;
 		} else {
