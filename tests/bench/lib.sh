@@ -3,7 +3,10 @@
 
 # build KIND SOURCE N: $work/KIND.tar of N copies of SOURCE, one machine each
 build() {
-	local kind=$1 src=$2 n=$3 d=$work/$kind ext=${2##*.}
+	# one word per `local`: its words are expanded before any is set, so
+	# `local kind=$1 d=$work/$kind` would read the caller's $kind
+	local kind=$1 src=$2 n=$3
+	local d=$work/$kind ext=${2##*.}
 	mkdir -p "$d"
 	if [ "${src%.gz}" != "$src" ]; then
 		ext=${src%.gz}; ext=${ext##*.}
