@@ -41,49 +41,6 @@ typedef enum tm_mrec_kind {
 	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
 } tm_mrec_kind;
 
-/* TM_MREC_PROTO records (tm_mrec_head.sub). */
-enum {
-	TM_PR_RESERVE = 1,      /* side record: a TrackDescriptor as tokenized (its bytes) */
-	TM_PR_PACKET,           /* a TracePacket the model parses (descriptors, process
-				 * trees, legacy thread and process descriptors) */
-	TM_PR_TRACK_EVENT,      /* tm_pr_event, then the TrackEvent with its interned
-				 * name, categories and annotation names written out */
-	TM_PR_FTRACE,           /* tm_pr_ftrace, then the FtraceEvent bytes */
-	TM_PR_COMPACT_SWITCH,   /* tm_pr_switch, then the next comm */
-	TM_PR_COMPACT_WAKING,   /* tm_pr_waking, then the comm */
-	/* side records: what the reference's tokenizers note as metadata, for
-	 * the ftrace parser's drop of events before the trace's start */
-	TM_PR_SERVICE,          /* int64 trace time, then TracingServiceEvent bytes */
-	TM_PR_FTRACE_STATS,     /* FtraceStats bytes */
-	TM_PR_FTRACE_START,     /* int64: a CPU's first bundle's data start, trace time */
-};
-
-typedef struct tm_pr_event {
-	uint32_t seq_id;
-	uint32_t generation;    /* the sequence's incremental state: counts its
-				 * clears and losses (incremental counters restart) */
-	uint8_t has_thread;     /* the sequence's ThreadDescriptor */
-	uint8_t has_default_track;
-	int64_t pid, tid;
-	uint64_t default_track; /* TrackEventDefaults.track_uuid */
-} tm_pr_event;
-
-typedef struct tm_pr_ftrace {
-	uint32_t cpu;
-} tm_pr_ftrace;
-
-typedef struct tm_pr_switch {
-	uint32_t cpu;
-	int32_t next_pid, next_prio;
-	int64_t prev_state;
-} tm_pr_switch;
-
-typedef struct tm_pr_waking {
-	uint32_t cpu;
-	int32_t pid, target_cpu, prio;
-	uint32_t common_flags;
-} tm_pr_waking;
-
 /* The fixed head of every record (core/sort/order.h payload). */
 typedef struct tm_mrec_head {
 	uint8_t kind;         /* tm_mrec_kind */

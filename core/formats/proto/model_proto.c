@@ -1564,11 +1564,11 @@ static ProtobufCMessage *unpack_hot(const ProtobufCMessageDescriptor *d, size_t 
 static void apply_track_event(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *payload, size_t len)
 {
 	tm_pr_event pe;
-	if (len < sizeof pe)
+	size_t pn = tm_pr_event_unpack(payload, len, &pe);
+	if (!pn)
 		return;
-	memcpy(&pe, payload, sizeof pe);
-	TrackEvent *e = (TrackEvent *)unpack_hot(&perfetto__protos__track_event__descriptor, len - sizeof pe,
-						 (const uint8_t *)payload + sizeof pe);
+	TrackEvent *e = (TrackEvent *)unpack_hot(&perfetto__protos__track_event__descriptor, len - pn,
+						 (const uint8_t *)payload + pn);
 	if (!e)
 		return;
 	m_ctx *c = m_context(m, h->file_id, h->machine_row);

@@ -593,6 +593,56 @@ static uint32_t cpu_queue(pscan *ps, uint32_t **q, uint32_t cpu)
 	return (*q)[cpu] - 1;
 }
 
+static uint8_t *pack_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
+/* A flags byte (bit 0: has_thread, bit 1: has_default_track), then
+ * seq_id, generation, pid and tid zigzagged, and default_track when it
+ * has one. */
+size_t tm_pr_event_pack(const tm_pr_event *e, uint8_t out[TM_PR_EVENT_MAX])
+{
+	uint8_t *p = out;
+	*p++ = (uint8_t)((e->has_thread ? 1 : 0) | (e->has_default_track ? 2 : 0));
+	p = pack_uv(p, e->seq_id);
+	p = pack_uv(p, e->generation);
+	p = pack_uv(p, zigzag(e->pid));
+	p = pack_uv(p, zigzag(e->tid));
+	if (e->has_default_track)
+		p = pack_uv(p, e->default_track);
+	return (size_t)(p - out);
+}
+
+size_t tm_pr_event_unpack(const void *data, size_t n, tm_pr_event *e)
+{
+	const uint8_t *p = data, *end = p + n;
+	uint64_t seq, gen, pid, tid, track = 0;
+	if (!n || *p > 3)
+		return 0;
+	uint8_t flags = *p++;
+	if (!(p = tm_pb_varint_at(p, end, &seq)) || !(p = tm_pb_varint_at(p, end, &gen)) ||
+	    !(p = tm_pb_varint_at(p, end, &pid)) || !(p = tm_pb_varint_at(p, end, &tid)) ||
+	    ((flags & 2) && !(p = tm_pb_varint_at(p, end, &track))))
+		return 0;
+	e->seq_id = (uint32_t)seq;
+	e->generation = (uint32_t)gen;
+	e->has_thread = flags & 1;
+	e->has_default_track = (flags >> 1) & 1;
+	e->pid = unzigzag(pid);
+	e->tid = unzigzag(tid);
+	e->default_track = track;
+	return (size_t)(p - (const uint8_t *)data);
+}
+
 /* One record: the head, a fixed part and the bytes after it. `side`
  * records are applied before the sorted ones. */
 static void pr_record(pscan *ps, const reader *rd, int sub, uint32_t queue, int64_t ts, const void *fixed,
@@ -615,12 +665,7 @@ static void pr_record(pscan *ps, const reader *rd, int sub, uint32_t queue, int6
 static void put_varint_buf(tm_buf *b, uint64_t v)
 {
 	uint8_t t[10];
-	size_t n = 0;
-	do {
-		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	tm_buf_put(b, t, n);
+	tm_buf_put(b, t, (size_t)(pack_uv(t, v) - t));
 }
 
 static void put_len_field(tm_buf *b, uint32_t id, const void *p, size_t n)
@@ -861,7 +906,9 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		pe.has_default_track = (uint8_t)ss->has_default_track;
 		pe.default_track = ss->default_track;
 		resolve_track_event(ss, p->track_event, &ps->te);
-		pr_record(ps, rd, TM_PR_TRACK_EVENT, rd->q_events, when, &pe, sizeof pe, ps->te.data, ps->te.len, 0);
+		uint8_t packed[TM_PR_EVENT_MAX];
+		pr_record(ps, rd, TM_PR_TRACK_EVENT, rd->q_events, when, packed, tm_pr_event_pack(&pe, packed), ps->te.data,
+			  ps->te.len, 0);
 	}
 	tm_ev_kind kind;
 	int64_t dur = -1;
