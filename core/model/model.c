@@ -275,6 +275,21 @@ size_t tm_model_n_tracks(const tm_model *m)
 	return m->n_tracks;
 }
 
+uint32_t tm_model_intern(tm_model *m, const char *s, size_t n)
+{
+	return m_intern(&m->str, s, n);
+}
+
+const char *tm_model_string(const tm_model *m, uint32_t id, size_t *len)
+{
+	if (!id || id > m->str.n) {
+		*len = 0;
+		return NULL;
+	}
+	*len = m->str.lens[id - 1];
+	return m->str.s[id - 1];
+}
+
 const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id)
 {
 	return id < m->n_tracks ? &m->tracks[id].pub : NULL;

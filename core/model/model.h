@@ -118,6 +118,9 @@ typedef struct tm_mslice {
 	const char *args;       /* a compact JSON object of the args, or NULL */
 	uint32_t file_id;
 	uint32_t machine_row;
+	/* name and category as the model's string ids (tm_model_string):
+	 * what a sink that keeps them until the model's end stores */
+	uint32_t name_id, cat_id;
 } tm_mslice;
 
 typedef struct tm_mcounter {
@@ -308,7 +311,15 @@ void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len);
  * sched slices likewise (FlushPendingSlices). */
 void tm_model_finish(tm_model *m);
 
+/* The id of s in the model's string pool, added when missing: what a
+ * record may carry instead of the text, before the records are applied
+ * (the scan's thread, while the model applies only side records). */
+uint32_t tm_model_intern(tm_model *m, const char *s, size_t n);
+
 /* Tables, valid until tm_model_free. */
+/* A string of the model's pool (tm_mslice.name_id...): NULL for 0 or an
+ * id it does not have; *len its length. */
+const char *tm_model_string(const tm_model *m, uint32_t id, size_t *len);
 size_t tm_model_n_tracks(const tm_model *m);
 const tm_mtrack *tm_model_track(const tm_model *m, uint32_t id);
 /* A pid or tid as a 32-bit field of merged.pftrace holds it: as is, but

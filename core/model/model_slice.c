@@ -289,7 +289,7 @@ static void emit_slice(tm_model *m, const m_track *t, const m_open *o)
 		tm_buf_put(&args, "}", 1);
 	}
 	tm_mslice s = {o->id, o->seq, o->ts, o->dur, t->pub.id, o->depth, m_str(&m->str, o->name),
-		       m_str(&m->str, o->cat), args.data, t->pub.file_id, t->pub.machine_row};
+		       m_str(&m->str, o->cat), args.data, t->pub.file_id, t->pub.machine_row, o->name, o->cat};
 	m->sink.slice(m->sink.ctx, &s);
 	tm_buf_free(&args);
 }
