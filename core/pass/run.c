@@ -68,6 +68,12 @@ static void run_record(void *ctx, const tm_rec *r)
 		rc->failed = 1;
 }
 
+static uint32_t run_intern(void *ctx, const char *s, size_t n)
+{
+	run_ctx *rc = ctx;
+	return tm_model_intern(rc->model, s, n);
+}
+
 static void run_event(void *ctx, const tm_event *ev)
 {
 	run_ctx *rc = ctx;
@@ -210,7 +216,7 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 	for (unsigned k = 0; k < TM_MREC_KINDS; k++)
 		parsers[k] = tm_parser_of(k);
 	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, parsers), 0, also, 0, {0}, merge};
-	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL};
+	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL, .intern = run_intern};
 	/* a JSON event's args in the forms the sinks read (core/formats/json/json_rec.h) */
 	ss.json_rec = (sink && sink->observed ? JSON_REC_ANNOT : 0u) | (sink && sink->slice ? JSON_REC_TEXT : 0u);
 	if (also) {

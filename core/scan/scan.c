@@ -242,6 +242,12 @@ int scan_wants_records(const scan_file *sf)
 	return sf->sc->sink && sf->sc->sink->record;
 }
 
+uint32_t scan_intern(scan_file *sf, const char *s, size_t n)
+{
+	const tm_scan_sink *k = sf->sc->sink;
+	return k && k->record && k->intern ? k->intern(k->ctx, s, n) : 0;
+}
+
 uint32_t scan_new_queue(scan_file *sf)
 {
 	return sf->sc->s->next_queue++;

@@ -159,6 +159,10 @@ typedef struct tm_scan_sink {
 	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
 	unsigned json_rec; /* with `record`: the args forms a Chrome JSON
 			      event's record carries (core/formats/json/json_rec.h) */
+	/* with `record`, may be NULL: the id of a string in the string pool of
+	 * the tables the records go to (tm_model_intern), which a record may
+	 * carry instead of the text; 0: put the text */
+	uint32_t (*intern)(void *ctx, const char *s, size_t n);
 	/* may be NULL: when a file starts, after each read of it, and once at
 	 * the end */
 	void (*progress)(void *ctx, const tm_scan_progress *p);

@@ -130,6 +130,9 @@ void scan_sync_machines(scan_ctx *sc);
 
 /* Records for the model (tm_scan_sink.record). */
 int scan_wants_records(const scan_file *sf);
+/* The string pool id of s for a record (tm_scan_sink.intern), 0 when the
+ * record must carry the text. */
+uint32_t scan_intern(scan_file *sf, const char *s, size_t n);
 /* A new sorter queue, numbered in creation order. */
 uint32_t scan_new_queue(scan_file *sf);
 /* Push one record (a tm_mrec_head then its payload) on `queue` at trace

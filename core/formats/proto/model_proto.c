@@ -965,8 +965,33 @@ static int fail(ev_state *s)
 	return 0;
 }
 
+/* A string id the tokenizer put in a record (tm_model_intern): 0 for
+ * one the pool does not have. */
+static uint32_t pooled(const tm_model *m, uint64_t id)
+{
+	return id <= m->str.n ? (uint32_t)id : 0;
+}
+
+/* The event's categories as one string: its category_iids are the
+ * tokenizer's pool ids (resolve_track_event), in their order, and then
+ * the ones that came as text (an event has one form or the other). */
 static uint32_t category(tm_model *m, const TrackEvent *e)
 {
+	if (e->n_category_iids == 1 && !e->n_categories)
+		return pooled(m, e->category_iids[0]);
+	if (e->n_category_iids) {
+		tm_buf *b = &m->scratch;
+		b->len = 0;
+		for (size_t i = 0; i < e->n_category_iids; i++) {
+			size_t n;
+			const char *s = tm_model_string(m, pooled(m, e->category_iids[i]), &n);
+			if (i)
+				tm_buf_put(b, ",", 1);
+			if (s)
+				tm_buf_put(b, s, n);
+		}
+		return b->len ? m_intern(&m->str, b->data, b->len) : 0;
+	}
 	if (!e->n_categories)
 		return 0;
 	if (e->n_categories == 1)
@@ -1317,7 +1342,9 @@ static void import_event(ev_state *s, double counter_value, const uint64_t *xu, 
 		return;
 	}
 	s->cat = category(m, e);
-	s->name = e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME ? str_id(m, e->name) : 0;
+	s->name = e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME	   ? str_id(m, e->name)
+		  : e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID ? pooled(m, e->name_iid)
+											     : 0;
 	if (!initial_association(s))
 		return;
 	/* ParseExtraCounterValues */

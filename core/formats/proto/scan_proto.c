@@ -705,11 +705,23 @@ static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, in
 	}
 }
 
+static void put_varint_field(tm_buf *b, uint32_t id, uint64_t v)
+{
+	put_varint_buf(b, ((uint64_t)id << 3) | TM_PB_VARINT);
+	put_varint_buf(b, v);
+}
+
 /* A TrackEvent with its interned name, categories and annotation names
- * written out, so the model reads it alone. */
-static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
+ * written out, so the model reads it alone. With `pool`, a name and the
+ * categories go as name_iid and category_iids holding their ids in the
+ * model's string pool (scan_intern) instead of the text: a few bytes for
+ * the 20 to 40 a name takes in the order store, where a proto pass's
+ * temporary space goes. An event that also has categories as text keeps
+ * them all as text, in their order (the model joins them in it). */
+static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg, tm_buf *out, int pool)
 {
 	out->len = 0;
+	int pooled_cat = 0;
 	const uint8_t *p = msg.p, *end = msg.p + msg.n, *at = p;
 	tm_pb_field f = {0};
 	int has[64] = {0}; /* the TrackEvent fields seen, by number */
@@ -721,21 +733,30 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 		size_t n;
 		if (r == TM_PB_FIELD_OK && f.id < 64) /* fieldnum-ok: bound of has[] */
 			has[f.id] = 1;
+		uint32_t id;
 		if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
-			if (seq_name(ss, f.val, &s, &n))
+			if (!seq_name(ss, f.val, &s, &n))
+				;
+			else if (pool && (id = scan_intern(sf, s, n)) != 0)
+				put_varint_field(out, F_TrackEvent_name_iid, id);
+			else
 				put_len_field(out, F_TrackEvent_name, s, n);
 		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_category_iids &&
 			   (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
 			/* maybe packed -> categories */
-			if (f.wire == TM_PB_VARINT) {
-				if (seq_interned(ss, IK_CATEGORY, f.val, &s, &n))
-					put_len_field(out, F_TrackEvent_categories, s, n);
-			} else {
-				const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
-				uint64_t v;
-				while (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)
-					if (seq_interned(ss, IK_CATEGORY, v, &s, &n))
+			const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
+			uint64_t v = f.val;
+			while (f.wire == TM_PB_VARINT || (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)) {
+				if (seq_interned(ss, IK_CATEGORY, v, &s, &n)) {
+					if (pool && (id = scan_intern(sf, s, n)) != 0) {
+						put_varint_field(out, F_TrackEvent_category_iids, id);
+						pooled_cat = 1;
+					} else {
 						put_len_field(out, F_TrackEvent_categories, s, n);
+					}
+				}
+				if (f.wire == TM_PB_VARINT)
+					break;
 			}
 		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_debug_annotations && f.wire == TM_PB_LEN) {
 			tm_buf sub = {0};
@@ -746,6 +767,10 @@ static void resolve_track_event(const seq_state *ss, tm_span msg, tm_buf *out)
 			tm_buf_put(out, at, (size_t)(p - at));
 		}
 		at = p;
+	}
+	if (pooled_cat && has[F_TrackEvent_categories]) {
+		resolve_track_event(sf, ss, msg, out, 0);
+		return;
 	}
 	/* extra counter values whose uuids the sequence's defaults give */
 	if (has[F_TrackEvent_extra_counter_values] && !has[F_TrackEvent_extra_counter_track_uuids] && ss->extra_uuids.len)
@@ -905,7 +930,7 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 		pe.tid = ss->tid;
 		pe.has_default_track = (uint8_t)ss->has_default_track;
 		pe.default_track = ss->default_track;
-		resolve_track_event(ss, p->track_event, &ps->te);
+		resolve_track_event(ps->sf, ss, p->track_event, &ps->te, 1);
 		uint8_t packed[TM_PR_EVENT_MAX];
 		pr_record(ps, rd, TM_PR_TRACK_EVENT, rd->q_events, when, packed, tm_pr_event_pack(&pe, packed), ps->te.data,
 			  ps->te.len, 0);
