@@ -163,56 +163,96 @@ uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_
 
 /* ---- records ----------------------------------------------------------------- */
 
-/* The payload after the head: fixed fields, then task, event name, args,
- * print name and print track, each NUL-terminated. */
-typedef struct sys_fixed {
-	int64_t ts, pid, tgid, print_value;
-	uint32_t cpu, print_tgid;
-	char print_phase;
-	uint8_t print_has_tgid, json_embedded, bad_print;
-} sys_fixed;
+/* The payload after the head: the fixed fields as varints (ts, pid and
+ * tgid zigzagged, print_value zigzagged, cpu, print_tgid, then a byte of
+ * print_phase and one of flags), then task, event name, args, print name
+ * and print track, each NUL-terminated. As a struct the fixed part was 44
+ * bytes of a record of about 140 (a kernel trace's line); packed it is
+ * about 15, and the order store a fifth smaller. */
+enum { SF_PRINT_HAS_TGID = 1, SF_JSON_EMBEDDED = 2, SF_BAD_PRINT = 4 };
+#define SYS_FIXED_MAX (6 * 10 + 2)
+
+static uint8_t *put_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static const uint8_t *get_uv(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned sh = 0; p < end && sh < 70; sh += 7) {
+		uint8_t b = *p++;
+		r |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 
 void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l)
 {
 	b->len = 0;
 	tm_mrec_head h = {TM_MREC_SYSTRACE, 0, (uint16_t)(l->cpu > 0xffff ? 0xffff : l->cpu), file_id, machine_row};
-	sys_fixed f = {l->ts, l->pid, l->tgid, l->print_value, l->cpu, l->print_tgid, l->print_phase,
-		       (uint8_t)l->print_has_tgid, (uint8_t)l->json_embedded, (uint8_t)l->bad_print};
+	uint8_t f[SYS_FIXED_MAX], *e = f;
+	e = put_uv(e, zz(l->ts));
+	e = put_uv(e, zz(l->pid));
+	e = put_uv(e, zz(l->tgid));
+	e = put_uv(e, zz(l->print_value));
+	e = put_uv(e, l->cpu);
+	e = put_uv(e, l->print_tgid);
+	*e++ = (uint8_t)l->print_phase;
+	*e++ = (uint8_t)((l->print_has_tgid ? SF_PRINT_HAS_TGID : 0) | (l->json_embedded ? SF_JSON_EMBEDDED : 0) |
+			 (l->bad_print ? SF_BAD_PRINT : 0));
 	tm_buf_put(b, &h, sizeof h);
-	tm_buf_put(b, &f, sizeof f);
+	tm_buf_put(b, f, (size_t)(e - f));
 	const char *strs[] = {l->task, l->event_name, l->args, l->print_name, l->print_track};
 	for (size_t i = 0; i < 5; i++)
 		tm_buf_put(b, strs[i] ? strs[i] : "", strlen(strs[i] ? strs[i] : "") + 1);
 }
 
-/* The line's fixed fields back from a record's payload. */
-static int unpack_fixed(const char *p, size_t n, systrace_event *l)
+/* The line's fixed fields back from a record's payload: the bytes they
+ * took, 0 when they are not there. */
+static size_t unpack_fixed(const char *p, size_t n, systrace_event *l)
 {
-	sys_fixed f;
-	if (n < sizeof f)
+	const uint8_t *q = (const uint8_t *)p, *end = q + n;
+	uint64_t v[6];
+	for (size_t i = 0; i < 6; i++)
+		if (!(q = get_uv(q, end, &v[i])))
+			return 0;
+	if (end - q < 2)
 		return 0;
-	memcpy(&f, p, sizeof f);
 	memset(l, 0, sizeof(*l));
-	l->ts = f.ts;
-	l->pid = f.pid;
-	l->tgid = f.tgid;
-	l->print_value = f.print_value;
-	l->cpu = f.cpu;
-	l->print_tgid = f.print_tgid;
-	l->print_phase = f.print_phase;
-	l->print_has_tgid = f.print_has_tgid;
-	l->json_embedded = f.json_embedded;
-	l->bad_print = f.bad_print;
-	return 1;
+	l->ts = unzz(v[0]);
+	l->pid = unzz(v[1]);
+	l->tgid = unzz(v[2]);
+	l->print_value = unzz(v[3]);
+	l->cpu = (uint32_t)v[4];
+	l->print_tgid = (uint32_t)v[5];
+	l->print_phase = (char)q[0];
+	l->print_has_tgid = (q[1] & SF_PRINT_HAS_TGID) != 0;
+	l->json_embedded = (q[1] & SF_JSON_EMBEDDED) != 0;
+	l->bad_print = (q[1] & SF_BAD_PRINT) != 0;
+	return (size_t)(q + 2 - (const uint8_t *)p);
 }
 
 /* The line back from a record's payload (strings point into it). */
 static int unpack(const char *p, size_t n, systrace_event *l)
 {
-	if (!unpack_fixed(p, n, l))
+	size_t fixed = unpack_fixed(p, n, l);
+	if (!fixed)
 		return 0;
 	const char **strs[] = {&l->task, &l->event_name, &l->args, &l->print_name, &l->print_track};
-	const char *q = p + sizeof(sys_fixed), *end = p + n;
+	const char *q = p + fixed, *end = p + n;
 	for (size_t i = 0; i < 5; i++) {
 		const char *z = memchr(q, 0, (size_t)(end - q));
 		if (!z)
