@@ -1708,8 +1708,8 @@ int vtree_file_span(vt_file *f, uint64_t off, int *fd, uint64_t *at, uint64_t *l
 		}
 		size_t i = tm_ext_find(g->ext, g->n_ext, off);
 		const tm_ext *e = i < g->n_ext ? &g->ext[i] : NULL;
-		if (!e || off < e->off || off >= e->off + e->len)
-			return -1;
+		if (!e || off < e->off || off >= e->off + e->len || e->whole == TM_EXT_LIST)
+			return -1; /* a list's bytes are read piece by piece */
 		*fd = e->whole ? g->whole_fd : g->spool_fd;
 		*at = e->at + (off - e->off);
 		*len = e->len - (off - e->off);

@@ -481,6 +481,8 @@ void tm_spool_close(tm_spool *s)
 #define TM_PART_MIN 256u
 #define TM_PARTS_HELD (2u * 1024u * 1024u)
 #define TM_PART_REF_MIN 4096u
+#define TM_PART_LIST_MAX 2048u /* a list's bytes: its extent is flushed then */
+#define TM_PART_LIST_MIN 16u   /* a shorter put is copied */
 
 int tm_parts_open(tm_parts *ps, size_t n, tm_error *err)
 {
@@ -508,9 +510,53 @@ static void part_flush(tm_parts *ps, tm_part *pt)
 		last->len += pt->len;
 	} else {
 		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
-		pt->ext[pt->n_ext++] = (tm_ext){pt->size - pt->len, at, pt->len, 0};
+		pt->ext[pt->n_ext++] = (tm_ext){pt->size - pt->len, at, pt->len, TM_EXT_OWN, 0};
 	}
 	pt->len = 0;
+}
+
+static uint8_t *list_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Stream i's list to the file, as a TM_EXT_LIST extent. */
+static void list_flush(tm_parts *ps, tm_part *pt)
+{
+	if (!pt->list.len)
+		return;
+	TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
+	pt->ext[pt->n_ext++] = (tm_ext){pt->list_off, ps->file.size, pt->list_len, TM_EXT_LIST, (uint32_t)pt->list.len};
+	tm_spool_put(&ps->file, pt->list.data, pt->list.len);
+	pt->list.len = 0;
+	pt->list_len = 0;
+}
+
+/* n bytes at `at` of the other file onto stream i's list. */
+static void list_put(tm_parts *ps, tm_part *pt, uint64_t at, size_t n)
+{
+	part_flush(ps, pt); /* the buffer's bytes come first */
+	uint8_t e[30], *q = e;
+	if (!pt->list.len) {
+		pt->list_off = pt->size;
+		q = list_uv(q, at);
+	} else {
+		q = list_uv(q, at - pt->list_end);
+	}
+	q = list_uv(q, n);
+	size_t cap0 = pt->list.cap;
+	tm_buf_put(&pt->list, e, (size_t)(q - e));
+	ps->held += pt->list.cap - cap0;
+	pt->list_len += n;
+	pt->list_end = at + n;
+	pt->size += n;
+	if (pt->list.len >= TM_PART_LIST_MAX)
+		list_flush(ps, pt);
 }
 
 /* Every buffer to the file and freed: the streams hold too much. */
@@ -518,6 +564,8 @@ static void parts_release(tm_parts *ps)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		tm_part *pt = &ps->p[i];
+		list_flush(ps, pt);
+		tm_buf_free(&pt->list);
 		part_flush(ps, pt);
 		free(pt->buf);
 		pt->buf = NULL;
@@ -529,6 +577,8 @@ static void parts_release(tm_parts *ps)
 void tm_parts_put(tm_parts *ps, size_t i, const void *p, size_t n)
 {
 	tm_part *pt = &ps->p[i];
+	if (n)
+		list_flush(ps, pt); /* the list's bytes come first */
 	while (n) {
 		if (pt->len == pt->cap) {
 			if (pt->cap == TM_PART_BUF) {
@@ -565,7 +615,7 @@ void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t
 	if (!n)
 		return;
 	tm_ext *last = pt->n_ext ? &pt->ext[pt->n_ext - 1] : NULL;
-	if (follows && last && last->whole && last->off + last->len == pt->size && last->at + last->len == at) {
+	if (follows && last && last->whole == TM_EXT_WHOLE && last->off + last->len == pt->size && last->at + last->len == at) {
 		last->len += n; /* the stream's tail grows */
 		pt->size += n;
 		return;
@@ -573,10 +623,15 @@ void tm_parts_put_ref(tm_parts *ps, size_t i, uint64_t at, const void *p, size_t
 	/* a run (this put follows the last, or is long by itself), and room
 	 * for the buffer's extent and this one */
 	if ((follows || n >= TM_PART_REF_MIN) && (pt->n_ext + 2) * (uint64_t)TM_PART_REF_MIN <= pt->size + n) {
+		list_flush(ps, pt);
 		part_flush(ps, pt);
 		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
-		pt->ext[pt->n_ext++] = (tm_ext){pt->size, at, n, 1};
+		pt->ext[pt->n_ext++] = (tm_ext){pt->size, at, n, TM_EXT_WHOLE, 0};
 		pt->size += n;
+		return;
+	}
+	if (n >= TM_PART_LIST_MIN || pt->list.len) {
+		list_put(ps, pt, at, n);
 		return;
 	}
 	tm_parts_put(ps, i, p, n);
@@ -596,12 +651,14 @@ void tm_parts_put_head(tm_parts *ps, size_t i, const void *p, size_t n)
 		TM_GROW(pt->ext, pt->cap_ext, pt->n_ext + 1);
 		memmove(pt->ext + pt->head_ext + 1, pt->ext + pt->head_ext,
 			(pt->n_ext - pt->head_ext) * sizeof(*pt->ext));
-		pt->ext[pt->head_ext++] = (tm_ext){pt->head, at, n, 0};
+		pt->ext[pt->head_ext++] = (tm_ext){pt->head, at, n, TM_EXT_OWN, 0};
 		pt->n_ext++;
 	}
 	/* what was put before moves along (the buffer's bytes with size) */
 	for (size_t k = pt->head_ext; k < pt->n_ext; k++)
 		pt->ext[k].off += n;
+	if (pt->list.len)
+		pt->list_off += n;
 	pt->head += n;
 	pt->size += n;
 }
@@ -619,6 +676,7 @@ void tm_parts_close(tm_parts *ps)
 	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->p[i].buf);
 		free(ps->p[i].ext);
+		tm_buf_free(&ps->p[i].list);
 	}
 	free(ps->p);
 	ps->p = NULL;
@@ -656,6 +714,61 @@ size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off)
 	return lo;
 }
 
+static const uint8_t *list_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned sh = 0; p < end && sh < 70; sh += 7) {
+		uint8_t b = *p++;
+		r |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Up to n bytes from `in` on of list extent e (its list in fd, its bytes
+ * in whole_fd): what tm_ext_pread reads of one extent. */
+static ssize_t list_pread(int fd, int whole_fd, const tm_ext *e, char *buf, size_t n, uint64_t in)
+{
+	uint8_t stack[TM_PART_LIST_MAX + 32];
+	uint8_t *l = e->enc <= sizeof stack ? stack : malloc(e->enc);
+	if (!l)
+		return -1;
+	ssize_t r = tm_pread_full(fd, l, e->enc, e->at), got = 0;
+	const uint8_t *p = l, *end = l + (r > 0 ? (size_t)r : 0);
+	uint64_t at = 0, len = 0, pos = 0; /* the place, and where it starts in the extent */
+	int first = 1;
+	while (r >= 0 && (size_t)got < n) {
+		uint64_t gap;
+		if (p == end || !(p = list_get(p, end, &gap)) || !(p = list_get(p, end, &len))) {
+			errno = EIO; /* a list shorter than its extent */
+			r = -1;
+			break;
+		}
+		at = first ? gap : at + gap;
+		first = 0;
+		if (in < pos + len) {
+			uint64_t skip = in > pos ? in - pos : 0;
+			size_t want = len - skip < n - (size_t)got ? (size_t)(len - skip) : n - (size_t)got;
+			ssize_t k = tm_pread_full(whole_fd, buf + got, want, at + skip);
+			if (k < 0) {
+				r = -1;
+				break;
+			}
+			got += k;
+			if ((size_t)k < want)
+				break; /* the file is shorter than the list says */
+		}
+		pos += len;
+		at += len;
+	}
+	if (l != stack)
+		free(l);
+	return r < 0 ? -1 : got;
+}
+
 ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
@@ -665,7 +778,8 @@ ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void
 			continue;
 		uint64_t in = off + got - e->off;
 		size_t want = e->len - in < n - got ? (size_t)(e->len - in) : n - got;
-		ssize_t r = tm_pread_full(e->whole ? whole_fd : fd, (char *)buf + got, want, e->at + in);
+		ssize_t r = e->whole == TM_EXT_LIST ? list_pread(fd, whole_fd, e, (char *)buf + got, want, in)
+						    : tm_pread_full(e->whole ? whole_fd : fd, (char *)buf + got, want, e->at + in);
 		if (r < 0)
 			return -1;
 		got += (size_t)r;
@@ -926,8 +1040,8 @@ tm_spooled *tm_views_take(tm_views *v, const char *what, tm_error *err)
 	uint64_t h = v->head.fd >= 0 ? v->head.size : 0;
 	/* the whole view with a header given last: the header, then all's
 	 * bytes; without, all's bytes alone */
-	const tm_ext headed[2] = {{0, 0, h, 0}, {h, 0, v->all.size, 1}};
-	const tm_ext alone = {0, 0, v->all.size, 0};
+	const tm_ext headed[2] = {{0, 0, h, TM_EXT_OWN, 0}, {h, 0, v->all.size, TM_EXT_WHOLE, 0}};
+	const tm_ext alone = {0, 0, v->all.size, TM_EXT_OWN, 0};
 	if (v->shared) {
 		/* machine 0's view is the whole one: the same extents, of a
 		 * copy of the descriptor that holds the first */

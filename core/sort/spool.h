@@ -68,12 +68,21 @@ void tm_spool_close(tm_spool *s);
  * copy (tm_parts_put_ref): a machine's view of merged.pftrace or
  * timeline.tsv is its header and then bytes the whole merge's file holds
  * too, so where a machine's bytes run in order there, its stream refers
- * to them (`whole` extents) and they are written once. */
+ * to them (`whole` extents) and they are written once. Where they do not
+ * (the rows of many machines interleave: each machine's bytes come a line
+ * or a packet at a time), a `list` extent holds the places of a run of
+ * them in the whole file, a few bytes each: the views of the proto
+ * bench's 190 machines were a copy of its 416 MB timeline.tsv. */
+enum { TM_EXT_OWN, TM_EXT_WHOLE, TM_EXT_LIST };
 typedef struct tm_ext {
 	uint64_t off;    /* where it starts in the stream */
 	uint64_t at;     /* where it starts in the file */
-	uint64_t len;
-	int whole;       /* the file is the other one (tm_parts_put_ref's) */
+	uint64_t len;    /* its bytes in the stream */
+	int whole;       /* TM_EXT_OWN: len bytes at `at` of the file;
+			    TM_EXT_WHOLE: of the other one (tm_parts_put_ref's);
+			    TM_EXT_LIST: `enc` bytes at `at` of the file list
+			    places in the other one, which hold its len bytes */
+	uint32_t enc;
 } tm_ext;
 
 typedef struct tm_part {
@@ -85,6 +94,11 @@ typedef struct tm_part {
 	uint64_t ref_end; /* where its last tm_parts_put_ref ended, 0: none */
 	uint64_t head;    /* bytes put by tm_parts_put_head, at the front */
 	size_t head_ext;  /* extents that hold them */
+	/* the list being made (TM_EXT_LIST): the places (varints: the first
+	 * one's offset in the other file, then per place its gap from the one
+	 * before and its length) of list_len stream bytes from list_off on */
+	tm_buf list;
+	uint64_t list_off, list_len, list_end;
 } tm_part;
 
 typedef struct tm_parts {
@@ -141,8 +155,9 @@ ssize_t tm_pread_full(int fd, void *buf, size_t n, uint64_t off);
  * starts at or before stream offset off (0 when none does). */
 size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off);
 /* Read up to n bytes at stream offset off of a stream stored as extents
- * of fd (and of whole_fd, the `whole` ones). Returns the bytes read
- * (short only at the stream's end), or -1 with errno set. */
+ * of fd (and of whole_fd, the `whole` and `list` ones). Returns the bytes
+ * read (short only at the stream's end), or -1 with errno set (EIO for a
+ * list that is damaged). */
 ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off);
 
 /* A finished view handed over: the whole merge's file and each machine

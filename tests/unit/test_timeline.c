@@ -595,6 +595,76 @@ static void test_views_refer_to_whole(void)
 	tm_spooled_free(s);
 }
 
+/* Many machines whose rows interleave one at a time (the timeline of an
+ * archive of one trace per device): a machine's stream lists where its
+ * rows lie in the whole view instead of copying them, so the streams'
+ * file holds a small part of what the views hold, and every view still
+ * reads back as it was put, whole and in pieces of every alignment. */
+static void test_views_list_interleaved_rows(void)
+{
+	enum { N = 40, ROWS = 30000 };
+	tm_error err = {0};
+	tm_views v;
+	CHECK_INT(tm_views_open(&v, N, &err), 0);
+	tm_buf want[N + 1] = {{0}};
+	uint64_t seed = 7;
+	char bytes[300];
+	const char head[] = "header\n";
+	tm_views_put_all(&v, head, sizeof head - 1);
+	for (size_t m = 0; m <= N; m++)
+		tm_buf_put(&want[m], head, sizeof head - 1);
+	for (int i = 0; i < ROWS; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		uint32_t row = r % N;
+		size_t n = 1 + r / 13 % sizeof bytes; /* some shorter than a list's least */
+		for (size_t k = 0; k < n; k++)
+			bytes[k] = (char)('a' + (i * 7 + (int)k) % 26);
+		tm_views_put(&v, row, bytes, n);
+		tm_buf_put(&want[N], bytes, n);
+		tm_buf_put(&want[row], bytes, n);
+		if (r % 4999 == 0) { /* now and then a machine's own bytes */
+			tm_views_put_one(&v, 1 + row, "own", 3);
+			tm_buf_put(&want[row], "own", 3);
+		}
+	}
+	tm_spooled *s = tm_views_take(&v, "test", &err);
+	tm_views_close(&v);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	struct stat st;
+	CHECK_INT(fstat(s->mach_fd, &st), 0);
+	uint64_t in_views = 0;
+	int bad = 0;
+	size_t lists = 0;
+	for (size_t m = 0; m <= N; m++) {
+		size_t row_m = m == N ? TM_SPOOLED_ALL : m;
+		bad |= tm_spooled_size(s, row_m) != want[m].len;
+		char *got = read_view(s, row_m);
+		bad |= !got || memcmp(got, want[m].data, want[m].len) != 0;
+		free(got);
+		for (size_t off = 0; off < want[m].len && !bad; off += 977) {
+			char piece[2500];
+			ssize_t k = tm_spooled_pread(s, row_m, piece, sizeof piece, off);
+			size_t exp = want[m].len - off < sizeof piece ? want[m].len - off : sizeof piece;
+			bad |= k != (ssize_t)exp || memcmp(piece, want[m].data + off, exp) != 0;
+		}
+		if (m < N) {
+			in_views += want[m].len;
+			for (size_t e = 0; e < s->mach[m].n_ext; e++)
+				lists += s->mach[m].ext[e].whole == TM_EXT_LIST;
+			bad |= s->mach[m].n_ext > 2 + s->mach[m].size / 4096;
+		}
+		tm_buf_free(&want[m]);
+	}
+	CHECK(!bad);
+	CHECK(lists > 0);
+	/* the rows are listed, not copied: a few bytes each of ~150 */
+	CHECK((uint64_t)st.st_size < in_views / 10);
+	tm_spooled_free(s);
+}
+
 /* A header given last (tm_views_head): bytes put to the views first, then
  * headers to the front of each (several pieces, to all and to one, each
  * machine's in turn and interleaved), then more bytes at the end. Every
@@ -778,6 +848,7 @@ int main(void)
 	TT_RUN(test_views_shared_then_split);
 	TT_RUN(test_parts_many_machines);
 	TT_RUN(test_views_refer_to_whole);
+	TT_RUN(test_views_list_interleaved_rows);
 	TT_RUN(test_views_head_given_last);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
