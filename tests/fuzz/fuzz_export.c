@@ -32,8 +32,9 @@ static void check_size(int fd, uint64_t size)
 
 /* The machines' streams: extents end to end in stream order, their sum
  * the stream's size, each inside its file (the streams' or, for a
- * `whole` one, the whole merge's), and few: at most one per 4 KiB of the
- * stream past the first two, where they refer to the whole file. */
+ * `whole` one, the whole merge's; a `list` one's places in the streams'),
+ * and few: at most one per 4 KiB of the stream past the first two, where
+ * they refer to the whole file. */
 static void check_parts(const tm_spooled *sp)
 {
 	struct stat st, whole = {0};
@@ -52,8 +53,10 @@ static void check_parts(const tm_spooled *sp)
 				fprintf(stderr, "machine %zu: extent %zu refers to no file\n", i, k);
 				abort();
 			}
-			uint64_t file = (uint64_t)(e->whole ? whole.st_size : st.st_size);
-			if (e->off != off || e->at + e->len > file) {
+			/* a list's places lie in the streams' file, its bytes in the whole */
+			uint64_t file = (uint64_t)(e->whole == TM_EXT_WHOLE ? whole.st_size : st.st_size);
+			uint64_t in_file = e->whole == TM_EXT_LIST ? e->enc : e->len;
+			if (e->off != off || e->at + in_file > file) {
 				fprintf(stderr, "machine %zu: extent %zu out of place\n", i, k);
 				abort();
 			}
