@@ -744,7 +744,8 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_category_iids &&
 			   (f.wire == TM_PB_VARINT || f.wire == TM_PB_LEN)) {
 			/* maybe packed -> categories */
-			const uint8_t *q = f.data.p, *qe = f.data.p + f.data.n;
+			const uint8_t *q = f.wire == TM_PB_LEN ? f.data.p : NULL;
+			const uint8_t *qe = q ? q + f.data.n : NULL;
 			uint64_t v = f.val;
 			while (f.wire == TM_PB_VARINT || (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)) {
 				if (seq_interned(ss, IK_CATEGORY, v, &s, &n)) {
