@@ -250,33 +250,7 @@ static int push_over(tm_order *o, oqueue *q, const void *rec, uint32_t n)
 	return 0;
 }
 
-static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-/* A varint of at most 10 bytes from [*p, end): 1, or 0 when there is
- * none (cut short or too long). */
-static inline int get_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned sh = 0; *p < end && sh < 70; sh += 7) {
-		uint8_t b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << sh;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-#define PILE_HDR_MAX (3 * 10) /* the varints after the length, at most */
+#define PILE_HDR_MAX (3 * TM_UV_MAX) /* the varints after the length, at most */
 
 /* A record (header and payload) on its pile, or on the queue's sort. */
 static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32_t len)
@@ -295,13 +269,13 @@ static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32
 		return rc;
 	}
 	pile *p = &q->piles[k];
-	uint8_t hb[PILE_HDR_MAX], lb[10];
-	uint8_t *he = put_uv(hb, (uint64_t)(h->ts - p->last_ts));
-	he = put_uv(he, h->seq - p->last_seq);
+	uint8_t hb[PILE_HDR_MAX], lb[TM_UV_MAX];
+	uint8_t *he = tm_uv_put(hb, (uint64_t)(h->ts - p->last_ts));
+	he = tm_uv_put(he, h->seq - p->last_seq);
 	if (q->json)
-		he = put_uv(he, (uint64_t)INT64_MAX - (uint64_t)h->key);
+		he = tm_uv_put(he, (uint64_t)INT64_MAX - (uint64_t)h->key);
 	size_t hn = (size_t)(he - hb);
-	size_t ln = (size_t)(put_uv(lb, hn + len) - lb);
+	size_t ln = (size_t)(tm_uv_put(lb, hn + len) - lb);
 	p->last_ts = h->ts;
 	p->last_seq = h->seq;
 	size_t cap0 = p->tail.cap;
@@ -369,12 +343,14 @@ static int pile_decode(const oqueue *q, pile *p, const char *r, size_t have, siz
 {
 	const uint8_t *at = (const uint8_t *)r, *end = at + have;
 	uint64_t n, dts, dseq, key = 0;
-	if (!get_uv(&at, end, &n)) {
+	const uint8_t *after = tm_uv_get(at, end, &n);
+	if (!after) {
 		if (have >= 10)
 			return -1;
 		*want = have + 1;
 		return 0;
 	}
+	at = after;
 	size_t ln = (size_t)(at - (const uint8_t *)r);
 	if (n < 2 || n > UINT32_MAX - ln)
 		return -1;
@@ -383,7 +359,8 @@ static int pile_decode(const oqueue *q, pile *p, const char *r, size_t have, siz
 		return 0;
 	}
 	end = at + n;
-	if (!get_uv(&at, end, &dts) || !get_uv(&at, end, &dseq) || (q->json && !get_uv(&at, end, &key)))
+	if (!(at = tm_uv_get(at, end, &dts)) || !(at = tm_uv_get(at, end, &dseq)) ||
+	    (q->json && !(at = tm_uv_get(at, end, &key))))
 		return -1;
 	p->hdr.ts = (int64_t)((uint64_t)p->prev_ts + dts);
 	p->hdr.seq = p->prev_seq + dseq;

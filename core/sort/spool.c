@@ -515,16 +515,6 @@ static void part_flush(tm_parts *ps, tm_part *pt)
 	pt->len = 0;
 }
 
-static uint8_t *list_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Stream i's list to the file, as a TM_EXT_LIST extent. */
 static void list_flush(tm_parts *ps, tm_part *pt)
 {
@@ -541,14 +531,14 @@ static void list_flush(tm_parts *ps, tm_part *pt)
 static void list_put(tm_parts *ps, tm_part *pt, uint64_t at, size_t n)
 {
 	part_flush(ps, pt); /* the buffer's bytes come first */
-	uint8_t e[30], *q = e;
+	uint8_t e[2 * TM_UV_MAX], *q = e;
 	if (!pt->list.len) {
 		pt->list_off = pt->size;
-		q = list_uv(q, at);
+		q = tm_uv_put(q, at);
 	} else {
-		q = list_uv(q, at - pt->list_end);
+		q = tm_uv_put(q, at - pt->list_end);
 	}
-	q = list_uv(q, n);
+	q = tm_uv_put(q, n);
 	size_t cap0 = pt->list.cap;
 	tm_buf_put(&pt->list, e, (size_t)(q - e));
 	ps->held += pt->list.cap - cap0;
@@ -714,20 +704,6 @@ size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off)
 	return lo;
 }
 
-static const uint8_t *list_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned sh = 0; p < end && sh < 70; sh += 7) {
-		uint8_t b = *p++;
-		r |= (uint64_t)(b & 0x7f) << sh;
-		if (!(b & 0x80)) {
-			*v = r;
-			return p;
-		}
-	}
-	return NULL;
-}
-
 /* Up to n bytes from `in` on of list extent e (its list in fd, its bytes
  * in whole_fd): what tm_ext_pread reads of one extent. */
 static ssize_t list_pread(int fd, int whole_fd, const tm_ext *e, char *buf, size_t n, uint64_t in)
@@ -742,7 +718,7 @@ static ssize_t list_pread(int fd, int whole_fd, const tm_ext *e, char *buf, size
 	int first = 1;
 	while (r >= 0 && (size_t)got < n) {
 		uint64_t gap;
-		if (p == end || !(p = list_get(p, end, &gap)) || !(p = list_get(p, end, &len))) {
+		if (p == end || !(p = tm_uv_get(p, end, &gap)) || !(p = tm_uv_get(p, end, &len))) {
 			errno = EIO; /* a list shorter than its extent */
 			r = -1;
 			break;

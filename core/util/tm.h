@@ -109,6 +109,37 @@ typedef struct tm_buf {
 	char *data;
 	size_t len, cap;
 } tm_buf;
+/* Our own records' integers (the order store's piles, the records the
+ * formats hand the model, the views' lists): unsigned LEB128 varints of
+ * at most 10 bytes, signed ones zigzagged first. tm_uv_put writes v at p
+ * and returns the end; tm_uv_get reads one from [p, end) and returns what
+ * follows it, or NULL when there is none (cut short, or too long). */
+#define TM_UV_MAX 10
+static inline uint8_t *tm_uv_put(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+static inline const uint8_t *tm_uv_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned sh = 0; p < end && sh < 7 * TM_UV_MAX; sh += 7) {
+		uint8_t b = *p++;
+		r |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+static inline uint64_t tm_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t tm_unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
 /* n bytes (inline: the packet rewriter and the tsv writers put a few
  * bytes at a time, millions of times). */
 static inline void tm_buf_put(tm_buf *b, const void *p, size_t n)

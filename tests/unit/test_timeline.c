@@ -497,6 +497,44 @@ static void test_parts_many_machines(void)
 	CHECK_INT(open_fds(), before);
 }
 
+/* The views of v taken into *out (and v closed): 1 when every view (n
+ * machines, then the whole one) reads back as want[] says (freed here),
+ * whole and in pieces from every `step` bytes, and each machine's
+ * extents stay few. Counts the machines' extents by kind into per[],
+ * their bytes into *in_views, and fstat's the streams' file into *st. */
+static int views_take_read_back(tm_views *v, tm_buf *want, size_t n, size_t step, size_t per[3],
+				uint64_t *in_views, struct stat *st, tm_spooled **out)
+{
+	tm_error err = {0};
+	tm_spooled *s = *out = tm_views_take(v, "test", &err);
+	tm_views_close(v);
+	int bad = !s || fstat(s->mach_fd, st) != 0;
+	for (size_t m = 0; m <= n; m++) {
+		size_t row_m = m == n ? TM_SPOOLED_ALL : m;
+		if (!bad) {
+			bad |= tm_spooled_size(s, row_m) != want[m].len;
+			char *got = read_view(s, row_m);
+			bad |= !got || memcmp(got, want[m].data, want[m].len) != 0;
+			free(got);
+		}
+		for (size_t off = 0; off < want[m].len && !bad; off += step) {
+			char piece[2500];
+			size_t len = step * 2 < sizeof piece ? step * 2 : sizeof piece;
+			ssize_t k = tm_spooled_pread(s, row_m, piece, len, off);
+			size_t exp = want[m].len - off < len ? want[m].len - off : len;
+			bad |= k != (ssize_t)exp || memcmp(piece, want[m].data + off, exp) != 0;
+		}
+		if (m < n && !bad) {
+			*in_views += want[m].len;
+			for (size_t e = 0; e < s->mach[m].n_ext; e++)
+				per[s->mach[m].ext[e].whole]++;
+			bad |= s->mach[m].n_ext > 2 + s->mach[m].size / 4096;
+		}
+		tm_buf_free(&want[m]);
+	}
+	return !bad;
+}
+
 /* A machine's stream refers to the whole view's bytes where they run in
  * order there, and copies them where they do not: random runs of puts
  * (one machine at a time for a while, or interleaved; some through
@@ -558,38 +596,15 @@ static void test_views_refer_to_whole(void)
 			tm_buf_put(&want[row], bytes, n);
 	}
 	CHECK(reserve_refused > 0);
-	tm_spooled *s = tm_views_take(&v, "test", &err);
-	tm_views_close(&v);
-	CHECK(s != NULL);
-	if (!s)
-		return;
-	struct stat st;
-	CHECK_INT(fstat(s->mach_fd, &st), 0);
+	size_t per[3] = {0};
 	uint64_t in_views = 0;
-	int bad = 0;
-	size_t refs = 0;
-	for (size_t m = 0; m <= N; m++) {
-		size_t row_m = m == N ? TM_SPOOLED_ALL : m;
-		bad |= tm_spooled_size(s, row_m) != want[m].len;
-		char *got = read_view(s, row_m);
-		bad |= !got || memcmp(got, want[m].data, want[m].len) != 0;
-		free(got);
-		for (size_t off = 0; off < want[m].len && !bad; off += 613) {
-			char piece[1500];
-			ssize_t k = tm_spooled_pread(s, row_m, piece, sizeof piece, off);
-			size_t exp = want[m].len - off < sizeof piece ? want[m].len - off : sizeof piece;
-			bad |= k != (ssize_t)exp || memcmp(piece, want[m].data + off, exp) != 0;
-		}
-		if (m < N) {
-			in_views += want[m].len;
-			for (size_t e = 0; e < s->mach[m].n_ext; e++)
-				refs += s->mach[m].ext[e].whole != 0;
-			bad |= s->mach[m].n_ext > 2 + s->mach[m].size / 4096;
-		}
-		tm_buf_free(&want[m]);
-	}
-	CHECK(!bad);
-	CHECK(refs > 0);
+	struct stat st;
+	tm_spooled *s;
+	int ok = views_take_read_back(&v, want, N, 613, per, &in_views, &st, &s);
+	if (!ok)
+		tm_spooled_free(s);
+	CHECK(ok);
+	CHECK(per[TM_EXT_WHOLE] + per[TM_EXT_LIST] > 0);
 	/* the long runs were not copied: the streams' file holds under half */
 	CHECK((uint64_t)st.st_size < in_views / 2);
 	tm_spooled_free(s);
@@ -628,38 +643,15 @@ static void test_views_list_interleaved_rows(void)
 			tm_buf_put(&want[row], "own", 3);
 		}
 	}
-	tm_spooled *s = tm_views_take(&v, "test", &err);
-	tm_views_close(&v);
-	CHECK(s != NULL);
-	if (!s)
-		return;
-	struct stat st;
-	CHECK_INT(fstat(s->mach_fd, &st), 0);
+	size_t per[3] = {0};
 	uint64_t in_views = 0;
-	int bad = 0;
-	size_t lists = 0;
-	for (size_t m = 0; m <= N; m++) {
-		size_t row_m = m == N ? TM_SPOOLED_ALL : m;
-		bad |= tm_spooled_size(s, row_m) != want[m].len;
-		char *got = read_view(s, row_m);
-		bad |= !got || memcmp(got, want[m].data, want[m].len) != 0;
-		free(got);
-		for (size_t off = 0; off < want[m].len && !bad; off += 977) {
-			char piece[2500];
-			ssize_t k = tm_spooled_pread(s, row_m, piece, sizeof piece, off);
-			size_t exp = want[m].len - off < sizeof piece ? want[m].len - off : sizeof piece;
-			bad |= k != (ssize_t)exp || memcmp(piece, want[m].data + off, exp) != 0;
-		}
-		if (m < N) {
-			in_views += want[m].len;
-			for (size_t e = 0; e < s->mach[m].n_ext; e++)
-				lists += s->mach[m].ext[e].whole == TM_EXT_LIST;
-			bad |= s->mach[m].n_ext > 2 + s->mach[m].size / 4096;
-		}
-		tm_buf_free(&want[m]);
-	}
-	CHECK(!bad);
-	CHECK(lists > 0);
+	struct stat st;
+	tm_spooled *s;
+	int ok = views_take_read_back(&v, want, N, 977, per, &in_views, &st, &s);
+	if (!ok)
+		tm_spooled_free(s);
+	CHECK(ok);
+	CHECK(per[TM_EXT_LIST] > 0);
 	/* the rows are listed, not copied: a few bytes each of ~150 */
 	CHECK((uint64_t)st.st_size < in_views / 10);
 	tm_spooled_free(s);

@@ -593,19 +593,6 @@ static uint32_t cpu_queue(pscan *ps, uint32_t **q, uint32_t cpu)
 	return (*q)[cpu] - 1;
 }
 
-static uint8_t *pack_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
-
 /* A flags byte (bit 0: has_thread, bit 1: has_default_track), then
  * seq_id, generation, pid and tid zigzagged, and default_track when it
  * has one. */
@@ -613,12 +600,12 @@ size_t tm_pr_event_pack(const tm_pr_event *e, uint8_t out[TM_PR_EVENT_MAX])
 {
 	uint8_t *p = out;
 	*p++ = (uint8_t)((e->has_thread ? 1 : 0) | (e->has_default_track ? 2 : 0));
-	p = pack_uv(p, e->seq_id);
-	p = pack_uv(p, e->generation);
-	p = pack_uv(p, zigzag(e->pid));
-	p = pack_uv(p, zigzag(e->tid));
+	p = tm_uv_put(p, e->seq_id);
+	p = tm_uv_put(p, e->generation);
+	p = tm_uv_put(p, tm_zz(e->pid));
+	p = tm_uv_put(p, tm_zz(e->tid));
 	if (e->has_default_track)
-		p = pack_uv(p, e->default_track);
+		p = tm_uv_put(p, e->default_track);
 	return (size_t)(p - out);
 }
 
@@ -637,8 +624,8 @@ size_t tm_pr_event_unpack(const void *data, size_t n, tm_pr_event *e)
 	e->generation = (uint32_t)gen;
 	e->has_thread = flags & 1;
 	e->has_default_track = (flags >> 1) & 1;
-	e->pid = unzigzag(pid);
-	e->tid = unzigzag(tid);
+	e->pid = tm_unzz(pid);
+	e->tid = tm_unzz(tid);
 	e->default_track = track;
 	return (size_t)(p - (const uint8_t *)data);
 }
@@ -665,7 +652,7 @@ static void pr_record(pscan *ps, const reader *rd, int sub, uint32_t queue, int6
 static void put_varint_buf(tm_buf *b, uint64_t v)
 {
 	uint8_t t[10];
-	tm_buf_put(b, t, (size_t)(pack_uv(t, v) - t));
+	tm_buf_put(b, t, (size_t)(tm_uv_put(t, v) - t));
 }
 
 static void put_len_field(tm_buf *b, uint32_t id, const void *p, size_t n)

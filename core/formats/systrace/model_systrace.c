@@ -170,46 +170,19 @@ uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_
  * bytes of a record of about 140 (a kernel trace's line); packed it is
  * about 15, and the order store a fifth smaller. */
 enum { SF_PRINT_HAS_TGID = 1, SF_JSON_EMBEDDED = 2, SF_BAD_PRINT = 4 };
-#define SYS_FIXED_MAX (6 * 10 + 2)
-
-static uint8_t *put_uv(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static const uint8_t *get_uv(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned sh = 0; p < end && sh < 70; sh += 7) {
-		uint8_t b = *p++;
-		r |= (uint64_t)(b & 0x7f) << sh;
-		if (!(b & 0x80)) {
-			*v = r;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+#define SYS_FIXED_MAX (6 * TM_UV_MAX + 2)
 
 void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const systrace_event *l)
 {
 	b->len = 0;
 	tm_mrec_head h = {TM_MREC_SYSTRACE, 0, (uint16_t)(l->cpu > 0xffff ? 0xffff : l->cpu), file_id, machine_row};
 	uint8_t f[SYS_FIXED_MAX], *e = f;
-	e = put_uv(e, zz(l->ts));
-	e = put_uv(e, zz(l->pid));
-	e = put_uv(e, zz(l->tgid));
-	e = put_uv(e, zz(l->print_value));
-	e = put_uv(e, l->cpu);
-	e = put_uv(e, l->print_tgid);
+	e = tm_uv_put(e, tm_zz(l->ts));
+	e = tm_uv_put(e, tm_zz(l->pid));
+	e = tm_uv_put(e, tm_zz(l->tgid));
+	e = tm_uv_put(e, tm_zz(l->print_value));
+	e = tm_uv_put(e, l->cpu);
+	e = tm_uv_put(e, l->print_tgid);
 	*e++ = (uint8_t)l->print_phase;
 	*e++ = (uint8_t)((l->print_has_tgid ? SF_PRINT_HAS_TGID : 0) | (l->json_embedded ? SF_JSON_EMBEDDED : 0) |
 			 (l->bad_print ? SF_BAD_PRINT : 0));
@@ -227,15 +200,15 @@ static size_t unpack_fixed(const char *p, size_t n, systrace_event *l)
 	const uint8_t *q = (const uint8_t *)p, *end = q + n;
 	uint64_t v[6];
 	for (size_t i = 0; i < 6; i++)
-		if (!(q = get_uv(q, end, &v[i])))
+		if (!(q = tm_uv_get(q, end, &v[i])))
 			return 0;
 	if (end - q < 2)
 		return 0;
 	memset(l, 0, sizeof(*l));
-	l->ts = unzz(v[0]);
-	l->pid = unzz(v[1]);
-	l->tgid = unzz(v[2]);
-	l->print_value = unzz(v[3]);
+	l->ts = tm_unzz(v[0]);
+	l->pid = tm_unzz(v[1]);
+	l->tgid = tm_unzz(v[2]);
+	l->print_value = tm_unzz(v[3]);
 	l->cpu = (uint32_t)v[4];
 	l->print_tgid = (uint32_t)v[5];
 	l->print_phase = (char)q[0];
