@@ -37,7 +37,8 @@ typedef struct tm_model tm_model;
 typedef enum tm_mrec_kind {
 	TM_MREC_JSON = 1,     /* a Chrome JSON event: its record (core/formats/json/json_rec.h) */
 	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
-			       * text): the raw line without its newline */
+			       * text) as parsed: its fields packed, then its five
+			       * strings (core/formats/systrace/model_systrace.c) */
 	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
 } tm_mrec_kind;
 
