@@ -7,7 +7,10 @@
 # cache, the fastest of BENCH_RUNS (3). Also the peak RSS of ours (the
 # command, or the daemon) and the peak space our temporary files take in
 # TMPDIR, as a multiple of the input: TMPDIR is a tmpfs of its own here,
-# whose use counts the files a pass has already unlinked.
+# whose use counts the files a pass has already unlinked. "kept" is what
+# of it a mount still holds once the cat is done: the file read (a mount
+# serves reads at any offset from it) and the machines' copies of it; the
+# rest of the peak is the pass's own scratch (its order store, its sorts).
 #
 # Inputs, as bench_reference.sh builds them (N copies of a capture of
 # testdata/real/capture2 in a TAR, one machine each):
@@ -55,7 +58,7 @@ spool_watch() {
 	echo "$peak"
 }
 
-# tm_cat OUT_VAR ARCHIVE PATH: "seconds rss_kb spool_kb" of `tracemount cat`
+# tm_cat OUT_VAR ARCHIVE PATH: "seconds rss_kb spool_kb 0" of `tracemount cat`
 tm_cat() {
 	local _v=$1 _a=$2 _p=$3 _r _best="" _rss=0 _sp=0 _i _t0 _t1 _t _k _s
 	for ((_i = 0; _i < runs; _i++)); do
@@ -63,7 +66,7 @@ tm_cat() {
 		/usr/bin/time -f '%M' -o "$work/time" "$tm" cat -o noindex "$_a" "$_p" >/dev/null 2>"$work/err" &
 		_r=$!
 		_s=$(spool_watch $_r)
-		wait $_r || { printf -v "$_v" '%s' "nan 0 0"; return; }
+		wait $_r || { printf -v "$_v" '%s' "nan 0 0 0"; return; }
 		_t1=$EPOCHREALTIME
 		_t=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }')
 		_k=$(tail -n 1 "$work/time")
@@ -71,14 +74,15 @@ tm_cat() {
 		[ "$_k" -gt "$_rss" ] && _rss=$_k
 		[ "$_s" -gt "$_sp" ] && _sp=$_s
 	done
-	printf -v "$_v" '%s' "$_best $_rss $_sp"
+	printf -v "$_v" '%s' "$_best $_rss $_sp 0"
 }
 
 # mount_cat OUT_VAR ARCHIVE PATH: the same for `cat` on a fresh mount; the
-# RSS is the daemon's peak (VmHWM) once the cat is done
+# RSS is the daemon's peak (VmHWM) once the cat is done, the last the
+# spool's use then (kept)
 mount_cat() {
-	local _v=$1 _a=$2 _p=$3 _best="" _rss=0 _sp=0 _i _d _t0 _t1 _t _k _s _r _w
-	if [ "$fuse" = 0 ]; then printf -v "$_v" '%s' "nan 0 0"; return; fi
+	local _v=$1 _a=$2 _p=$3 _best="" _rss=0 _sp=0 _kept=0 _i _d _t0 _t1 _t _k _s _r _w _u
+	if [ "$fuse" = 0 ]; then printf -v "$_v" '%s' "nan 0 0 0"; return; fi
 	for ((_i = 0; _i < runs; _i++)); do
 		"$tm" -f -o noindex "$_a" "$mnt" 2>"$work/daemon.err" &
 		_d=$!
@@ -90,14 +94,17 @@ mount_cat() {
 		wait $_r
 		_t1=$EPOCHREALTIME
 		_k=$(awk '/^VmHWM:/ { print $2 }' "/proc/$_d/status")
+		_u=$(df -k --output=used "$spool" | tail -n 1)
+		[ "$_u" -gt "$_s" ] && _s=$_u # the watch samples; this is exact
 		fusermount3 -u "$mnt"
 		wait "$_d"
 		_t=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }')
 		if [ -z "$_best" ] || awk -v a="$_t" -v b="$_best" 'BEGIN { exit !(a < b) }'; then _best=$_t; fi
 		[ "${_k:-0}" -gt "$_rss" ] && _rss=$_k
 		[ "$_s" -gt "$_sp" ] && _sp=$_s
+		[ "$_u" -gt "$_kept" ] && _kept=$_u
 	done
-	printf -v "$_v" '%s' "$_best $_rss $_sp"
+	printf -v "$_v" '%s' "$_best $_rss $_sp $_kept"
 }
 
 echo "select 1;" >"$work/q.sql"
@@ -112,8 +119,8 @@ fi
 [ "$tmpfs" = 1 ] || echo "no tmpfs for TMPDIR here (not root?): its peak is not measured"
 [ "$fuse" = 1 ] || echo "no FUSE here: the mount columns are not measured"
 
-printf '\n%-36s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s\n' input "$base_name" "scan (clocks/edges.csv)" \
-	"merged.pftrace: cat" "merged.pftrace: mount" "timeline.tsv: cat" "timeline.tsv: mount" "peak RSS" "peak TMP"
+printf '\n%-36s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s %6s\n' input "$base_name" "scan (clocks/edges.csv)" \
+	"merged.pftrace: cat" "merged.pftrace: mount" "timeline.tsv: cat" "timeline.tsv: mount" "peak RSS" "peak TMP" "kept"
 row() { # kind source n aims(scan pftrace timeline)
 	local kind=$1 src=$2 n=$3 as=$4 ap=$5 at=$6
 	[ "$n" -gt 0 ] || return 0
@@ -135,10 +142,14 @@ row() { # kind source n aims(scan pftrace timeline)
 	BEGIN {
 		split(b, B, " ")
 		n = split(s " " pc " " pm " " tc " " tmn, all, " ")
-		rss = 0; sp = 0
-		for (i = 1; i <= n; i += 3) { if (all[i + 1] > rss) rss = all[i + 1]; if (all[i + 2] > sp) sp = all[i + 2] }
-		printf "%-36s %8.3fs | %-24s | %-24s %-24s | %-24s %-24s | %6.0f MB %5.2fx\n", name, B[1], cell(s),
-			cell(pc), cell(pm), cell(tc), cell(tmn), rss / 1024, sp * 1024 / size
+		rss = 0; sp = 0; kept = 0
+		for (i = 1; i <= n; i += 4) {
+			if (all[i + 1] > rss) rss = all[i + 1]
+			if (all[i + 2] > sp) sp = all[i + 2]
+			if (all[i + 3] > kept) kept = all[i + 3]
+		}
+		printf "%-36s %8.3fs | %-24s | %-24s %-24s | %-24s %-24s | %6.0f MB %5.2fx %5.2fx\n", name, B[1], cell(s),
+			cell(pc), cell(pm), cell(tc), cell(tmn), rss / 1024, sp * 1024 / size, kept * 1024 / size
 		if (ref != "")
 			printf "%-36s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s\n", "  aim", "", aim(as),
 				aim(ap), aim(ap), aim(at), aim(at), "<= 64 MB", "<= 1.5x"
