@@ -33,7 +33,7 @@
 #define OVERFLOW_RUN (8u * 1024u * 1024u)
 
 /* What orders a record: in front of it in the overflow sorts and the
- * slow-sorting groups. A pile stores it compactly (see store_pile). */
+ * slow-sorting groups. A pile stores it compactly (see struct pile). */
 typedef struct ohdr {
 	int64_t ts;
 	uint64_t seq;
@@ -130,12 +130,19 @@ static ohdr hdr_of(const void *rec)
 	return h;
 }
 
+/* (ts, push order): how a queue's sources merge. */
+static int ohdr_cmp(const ohdr *x, const ohdr *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The same on records that start with their header (the overflow sorts). */
 static int hdr_cmp(const void *a, const void *b)
 {
 	ohdr x = hdr_of(a), y = hdr_of(b);
-	if (x.ts != y.ts)
-		return x.ts < y.ts ? -1 : 1;
-	return x.seq < y.seq ? -1 : x.seq > y.seq;
+	return ohdr_cmp(&x, &y);
 }
 
 tm_order *tm_order_new(size_t run_bytes)
@@ -345,7 +352,7 @@ static int pile_decode(const oqueue *q, pile *p, const char *r, size_t have, siz
 	uint64_t n, dts, dseq, key = 0;
 	const uint8_t *after = tm_uv_get(at, end, &n);
 	if (!after) {
-		if (have >= 10)
+		if (have >= TM_UV_MAX)
 			return -1;
 		*want = have + 1;
 		return 0;
@@ -483,10 +490,7 @@ static const ohdr *src_hdr(const oqueue *q, uint32_t s, ohdr *tmp)
 static int src_less(const oqueue *q, uint32_t a, uint32_t b)
 {
 	ohdr ta, tb;
-	const ohdr *x = src_hdr(q, a, &ta), *y = src_hdr(q, b, &tb);
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	return x->seq < y->seq;
+	return ohdr_cmp(src_hdr(q, a, &ta), src_hdr(q, b, &tb)) < 0;
 }
 
 static void src_sift_down(oqueue *q, size_t i)

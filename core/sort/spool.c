@@ -524,20 +524,17 @@ static void list_flush(tm_parts *ps, tm_part *pt)
 	pt->ext[pt->n_ext++] = (tm_ext){pt->list_off, ps->file.size, pt->list_len, TM_EXT_LIST, (uint32_t)pt->list.len};
 	tm_spool_put(&ps->file, pt->list.data, pt->list.len);
 	pt->list.len = 0;
-	pt->list_len = 0;
+	pt->list_len = pt->list_end = 0;
 }
 
 /* n bytes at `at` of the other file onto stream i's list. */
 static void list_put(tm_parts *ps, tm_part *pt, uint64_t at, size_t n)
 {
 	part_flush(ps, pt); /* the buffer's bytes come first */
-	uint8_t e[2 * TM_UV_MAX], *q = e;
-	if (!pt->list.len) {
+	uint8_t e[2 * TM_UV_MAX];
+	if (!pt->list.len)
 		pt->list_off = pt->size;
-		q = tm_uv_put(q, at);
-	} else {
-		q = tm_uv_put(q, at - pt->list_end);
-	}
+	uint8_t *q = tm_uv_put(e, at - pt->list_end); /* list_end is 0 for the first */
 	q = tm_uv_put(q, n);
 	size_t cap0 = pt->list.cap;
 	tm_buf_put(&pt->list, e, (size_t)(q - e));
@@ -714,8 +711,9 @@ static ssize_t list_pread(int fd, int whole_fd, const tm_ext *e, char *buf, size
 		return -1;
 	ssize_t r = tm_pread_full(fd, l, e->enc, e->at), got = 0;
 	const uint8_t *p = l, *end = l + (r > 0 ? (size_t)r : 0);
-	uint64_t at = 0, len = 0, pos = 0; /* the place, and where it starts in the extent */
-	int first = 1;
+	/* the place (from 0: the first gap is its offset), and where it
+	 * starts in the extent */
+	uint64_t at = 0, len = 0, pos = 0;
 	while (r >= 0 && (size_t)got < n) {
 		uint64_t gap;
 		if (p == end || !(p = tm_uv_get(p, end, &gap)) || !(p = tm_uv_get(p, end, &len))) {
@@ -723,8 +721,7 @@ static ssize_t list_pread(int fd, int whole_fd, const tm_ext *e, char *buf, size
 			r = -1;
 			break;
 		}
-		at = first ? gap : at + gap;
-		first = 0;
+		at += gap;
 		if (in < pos + len) {
 			uint64_t skip = in > pos ? in - pos : 0;
 			size_t want = len - skip < n - (size_t)got ? (size_t)(len - skip) : n - (size_t)got;

@@ -94,9 +94,10 @@ typedef struct tm_part {
 	uint64_t ref_end; /* where its last tm_parts_put_ref ended, 0: none */
 	uint64_t head;    /* bytes put by tm_parts_put_head, at the front */
 	size_t head_ext;  /* extents that hold them */
-	/* the list being made (TM_EXT_LIST): the places (varints: the first
-	 * one's offset in the other file, then per place its gap from the one
-	 * before and its length) of list_len stream bytes from list_off on */
+	/* the list being made (TM_EXT_LIST): the places (varints: per place
+	 * its gap from the end of the one before, from 0 for the first, and
+	 * its length) of list_len stream bytes from list_off on; list_end is
+	 * where the last one ends in the other file (0 while it is empty) */
 	tm_buf list;
 	uint64_t list_off, list_len, list_end;
 } tm_part;

@@ -11,8 +11,10 @@ enum {
 	TM_PR_RESERVE = 1,      /* side record: a TrackDescriptor as tokenized (its bytes) */
 	TM_PR_PACKET,           /* a TracePacket the model parses (descriptors, process
 				 * trees, legacy thread and process descriptors) */
-	TM_PR_TRACK_EVENT,      /* tm_pr_event, then the TrackEvent with its interned
-				 * name, categories and annotation names written out */
+	TM_PR_TRACK_EVENT,      /* tm_pr_event packed, then the TrackEvent with its
+				 * interned annotation names written out and its name
+				 * and categories as the model's string ids (name_iid,
+				 * category_iids) or, failing that, as text */
 	TM_PR_FTRACE,           /* tm_pr_ftrace, then the FtraceEvent bytes */
 	TM_PR_COMPACT_SWITCH,   /* tm_pr_switch, then the next comm */
 	TM_PR_COMPACT_WAKING,   /* tm_pr_waking, then the comm */
