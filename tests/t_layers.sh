@@ -41,6 +41,33 @@ for d in $(cd "$root/core" && find . -name '*.c' | sed 's|^\./||; s|/[^/]*$||' |
 	if [ -z "$(rank "$d")" ]; then fail "layers: core/$d has a rank" "add it to tests/t_layers.sh"; fi
 done
 
+# The same for the headers a file includes: a type or an inline function
+# of a layer above is a dependency too (the model's structs name no
+# format's). core/formats/kinds.h, the record kinds that the format
+# modules share, ranks below them.
+header_rank() {
+	case "$1" in
+	formats/kinds.h) echo 6 ;;
+	*) rank "$(dirname "$1")" ;;
+	esac
+}
+up=""
+while IFS= read -r f; do
+	from=$(dirname "$f"); rf=$(rank "$from")
+	while IFS= read -r inc; do
+		to=$(dirname "$inc")
+		[ "$to" = . ] || [ "$to" = "$from" ] && continue
+		rt=$(header_rank "$inc")
+		[ -n "$rt" ] || continue # not a header of core/ (build/gen)
+		[ "$rf" -gt "$rt" ] || up+="core/$f includes $inc; "
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$root/core/$f")
+done < <(cd "$root/core" && find . -name '*.[ch]' | sed 's|^\./||' | sort)
+if [ -z "$up" ]; then
+	pass "layers: every header a file of core/ includes is of its folder or a layer below"
+else
+	fail "layers: a header of a layer above or across" "$(printf '%s' "$up" | head -c 1500)"
+fi
+
 # folder TAB symbol, for what each object defines and what it calls
 defs=$T_TMP/defs; uses=$T_TMP/uses
 : >"$defs"; : >"$uses"

@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "wire/proto.h"
+#include "util/pb.h"
+#include "trace_fields.h" /* F_<Message>_<field>: build/gen, from protos/trace.proto */
 
 /* Most sniffers look at no more than this many leading bytes (formats.md
  * §1.1 "window"). */

@@ -859,10 +859,9 @@ void tm_export_observed(tm_export_build *x, const tm_mobserved *o)
 	exp_text_observed(x->text, o);
 }
 
-size_t tm_export_prepare_line(const tm_export_build *x, int64_t ts, uint32_t row, const systrace_event *l,
-			      systrace_args *a, tm_buf *b)
+size_t tm_export_prepare(const tm_export_build *x, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b)
 {
-	return exp_text_line_event(x->text, ts, row, l, a, b);
+	return exp_text_prepare(x->text, ts, h, event, b);
 }
 
 void tm_export_counter(tm_export_build *x, const tm_mcounter *c)

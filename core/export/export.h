@@ -44,12 +44,11 @@ typedef struct tm_encoder {
 	/* a counter sample the model made from a file of the format, when
 	 * its events do not carry it (NULL: they do) */
 	void (*counter)(exp_text *t, const tm_mcounter *c);
-	/* systrace lines: the FtraceEventBundle.event field a line becomes,
+	/* what `observed` will write of an event (tm_mobserved.event) alone,
 	 * appended to b (its bytes; 0 for none); of the exporter it reads
 	 * only the scan's results, so that it may run ahead on the thread
-	 * that feeds the model's (tm_model_sink.prepare_line) */
-	size_t (*prepare_line)(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
-			       systrace_args *a, tm_buf *b);
+	 * that feeds the model's (tm_model_sink.prepare). May be NULL. */
+	size_t (*prepare)(const exp_text *t, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b);
 } tm_encoder;
 
 /* Where the exporter finds encoders: by a record's kind (TM_MREC_*) and
@@ -83,9 +82,8 @@ int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
  * and systrace events and counters (tm_model_sink.observed, .counter). */
 void tm_export_packet(tm_export_build *x, const tm_packet_out *po);
 void tm_export_observed(tm_export_build *x, const tm_mobserved *o);
-/* tm_model_sink.prepare_line: a systrace line's event, encoded ahead. */
-size_t tm_export_prepare_line(const tm_export_build *x, int64_t ts, uint32_t row, const systrace_event *l,
-			      systrace_args *a, tm_buf *b);
+/* tm_model_sink.prepare: an event encoded ahead, by its kind's encoder. */
+size_t tm_export_prepare(const tm_export_build *x, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b);
 void tm_export_counter(tm_export_build *x, const tm_mcounter *c);
 
 /* After the model run: the names of threads and processes, then the

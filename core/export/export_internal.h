@@ -265,13 +265,9 @@ void exp_text_flush_bundle(exp_text *t);
 void exp_text_bundle_put(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, const void *ev, size_t n);
 /* The events of the model's replay, by their encoders. */
 void exp_text_observed(exp_text *t, const tm_mobserved *o);
-/* The FtraceEventBundle.event field a systrace line becomes in
- * merged.pftrace, appended to b (its bytes; 0 for a line that makes
- * none). Of the exporter it reads only the scan's results, so that it may
- * run ahead on the thread that feeds the model's
- * (tm_model_sink.prepare_line). */
-size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l,
-			   systrace_args *a, tm_buf *b);
+/* What the encoder of the record's kind will write of an event alone
+ * (tm_encoder.prepare), appended to b (its bytes; 0 for none). */
+size_t exp_text_prepare(const exp_text *t, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b);
 void exp_text_counter(exp_text *t, const tm_mcounter *c);
 /* After the replay: pending ends, and the threads and processes the model
  * made with their names. */

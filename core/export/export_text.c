@@ -419,11 +419,10 @@ void exp_text_counter(exp_text *t, const tm_mcounter *c)
 		e->counter(t, c);
 }
 
-size_t exp_text_line_event(const exp_text *t, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
-			   tm_buf *b)
+size_t exp_text_prepare(const exp_text *t, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b)
 {
-	const tm_encoder *e = t->enc->of_kind(TM_MREC_SYSTRACE);
-	return e && e->prepare_line ? e->prepare_line(t, ts, row, l, a, b) : 0;
+	const tm_encoder *e = t->enc->of_kind(h->kind);
+	return e && e->prepare ? e->prepare(t, ts, h, event, b) : 0;
 }
 
 /* ---- the end --------------------------------------------------------------------------- */

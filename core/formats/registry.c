@@ -46,6 +46,7 @@ static const tm_tokenizer *tokenizer_of(tm_type t)
 
 /* A record kind is its format's: the kind's parser and encoder are the
  * format's (a JSON file's embedded systrace lines are systrace records). */
+_Static_assert(TM_MREC_LAST < TM_MREC_KINDS, "the model holds a parser for every record kind");
 static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_JSON] = TM_TYPE_JSON,
 	[TM_MREC_SYSTRACE] = TM_TYPE_SYSTRACE,

@@ -8,6 +8,7 @@
 
 #include "detect/detect.h"
 #include "export/export.h"
+#include "formats/kinds.h"
 #include "model/model.h"
 #include "scan/scan_internal.h"
 

@@ -27,24 +27,15 @@
 
 #include "util/json.h"
 #include "util/statlist.h"
-#include "formats/systrace/systrace.h"
 #include "util/tm.h"
 
 typedef struct tm_model tm_model;
 
 /* ---- input records (what the scan hands over, in push order) ---------- */
 
-typedef enum tm_mrec_kind {
-	TM_MREC_JSON = 1,     /* a Chrome JSON event: its record (core/formats/json/json_rec.h) */
-	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
-			       * text) as parsed: its fields packed, then its five
-			       * strings (core/formats/systrace/model_systrace.c) */
-	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
-} tm_mrec_kind;
-
 /* The fixed head of every record (core/sort/order.h payload). */
 typedef struct tm_mrec_head {
-	uint8_t kind;         /* tm_mrec_kind */
+	uint8_t kind;         /* its parser's (core/formats/kinds.h), < TM_MREC_KINDS */
 	uint8_t sub;          /* kind-specific */
 	uint16_t cpu;         /* systrace: the line's CPU */
 	uint32_t file_id;
@@ -54,13 +45,13 @@ typedef struct tm_mrec_head {
 /* A systrace prev_state text as the raw kernel state the reference turns
  * it into (TaskState::FromSystrace(s).ToRawStateOnlyForSystraceConversions,
  * the kernel 4.4 layout; 0xffff when it is not a state). */
-int64_t tm_model_systrace_state(const char *s);
+int64_t tm_model_task_state_raw(const char *s);
 
 /* The same state as the raw value a kernel `major.minor` writes, so that
  * the reference, knowing that kernel (a SystemInfo), shows the letters it
  * shows for the text line read without one. A state that kernel cannot
- * report falls back to tm_model_systrace_state(). */
-int64_t tm_model_systrace_state_for(const char *s, int major, int minor);
+ * report falls back to tm_model_task_state_raw(). */
+int64_t tm_model_task_state_raw_for(const char *s, int major, int minor);
 
 /* A Chrome JSON event's args as the slices' args column writes them
  * ("k":v pairs, compact JSON, comma-separated; nothing for no members),
@@ -185,31 +176,17 @@ typedef struct tm_mprocess {
 	int64_t start_ts, end_ts;
 } tm_mprocess;
 
-/* A JSON event's fields as the reference's tokenizer reads them. */
-typedef struct tm_mjson {
-	char phase;
-	int64_t dur;            /* ns, -1 absent */
-	const char *name, *cat; /* NULL: null (absent or empty) */
-	const char *annot;      /* the args as debug_annotations fields
-				 * (core/formats/json/json_rec.h), or NULL */
-	size_t annot_n;
-	int has_flow_id;        /* s/t/f: the id as a flow id (hex when a string) */
-	uint64_t flow_id;
-	int bind_enclosing;     /* f: "bp":"e" */
-	int has_bind_id;        /* flow v2 */
-	uint64_t bind_id;
-	int flow_in, flow_out;
-} tm_mjson;
-
-/* What the model saw a JSON or systrace event do, for the exporter: the
- * track it landed on (UINT32_MAX: none) and, for an X event moved off its
- * thread because it overlapped partially, that it spilled. */
+/* What the model saw an event of a text format do, for the exporter: the
+ * track it landed on (UINT32_MAX: none) and, for a JSON X event moved off
+ * its thread because it overlapped partially, that it spilled. */
 typedef struct tm_mobserved {
 	const tm_model *model;
 	const tm_mrec_head *head;
 	int64_t ts;
-	const tm_mjson *json;         /* TM_MREC_JSON */
-	const systrace_event *line;   /* TM_MREC_SYSTRACE */
+	/* the event as its format's parser read it, for that format's
+	 * encoder: a type of the format module both live in
+	 * (core/formats/<format>/), which the model does not know */
+	const void *event;
 	/* the model track the event went on: a JSON event's; a systrace
 	 * print B, E or I's thread track (m_systrace_print); else UINT32_MAX */
 	uint32_t track;
@@ -220,9 +197,8 @@ typedef struct tm_mobserved {
 	 * order, a utid more than once where both happened */
 	const int64_t *made;
 	size_t n_made;
-	systrace_args *line_args; /* TM_MREC_SYSTRACE: line->args, for lookups */
-	/* TM_MREC_SYSTRACE: what the sink's prepare_line made of the line,
-	 * when it was asked (`prepared`): n_prepare bytes at prepare */
+	/* what the sink's `prepare` made of the event, when it was asked
+	 * (`prepared`): n_prepare bytes at prepare */
 	int prepared;
 	const void *prepare;
 	size_t n_prepare;
@@ -237,15 +213,15 @@ typedef struct tm_model_sink {
 	void (*kernel)(void *ctx, const tm_mkernel *k);
 	/* after each JSON / systrace record was applied (may be NULL) */
 	void (*observed)(void *ctx, const tm_mobserved *o);
-	/* Before a systrace line is applied, on the thread that takes the
-	 * records out of order for the model's (core/pass/run.c, replay; not
-	 * when there is no such thread): what `observed` will want of the line
-	 * alone, its time and its machine row, appended to b (their count;
-	 * `observed` gets them). It runs while the model's thread applies
-	 * earlier records, so it reads only what the pass does not change.
-	 * May be NULL. */
-	size_t (*prepare_line)(void *ctx, int64_t ts, uint32_t machine_row, const systrace_event *l,
-			       systrace_args *a, tm_buf *b);
+	/* Before a record is applied, on the thread that takes the records
+	 * out of order for the model's (core/pass/run.c, replay; not when
+	 * there is no such thread), for a parser whose `prepare` asks it:
+	 * what `observed` will want of the event alone (as tm_mobserved.event
+	 * gives it), its time and its record's head, appended to b (their
+	 * count; `observed` gets them). It runs while the model's thread
+	 * applies earlier records, so it reads only what the pass does not
+	 * change. May be NULL. */
+	size_t (*prepare)(void *ctx, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b);
 	/* How far the records are in the model (for a front end's progress):
 	 * every TM_MODEL_REPLAYED_STEP records taken out of order, and once
 	 * at the end; `total` is every record there is. May be NULL. */
@@ -274,7 +250,8 @@ typedef struct tm_parser {
 	void (*ctx_free)(struct m_ctx *c);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
-#define TM_MREC_KINDS 4  /* one past the last tm_mrec_kind */
+#define TM_MREC_KINDS 4  /* the record kinds there can be, 0 unused
+			  * (core/formats/kinds.h; the registry checks) */
 
 /* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`
  * may have NULL members. */

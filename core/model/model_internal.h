@@ -149,8 +149,6 @@ typedef struct m_sched_open {
 	int live;
 } m_sched_open;
 
-typedef struct m_pctx m_pctx; /* core/formats/proto/model_proto.c */
-
 typedef struct m_ctx {
 	uint32_t file_id, row;
 	m_map thread_tracks;         /* utid -> track + 1 */
@@ -168,9 +166,10 @@ typedef struct m_ctx {
 	size_t n_cpus;
 	m_sched_open *sched;         /* sched slices still open, indexed by slice_idx */
 	size_t n_sched, cap_sched;
-	int is_proto;                /* a proto file's context: sched end states are
-				      * read with the machine's kernel version */
-	m_pctx *proto;               /* proto state (core/formats/proto/model_proto.c), or NULL */
+	int kernel_states;           /* sched end states are read with the machine's
+				      * kernel version (a proto file's context) */
+	void *parsed;                /* what its file's parser keeps per context
+				      * (its tm_parser.ctx_free frees it), or NULL */
 } m_ctx;
 
 struct tm_model {

@@ -41,7 +41,7 @@ static int parsed_state(const char *s)
 	return p;
 }
 
-int64_t tm_model_systrace_state(const char *s)
+int64_t tm_model_task_state_raw(const char *s)
 {
 	int p = parsed_state(s);
 	if (p == TS_INVALID)
@@ -64,10 +64,10 @@ int64_t tm_model_systrace_state(const char *s)
 	return r;
 }
 
-int64_t tm_model_systrace_state_for(const char *s, int major, int minor)
+int64_t tm_model_task_state_raw_for(const char *s, int major, int minor)
 {
 	int p = parsed_state(s);
-	int64_t raw44 = tm_model_systrace_state(s);
+	int64_t raw44 = tm_model_task_state_raw(s);
 	if (p == TS_INVALID || major < 4 || (major == 4 && minor < 8))
 		return raw44; /* the layout the reference assumes without a version */
 	if (major == 4 && minor < 14) /* [4.8, 4.14): preemption is 0x1000 */
@@ -156,7 +156,7 @@ static const char *end_state_for(char *buf, int64_t raw, int major, int minor)
 static const char *ctx_end_state(tm_model *m, m_ctx *c, char *buf, int64_t raw)
 {
 	const m_mach *mc = m_machine(m, c->row);
-	if (c->is_proto && mc->has_kernel)
+	if (c->kernel_states && mc->has_kernel)
 		return end_state_for(buf, raw, mc->kernel_major, mc->kernel_minor);
 	return end_state_for(buf, raw, 4, 4);
 }

@@ -57,12 +57,11 @@ static void on_written(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* On the thread that feeds the model's: g->x was made before the replay
- * and is not changed by it (tm_model_sink.prepare_line). */
-static size_t on_prepare_line(void *ctx, int64_t ts, uint32_t row, const systrace_event *l, systrace_args *a,
-			      tm_buf *b)
+ * and is not changed by it (tm_model_sink.prepare). */
+static size_t on_prepare(void *ctx, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b)
 {
 	gen_ctx *g = ctx;
-	return g->x ? tm_export_prepare_line(g->x, ts, row, l, a, b) : 0;
+	return g->x ? tm_export_prepare(g->x, ts, h, event, b) : 0;
 }
 
 static void on_observed(void *ctx, const tm_mobserved *o)
@@ -163,7 +162,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
 			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
 			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL,
-			    .prepare_line = wants & TM_GEN_PFTRACE ? on_prepare_line : NULL,
+			    .prepare = wants & TM_GEN_PFTRACE ? on_prepare : NULL,
 			    .replayed = gw ? on_replayed : NULL};
 	/* merged.pftrace alone needs the model only to convert JSON and
 	 * systrace events (and, at the end, the names and associations those

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/json/json_rec.h"
 #include "formats/registry.h"
 #include "input/merge.h"
 #include "model/model.h"
@@ -131,7 +130,7 @@ static void start_contexts(tm_model *m, const struct tm_merge *merge, const tm_s
 typedef struct replay_rec {
 	int64_t ts;
 	uint32_t len;
-	uint32_t pre;    /* bytes of m_systrace_prepare's after the record (padded) */
+	uint32_t pre;    /* bytes of its parser's prepare after the record (padded) */
 } replay_rec;
 
 #define REPLAY_CHUNK (64u * 1024u)
@@ -217,8 +216,7 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 		parsers[k] = tm_parser_of(k);
 	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, parsers), 0, also, 0, {0}, merge};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL, .intern = run_intern};
-	/* a JSON event's args in the forms the sinks read (core/formats/json/json_rec.h) */
-	ss.json_rec = (sink && sink->observed ? JSON_REC_ANNOT : 0u) | (sink && sink->slice ? JSON_REC_TEXT : 0u);
+	ss.rec_for = (sink && sink->observed ? TM_REC_FOR_ENCODERS : 0u) | (sink && sink->slice ? TM_REC_FOR_ROWS : 0u);
 	if (also) {
 		ss.event = also->event ? run_event : NULL;
 		ss.packet = also->packet ? run_packet : NULL;

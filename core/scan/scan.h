@@ -150,6 +150,12 @@ typedef struct tm_scan_progress {
 	                      input's path), NULL once the scan is over */
 } tm_scan_progress;
 
+/* Who reads the records, beyond the model's own rules (tm_scan_sink.rec_for). */
+enum {
+	TM_REC_FOR_ENCODERS = 1, /* merged.pftrace's encoders (tm_model_sink.observed) */
+	TM_REC_FOR_ROWS = 2,     /* the rows' own texts (tm_model_sink.slice: the args column) */
+};
+
 typedef struct tm_scan_sink {
 	void *ctx;
 	void (*event)(void *ctx, const tm_event *ev); /* may be NULL */
@@ -157,8 +163,9 @@ typedef struct tm_scan_sink {
 	int want_args;   /* fill tm_event.args (else it may be NULL) */
 	void (*name)(void *ctx, const tm_name_out *n); /* may be NULL */
 	void (*record)(void *ctx, const tm_rec *r); /* may be NULL */
-	unsigned json_rec; /* with `record`: the args forms a Chrome JSON
-			      event's record carries (core/formats/json/json_rec.h) */
+	unsigned rec_for;  /* with `record`: who reads the records' events
+			      (TM_REC_FOR_*), so that a format leaves out
+			      what no reader wants */
 	/* with `record`, may be NULL: the id of a string in the string pool of
 	 * the tables the records go to (tm_model_intern), which a record may
 	 * carry instead of the text; 0: put the text */

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "container/archive.h"
+#include "util/pb.h"
 #include "util/tm.h"
 #include "trace_fields.h" /* F_<Message>_<field>: build/gen, from protos/trace.proto */
 
@@ -39,26 +40,6 @@ typedef struct tm_span {
 } tm_span;
 
 #define TM_SPAN_HAS(s) ((s).p != NULL)
-
-enum {
-	TM_PB_VARINT = 0,
-	TM_PB_I64 = 1,
-	TM_PB_LEN = 2,
-	TM_PB_I32 = 5,
-};
-
-/* The smallest field id: a tag with field 0 is malformed bytes. */
-#define TM_PB_MIN_FIELD_ID 1u
-
-/* Largest field id and length-delimited size the reference decodes; bigger
- * fields are skipped, not errors (protozero's Field::kMaxId and
- * kMaxMessageLength). */
-#define TM_PB_MAX_FIELD_ID ((1u << 24) - 1)
-#define TM_PB_MAX_LEN ((1u << 28) - 1)
-
-/* A field's tag as one varint: its number (an F_<Message>_<field>) and wire
- * type. */
-#define TM_PB_TAG(id, wire) ((uint32_t)(id) << 3 | (uint32_t)(wire))
 
 typedef struct tm_pb_field {
 	uint32_t id;

@@ -75,7 +75,7 @@ void tm_export_json_args(tm_buf *b, const tj_value *args)
 
 static void json_event(exp_text *t, const tm_mobserved *o)
 {
-	const tm_mjson *j = o->json;
+	const json_observed *j = o->event;
 	const tm_model *m = o->model;
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	char ph = j->phase;

@@ -206,7 +206,7 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 {
 	if (!m->sink.observed)
 		return;
-	tm_mjson j = {e->phase,
+	json_observed j = {e->phase,
 		      e->dur,
 		      m_str(&m->str, e->name),
 		      m_str(&m->str, e->cat),
@@ -221,7 +221,7 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const jev *e
 		      e->flow_out};
 	j.has_flow_id = flow_id(&e->id, &j.flow_id);
 	j.has_bind_id = flow_id(&e->bind_id, &j.bind_id);
-	tm_mobserved ob = {.model = m, .head = h, .ts = ts, .json = &j, .track = track, .spilled = spilled,
+	tm_mobserved ob = {.model = m, .head = h, .ts = ts, .event = &j, .track = track, .spilled = spilled,
 			   .dropped = dropped, .made = m->made, .n_made = m->n_made};
 	m->sink.observed(m->sink.ctx, &ob);
 }

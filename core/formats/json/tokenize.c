@@ -133,8 +133,8 @@ static unsigned json_flags(const scan_ctx *sc)
 		return JSON_TRACE_TIMES;
 	unsigned f = k && k->want_args ? JSON_TRACE_SUMMARIES : 0;
 	if (k && k->record)
-		f |= JSON_TRACE_REC | ((k->json_rec & JSON_REC_ANNOT) ? JSON_TRACE_REC_ANNOT : 0) |
-		     ((k->json_rec & JSON_REC_TEXT) ? JSON_TRACE_REC_TEXT : 0);
+		f |= JSON_TRACE_REC | ((k->rec_for & TM_REC_FOR_ENCODERS) ? JSON_TRACE_REC_ANNOT : 0) |
+		     ((k->rec_for & TM_REC_FOR_ROWS) ? JSON_TRACE_REC_TEXT : 0);
 	return f;
 }
 

@@ -198,7 +198,7 @@ typedef struct p_track {
 	int64_t futid, fupid;
 } p_track;
 
-struct m_pctx {
+typedef struct m_pctx {
 	m_map by_uuid;           /* uuid -> index + 1 into t */
 	p_track *t;
 	size_t n, cap;
@@ -212,7 +212,7 @@ struct m_pctx {
 	int has_started, preserve, has_data_start;
 	int64_t started_ns;      /* tracing_started_ns */
 	int64_t data_start_ns;   /* ftrace_latest_data_start_ns */
-};
+} m_pctx;
 
 #define SALT_THREAD_MERGED 0x746d657267656431ull
 #define SALT_PROCESS_MERGED 0x706d657267656432ull
@@ -224,10 +224,10 @@ struct m_pctx {
 
 static m_pctx *pctx(m_ctx *c)
 {
-	if (!c->proto)
-		c->proto = tm_xcalloc(1, sizeof(*c->proto));
-	c->is_proto = 1;
-	return c->proto;
+	if (!c->parsed)
+		c->parsed = tm_xcalloc(1, sizeof(m_pctx));
+	c->kernel_states = 1;
+	return c->parsed;
 }
 
 static void m_proto_ctx_free(m_pctx *p)
@@ -1919,7 +1919,7 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 
 static void ctx_free(m_ctx *c)
 {
-	m_proto_ctx_free(c->proto);
+	m_proto_ctx_free(c->parsed);
 }
 
 const tm_parser tm_proto_parser = {.apply = apply, .side = m_proto_side, .ctx_free = ctx_free};

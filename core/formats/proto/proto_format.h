@@ -3,6 +3,7 @@
 #ifndef TM_PROTO_FORMAT_H
 #define TM_PROTO_FORMAT_H
 
+#include "formats/kinds.h"
 #include "model/model.h"
 #include "scan/scan_internal.h"
 

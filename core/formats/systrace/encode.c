@@ -23,7 +23,7 @@
  *   FtraceEvent: timestamp 1, pid 2, then the one event field (3 and up);
  *   the event's own fields as ftrace_event writes them, ascending.
  * An event is encoded alone, as the FtraceEventBundle.event field it
- * becomes (exp_text_line_event: ftrace_event opens it with an event of
+ * becomes (tm_encoder.prepare: ftrace_event opens it with an event of
  * `field`, ftrace_event_end closes it), then put in the bundle of (file,
  * row, cpu) (bundle_put, flushing the bundle when it is another's or
  * full). */
@@ -73,7 +73,7 @@ static size_t line_event(const exp_text *t, int64_t ts, uint32_t row, const syst
 		/* the reference reads the text line with no kernel version (its
 		 * own trace), and merged.pftrace with the machine's SystemInfo */
 		put_uint(b, F_SchedSwitchFtraceEvent_prev_state,
-			 (uint64_t)tm_model_systrace_state_for(st, major, minor));
+			 (uint64_t)tm_model_task_state_raw_for(st, major, minor));
 		arg_str(b, F_SchedSwitchFtraceEvent_next_comm, a, "next_comm");
 		put_int32(b, F_SchedSwitchFtraceEvent_next_pid, (int32_t)arg_i(a, "next_pid"));
 		put_int32(b, F_SchedSwitchFtraceEvent_next_prio, (int32_t)arg_i(a, "next_prio"));
@@ -168,7 +168,7 @@ static int print_on_own_track(const exp_text *t, const tm_mobserved *o)
 
 static void print_track_event(exp_text *t, const tm_mobserved *o)
 {
-	const systrace_event *l = o->line;
+	const systrace_event *l = ((const systrace_observed *)o->event)->line;
 	uint32_t file = o->head->file_id, row = o->head->machine_row;
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, o->ts);
@@ -195,7 +195,7 @@ static int made_own_thread(const tm_mobserved *o)
 {
 	for (size_t i = 0; i < o->n_made; i++) {
 		const tm_mthread *th = tm_model_thread(o->model, (size_t)o->made[i]);
-		if (th->tid == o->line->pid && th->upid < 0)
+		if (th->tid == ((const systrace_observed *)o->event)->line->pid && th->upid < 0)
 			return 1;
 	}
 	return 0;
@@ -209,7 +209,7 @@ static int made_own_thread(const tm_mobserved *o)
  * of its pid). Threads of a known process come by made_threads. */
 static void line_thread(exp_text *t, const tm_mobserved *o)
 {
-	const systrace_event *l = o->line;
+	const systrace_event *l = ((const systrace_observed *)o->event)->line;
 	tm_buf *b = &t->line;
 	b->len = 0;
 	exp_ev_pos at = exp_ftrace_begin(b, o->ts, (uint32_t)l->pid, F_FtraceEvent_generic);
@@ -220,7 +220,8 @@ static void line_thread(exp_text *t, const tm_mobserved *o)
 
 static void systrace_line(exp_text *t, const tm_mobserved *o)
 {
-	const systrace_event *l = o->line;
+	const systrace_observed *so = o->event;
+	const systrace_event *l = so->line;
 	if (print_on_own_track(t, o)) {
 		print_track_event(t, o);
 		return;
@@ -235,7 +236,7 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 	size_t n = o->n_prepare;
 	if (!o->prepared) { /* encoded here */
 		t->line.len = 0;
-		n = line_event(t, o->ts, o->head->machine_row, l, o->line_args, &t->line);
+		n = line_event(t, o->ts, o->head->machine_row, l, so->args, &t->line);
 		bytes = t->line.data;
 	}
 	if (n)
@@ -243,4 +244,11 @@ static void systrace_line(exp_text *t, const tm_mobserved *o)
 }
 #undef EV_IS
 
-const tm_encoder tm_systrace_encoder = {.observed = systrace_line, .prepare_line = line_event};
+/* tm_encoder.prepare: the line's event, encoded ahead */
+static size_t prepare_line(const exp_text *t, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b)
+{
+	const systrace_observed *so = event;
+	return line_event(t, ts, h->machine_row, so->line, so->args, b);
+}
+
+const tm_encoder tm_systrace_encoder = {.observed = systrace_line, .prepare = prepare_line};

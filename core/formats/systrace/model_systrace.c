@@ -245,7 +245,7 @@ static int unpack(const char *p, size_t n, systrace_event *l)
 typedef struct sys_pre {
 	uint32_t str[5];
 	uint32_t split, n, more;
-	uint32_t prepared, n_prepare; /* the sink's prepare_line: its bytes follow the tokens */
+	uint32_t prepared, n_prepare; /* the sink's prepare: its bytes follow the tokens */
 } sys_pre;
 typedef struct sys_pre_kv {
 	uint32_t k, kn, v, vn;
@@ -285,9 +285,10 @@ static size_t m_systrace_prepare(const tm_model_sink *sink, int64_t ts, const tm
 				 (uint32_t)(sa.kv[i].v - payload), (uint32_t)sa.kv[i].vn};
 		tm_buf_put(b, &kv, sizeof kv);
 	}
-	if (sink->prepare_line) {
+	if (sink->prepare) {
 		size_t at = b->len;
-		size_t n = sink->prepare_line(sink->ctx, ts, h->machine_row, &l, &sa, b);
+		systrace_observed so = {&l, &sa};
+		size_t n = sink->prepare(sink->ctx, ts, h, &so, b);
 		if (n > UINT32_MAX || b->len != at + n) {
 			b->len = at; /* cannot be: taken as not asked */
 		} else {
@@ -372,7 +373,7 @@ static void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, con
 	int acted = 1; /* the reference made rows or state of the line */
 	if (EV_IS("sched_switch")) {
 		arg(a, "prev_state", v1, sizeof v1);
-		int64_t state = tm_model_systrace_state(v1);
+		int64_t state = tm_model_task_state_raw(v1);
 		uint32_t prev_pid, next_pid;
 		int32_t prev_prio, next_prio;
 		arg(a, "prev_pid", v2, sizeof v2);
@@ -462,11 +463,11 @@ static void m_systrace_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, con
 		ob.model = m;
 		ob.head = h;
 		ob.ts = ts;
-		ob.line = &l;
+		systrace_observed so = {&l, &sa};
+		ob.event = &so;
 		ob.dropped = !acted;
 		ob.made = m->made;
 		ob.n_made = m->n_made;
-		ob.line_args = &sa;
 		m->sink.observed(m->sink.ctx, &ob);
 	}
 }

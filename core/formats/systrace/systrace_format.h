@@ -5,6 +5,7 @@
 #define TM_SYSTRACE_FORMAT_H
 
 #include "export/export.h"
+#include "formats/kinds.h"
 #include "formats/systrace/systrace.h"
 #include "model/model_internal.h"
 #include "scan/scan_internal.h"
@@ -36,8 +37,8 @@ void scan_systrace_event(const systrace_event *l, tm_event *ev);
 
 /* TM_MREC_SYSTRACE records into the tables (model_systrace.c). Its
  * prepare works out, on the replay's producer thread, where a line's
- * strings are and its args' tokens, and what the sink's prepare_line
- * makes of it. */
+ * strings are and its args' tokens, and what the sink's prepare makes of
+ * it. */
 extern const tm_parser tm_systrace_parser;
 
 /* Build a TM_MREC_SYSTRACE record (head and payload) from a parsed line. */
@@ -51,6 +52,14 @@ void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const s
  * counters only the print makes. */
 uint32_t m_systrace_print(tm_model *m, m_ctx *c, m_mach *mc, int64_t ts, uint32_t pid, const systrace_event *l,
 		      uint32_t file);
+
+/* What the parser hands the encoder of a line (tm_mobserved.event, and
+ * the event of tm_model_sink.prepare): the line and its args, split or
+ * not, for lookups. */
+typedef struct systrace_observed {
+	const systrace_event *line;
+	systrace_args *args;
+} systrace_observed;
 
 /* Its lines into merged.pftrace (encode.c). */
 extern const tm_encoder tm_systrace_encoder;

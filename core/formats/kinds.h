@@ -1,0 +1,17 @@
+/* core/formats/kinds.h - the kinds of the records a format's tokenizer
+ * hands the sorter and its parser reads (tm_mrec_head.kind), one per
+ * parser. The model knows only how many there can be (TM_MREC_KINDS);
+ * the registry (core/formats/registry.c) maps each to its format. */
+#ifndef TM_KINDS_H
+#define TM_KINDS_H
+
+typedef enum tm_mrec_kind {
+	TM_MREC_JSON = 1,     /* a Chrome JSON event: its record (core/formats/json/json_rec.h) */
+	TM_MREC_SYSTRACE,     /* a systrace line (a file's, or a JSON file's embedded
+			       * text) as parsed: its fields packed, then its five
+			       * strings (core/formats/systrace/model_systrace.c) */
+	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
+	TM_MREC_LAST = TM_MREC_PROTO
+} tm_mrec_kind;
+
+#endif
