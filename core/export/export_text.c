@@ -466,14 +466,25 @@ static void by_row(size_t *at, size_t *ix, size_t nm, size_t n, const tm_model *
 	free(next);
 }
 
+/* Does a file of the merge go through an encoder (JSON, systrace, ...)? */
+static int encoded_input(const exp_text *t)
+{
+	const tm_merge *mg = t->x->m;
+	for (size_t i = 0; i < mg->n_files; i++)
+		if (t->enc->of_type(mg->files[i].type))
+			return 1;
+	return 0;
+}
+
 void exp_text_finish(exp_text *t, const tm_model *m)
 {
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, INT64_MAX);
-	/* Without JSON or systrace input, every name and association is in
-	 * the copied proto packets: the same with or without the model's
-	 * records (tm_gen_build does not make them then). */
-	if (!tm_merge_has_text(t->x->m))
+	/* Without input a format's encoder converts, every name and
+	 * association is in the copied proto packets: the same with or
+	 * without the model's records (tm_gen_build does not make them
+	 * then). */
+	if (!encoded_input(t))
 		return;
 	const tm_scan *scan = t->x->scan;
 	size_t nt = tm_model_n_threads(m), np = tm_model_n_processes(m);

@@ -510,10 +510,3 @@ const tm_file *tm_merge_file(const tm_merge *m, uint32_t id)
 	return id < m->n_files ? &m->files[id] : NULL;
 }
 
-int tm_merge_has_text(const tm_merge *m)
-{
-	for (size_t i = 0; i < m->n_files; i++)
-		if (m->files[i].type == TM_TYPE_JSON || m->files[i].type == TM_TYPE_SYSTRACE)
-			return 1;
-	return 0;
-}

@@ -96,8 +96,5 @@ void tm_merge_set_name(tm_merge *m, const char *name);
 /* The file row for an id, or NULL. */
 const tm_file *tm_merge_file(const tm_merge *m, uint32_t id);
 
-/* Whether a file is JSON or systrace: the inputs whose events
- * merged.pftrace converts through the model (proto packets are copied). */
-int tm_merge_has_text(const tm_merge *m);
 
 #endif

@@ -346,9 +346,9 @@ static void ctx_free(const tm_model *m, m_ctx *c)
 	m_map_free(&c->v1_flows);
 	free(c->cpus);
 	free(c->sched);
-	for (size_t k = 0; k < TM_MREC_KINDS; k++)
-		if (m->parsers[k] && m->parsers[k]->ctx_free)
-			m->parsers[k]->ctx_free(c);
+	const tm_parser *p = c->parsed && c->parsed_kind < TM_MREC_KINDS ? m->parsers[c->parsed_kind] : NULL;
+	if (p && p->ctx_free)
+		p->ctx_free(c);
 }
 
 void tm_model_free(tm_model *m)

@@ -170,6 +170,7 @@ typedef struct m_ctx {
 				      * kernel version (a proto file's context) */
 	void *parsed;                /* what its file's parser keeps per context
 				      * (its tm_parser.ctx_free frees it), or NULL */
+	uint8_t parsed_kind;         /* the record kind of that parser */
 } m_ctx;
 
 struct tm_model {

@@ -224,8 +224,10 @@ typedef struct m_pctx {
 
 static m_pctx *pctx(m_ctx *c)
 {
-	if (!c->parsed)
+	if (!c->parsed) {
 		c->parsed = tm_xcalloc(1, sizeof(m_pctx));
+		c->parsed_kind = TM_MREC_PROTO;
+	}
 	c->kernel_states = 1;
 	return c->parsed;
 }
