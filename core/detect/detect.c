@@ -661,7 +661,7 @@ static const struct {
 	[TM_TYPE_JSON] = {"json", 2, 0, 1},
 	[TM_TYPE_INSTRUMENTS_XML] = {"instruments_xml", 2, 0, 0},
 	[TM_TYPE_CTRACE] = {"ctrace", 2, 1, 1},
-	[TM_TYPE_NINJA_LOG] = {"ninja_log", 2, 0, 0},
+	[TM_TYPE_NINJA_LOG] = {"ninja_log", 2, 0, 1},
 	[TM_TYPE_ANDROID_LOGCAT] = {"android_logcat", 2, 0, 0},
 	[TM_TYPE_COLLAPSED_STACK] = {"collapsed_stack", 2, 0, 0},
 	[TM_TYPE_PERF_TEXT] = {"perf_text", 2, 0, 0},

@@ -11,7 +11,8 @@ typedef enum tm_mrec_kind {
 			       * text) as parsed: its fields packed, then its five
 			       * strings (core/formats/systrace/model_systrace.c) */
 	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
-	TM_MREC_LAST = TM_MREC_PROTO
+	TM_MREC_NINJA,        /* a ninja log's job (core/formats/ninja/ninja_format.h) */
+	TM_MREC_LAST = TM_MREC_NINJA
 } tm_mrec_kind;
 
 #endif

@@ -2,6 +2,7 @@
 #include "formats/registry.h"
 
 #include "formats/json/json_format.h"
+#include "formats/ninja/ninja_format.h"
 #include "formats/proto/proto_format.h"
 #include "formats/systrace/systrace_format.h"
 
@@ -18,6 +19,7 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_PROTO] = {&tm_proto_tokenizer, 1, &tm_proto_parser, NULL},
 	[TM_TYPE_JSON] = {&tm_json_tokenizer, 0, &tm_json_parser, &tm_json_encoder},
 	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_parser, &tm_systrace_encoder},
+	[TM_TYPE_NINJA_LOG] = {&tm_ninja_tokenizer, 0, &tm_ninja_parser, &tm_ninja_encoder},
 	/* clocks only */
 	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
@@ -51,6 +53,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_JSON] = TM_TYPE_JSON,
 	[TM_MREC_SYSTRACE] = TM_TYPE_SYSTRACE,
 	[TM_MREC_PROTO] = TM_TYPE_PROTO,
+	[TM_MREC_NINJA] = TM_TYPE_NINJA_LOG,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

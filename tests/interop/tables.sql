@@ -32,6 +32,12 @@ SELECT 'slice' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) || s.dur
        tm_kind(s.track_id) AS row
 FROM slice s JOIN track t ON t.id = s.track_id WHERE s.dur != 0;
 
+-- The thread a thread track's slice is on (a ninja job's inferred
+-- worker, a JSON event's tid, ...).
+SELECT 'thread_slice' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) || tm_machine(t.machine_id) ||
+       char(9) || th.tid AS row
+FROM slice s JOIN thread_track t ON t.id = s.track_id JOIN thread th USING (utid);
+
 SELECT 'instant' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) || tm_s(s.category) ||
        char(9) || s.depth || char(9) || tm_machine(t.machine_id) || char(9) || tm_kind(s.track_id) AS row
 FROM slice s JOIN track t ON t.id = s.track_id WHERE s.dur = 0;
