@@ -365,6 +365,93 @@ static void add_raw_args(m_open *o, const char *raw, size_t n)
 	tm_buf_put(&o->args, raw, n);
 }
 
+/* The end of the JSON value at p (compact, as the model writes args), or
+ * end when it runs past. */
+static const char *json_value_end(const char *p, const char *end)
+{
+	int depth = 0;
+	while (p < end) {
+		char ch = *p;
+		if (ch == '"') {
+			for (p++; p < end && *p != '"'; p++)
+				if (*p == '\\')
+					p++;
+			p++;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+			p++;
+		} else if (ch == '}' || ch == ']') {
+			depth--;
+			p++;
+		} else if (ch == ',' && depth == 0) {
+			return p;
+		} else {
+			p++;
+		}
+		if (depth == 0 && p < end && *p == ',')
+			return p;
+	}
+	return end;
+}
+
+/* One member "key":value of compact members at p: the key's span (its
+ * quotes included), the value's, and the member's end. 0 at the end. */
+static int next_member(const char **p, const char *end, const char **key, size_t *key_n, const char **val,
+		       size_t *val_n)
+{
+	const char *q = *p;
+	if (q < end && *q == ',')
+		q++;
+	if (q >= end || *q != '"')
+		return 0;
+	const char *k = q;
+	for (q++; q < end && *q != '"'; q++)
+		if (*q == '\\')
+			q++;
+	q++;
+	if (q >= end || *q != ':')
+		return 0;
+	*key = k;
+	*key_n = (size_t)(q - k);
+	*val = q + 1;
+	const char *ve = json_value_end(q + 1, end);
+	*val_n = (size_t)(ve - (q + 1));
+	*p = ve;
+	return 1;
+}
+
+/* The args an end gives the slice it closes: a key the slice has already
+ * takes the new value (the reference's ArgsTracker keeps the last value
+ * of a key in one arg set), the others are added. */
+static void add_end_args(m_open *o, const char *raw, size_t n)
+{
+	if (!raw || !n)
+		return;
+	const char *p = raw, *end = raw + n, *k, *v;
+	size_t kn, vn;
+	while (next_member(&p, end, &k, &kn, &v, &vn)) {
+		const char *q = o->args.data, *qe = o->args.data + o->args.len, *ok, *ov;
+		size_t okn, ovn;
+		int replaced = 0;
+		while (q && next_member(&q, qe, &ok, &okn, &ov, &ovn)) {
+			if (okn != kn || memcmp(ok, k, kn) != 0)
+				continue;
+			size_t at = (size_t)(ov - o->args.data), tail = o->args.len - at - ovn;
+			TM_GROW(o->args.data, o->args.cap, o->args.len - ovn + vn);
+			memmove(o->args.data + at + vn, o->args.data + at + ovn, tail);
+			memcpy(o->args.data + at, v, vn);
+			o->args.len = o->args.len - ovn + vn;
+			replaced = 1;
+			break;
+		}
+		if (!replaced) {
+			if (o->args.len)
+				tm_buf_put(&o->args, ",", 1);
+			tm_buf_put(&o->args, k, kn + 1 + vn);
+		}
+	}
+}
+
 static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
 			  uint32_t name, const char *raw, size_t raw_n, m_overlap *overlap, uint32_t file_id)
 {
@@ -488,7 +575,7 @@ static size_t end_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, uint3
 	m_open *o = &t->stack[ix];
 	o->dur = ts - o->ts;
 	if (m_wants_args(m))
-		add_raw_args(o, raw, raw_n);
+		add_end_args(o, raw, raw_n);
 	m->last_slice_id = o->id;
 	m->last_slice_ts = o->ts;
 	if ((size_t)ix == t->depth - 1) {
