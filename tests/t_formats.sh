@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/t_formats.sh - no format is dropped in silence (issue 33, part 4):
 # a file in a format the reference imports and tracemount only recognises
-# (perf.data, collapsed stacks, strace, Gecko, a heap dump) keeps its own
+# (perf.data, collapsed stacks, Gecko, a heap dump) keeps its own
 # type in metadata.json, "events": null and a not_exported reason;
 # `tracemount check`, a foreground mount and `pack` print one warning line
-# naming the file and its format; `pack --strict` fails on it. A format
-# tracemount reads (a ninja log, issue 35) beside them has its events
-# counted and in timeline.tsv, and no warning.
+# naming the file and its format; `pack --strict` fails on it. The formats
+# tracemount reads (a ninja log, strace text: issue 35) beside them have
+# their events counted and in timeline.tsv, and no warning.
 # The files follow each format's public description, as far as the
 # reference's sniffers look (spec/formats.md §1.2).
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ printf '[{"name":"s","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]\n' >in/app.json
 # perf.data: the PERFILE2 magic, then a header's sizes
 printf 'PERFILE2\x68\0\0\0\0\0\0\0\x88\0\0\0\0\0\0\0' >in/perf.data
 printf 'main;parse;read 12\nmain;parse 3\n' >in/stacks.folded
-printf '1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
+printf '42  1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
 printf '{"meta":{"version":27,"interval":1},"libs":[],"threads":[]}\n' >in/firefox.json
 printf '# ninja log v5\n10\t20\t0\tout.o\t1a2b\n' >in/.ninja_log_copy
 cp in/.ninja_log_copy in/build.ninja_log
@@ -27,8 +27,7 @@ printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
 
 # what each file is, by the reference's names, in archive order
 expect_types='["zip","json","perf","collapsed_stack","strace","gecko","ninja_log","art_hprof"]'
-expect_warn=$(for f in perf.data:perf stacks.folded:collapsed_stack run.strace:strace firefox.json:gecko \
-	heap.hprof:art_hprof; do
+expect_warn=$(for f in perf.data:perf stacks.folded:collapsed_stack firefox.json:gecko heap.hprof:art_hprof; do
 	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
 done)
 
@@ -44,10 +43,15 @@ eq "cat prints no warning" "$(cat cat.err)" ""
 eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
 eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
 eq "metadata: events null where not exported" \
-	"$(jq -c '[.files[] | select(.type != "json" and .type != "zip" and .type != "ninja_log") | .events]' <<<"$meta")" \
-	'[null,null,null,null,null]'
+	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace") | not) | .events]' <<<"$meta")" \
+	'[null,null,null,null]'
 eq "metadata: each says why" \
-	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 5
+	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 4
+eq "metadata: an strace call is counted, and exported" \
+	"$(jq -c '.files[] | select(.type == "strace") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
+eq "timeline.tsv: the call on its thread, with its args" \
+	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$7 == "openat" { print $5, $6, $10, $12 }')" \
+	'instant strace 42 {"args":"AT_FDCWD, \"/etc/hosts\", O_RDONLY","ret":"3"}'
 eq "metadata: a ninja log's job is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "ninja_log") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the job on worker 1 of the Build process" \
@@ -67,7 +71,7 @@ eq "check of a lone perf.data names the input" "$(cat single.err)" \
 
 # pack: reported with the drops; --strict refuses.
 mkdir out
-"$tm" pack -o out/p.zip in/app.json in/perf.data in/run.strace >pack.out 2>pack.err; rc=$?
+"$tm" pack -o out/p.zip in/app.json in/perf.data in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
 eq "pack: writes the archive" "$rc" 0
 eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 2
 contains "pack: names the file" "$(cat pack.err)" "p.zip: perf.data: perf events not exported"

@@ -12,7 +12,8 @@ typedef enum tm_mrec_kind {
 			       * strings (core/formats/systrace/model_systrace.c) */
 	TM_MREC_PROTO,        /* a proto record (core/formats/proto/model_proto.c) */
 	TM_MREC_NINJA,        /* a ninja log's job (core/formats/ninja/ninja_format.h) */
-	TM_MREC_LAST = TM_MREC_NINJA
+	TM_MREC_STRACE,       /* an strace call line (core/formats/strace/strace_format.h) */
+	TM_MREC_LAST = TM_MREC_STRACE
 } tm_mrec_kind;
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
+#include "formats/strace/strace_format.h"
 #include "formats/proto/proto_format.h"
 #include "formats/systrace/systrace_format.h"
 
@@ -20,6 +21,7 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_JSON] = {&tm_json_tokenizer, 0, &tm_json_parser, &tm_json_encoder},
 	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_parser, &tm_systrace_encoder},
 	[TM_TYPE_NINJA_LOG] = {&tm_ninja_tokenizer, 0, &tm_ninja_parser, &tm_ninja_encoder},
+	[TM_TYPE_STRACE] = {&tm_strace_tokenizer, 0, &tm_strace_parser, &tm_strace_encoder},
 	/* clocks only */
 	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
@@ -32,7 +34,6 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_FUCHSIA] = {&boottime, 0},
 	[TM_TYPE_ANDROID_LOGCAT] = {&realtime, 0},
 	[TM_TYPE_ANDROID_DUMPSTATE] = {&realtime, 0},
-	[TM_TYPE_STRACE] = {&realtime, 0},
 };
 
 const tm_format *tm_format_of(tm_type t)
@@ -54,6 +55,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_SYSTRACE] = TM_TYPE_SYSTRACE,
 	[TM_MREC_PROTO] = TM_TYPE_PROTO,
 	[TM_MREC_NINJA] = TM_TYPE_NINJA_LOG,
+	[TM_MREC_STRACE] = TM_TYPE_STRACE,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

@@ -6,7 +6,8 @@
 -- Machines are named (NULL for an unnamed one). A track's kind is the
 -- dimension it hangs off: thread (utid), process (upid), cpu, or global.
 -- Args: JSON args import under `args.`, debug annotations under `debug.`;
--- the comparison reads both as `args.` (tracemount(1), "merged.pftrace").
+-- the comparison reads both as `args.` (tracemount(1), "merged.pftrace"),
+-- and an strace slice's (`args`, `ret`) without the prefix.
 
 CREATE PERFETTO FUNCTION tm_kind(track_id LONG) RETURNS STRING AS
 SELECT CASE
@@ -77,7 +78,8 @@ FROM flow f JOIN slice so ON so.id = f.slice_out JOIN slice si ON si.id = f.slic
 JOIN track t ON t.id = so.track_id;
 
 SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
-       tm_s(CASE WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7) ELSE a.key END) || char(9) ||
+       tm_s(CASE WHEN a.key GLOB 'debug.*' AND s.category = 'strace' THEN substr(a.key, 7)
+                 WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7) ELSE a.key END) || char(9) ||
        tm_s(a.display_value) AS row
 FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 
