@@ -20,7 +20,9 @@
 # and, for issue 35's formats, which the reference reads only alone (no
 # aims: the two are measured side by side):
 #   ninja     BENCH_IMPORT_NINJA    (1000) builds of testdata/real/ninja's
-#             log, one after another in one log (212,000 jobs, 11 MB)
+#             log, one after another in one log (212,000 jobs, 14 MB)
+#   strace    BENCH_IMPORT_STRACE   (1000) x testdata/real/strace's capture
+#             (0.09 MB), one machine each, as the others
 # Without TRACE_PROCESSOR_SHELL, `cat ARCHIVE` stands in for the
 # reference. Numbers only: the aims are printed, never asserted.
 set -u
@@ -175,3 +177,4 @@ row json "$real/chrome_devtools.json.gz" "${BENCH_IMPORT_JSON:-43}" 20 5 5
 row systrace "$real/kernel_ftrace.txt.gz" "${BENCH_IMPORT_SYSTRACE:-500}" 40 20 15
 # issue 35: a format's scan and generation next to the reference's import
 row ninja testdata/real/ninja/ninja_log "${BENCH_IMPORT_NINJA:-1000}" 0 0 0
+row strace testdata/real/strace/python_strace.txt.gz "${BENCH_IMPORT_STRACE:-1000}" 0 0 0
