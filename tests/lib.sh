@@ -1,10 +1,11 @@
 # tests/lib.sh - helpers for the shell tests (sourced). Each check prints
 # one line: "PASS name", "FAIL name: why" or "SKIP name: why".
 #
-# Environment: TRACEMOUNT (the binary under test), BUILD (its build dir).
+# Environment: TRACEMOUNT (the binary under test; by default BUILD's, else
+# ./tracemount), BUILD (its build dir).
 set -u
 export LC_ALL=C
-TRACEMOUNT=$(realpath "${TRACEMOUNT:-./tracemount}")
+TRACEMOUNT=$(realpath "${TRACEMOUNT:-${BUILD:+$BUILD/}tracemount}")
 BUILD=$(realpath "${BUILD:-build/rel}")
 TESTDATA=${TESTDATA:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/testdata}
 T_FAILED=0
