@@ -300,8 +300,10 @@ static void test_priorities(void)
 	 * what it merges, walks or cannot name does not */
 	CHECK(tm_type_unexported(TM_TYPE_PERF) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_GECKO) != NULL);
-	CHECK(tm_type_unexported(TM_TYPE_STRACE) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_ART_HPROF) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_PROTO) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_NINJA_LOG) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_STRACE) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_JSON) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_SYSTRACE) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_ZSTD) == NULL);
