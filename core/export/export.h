@@ -59,6 +59,10 @@ typedef struct tm_encoders {
 	const tm_encoder *(*of_type)(tm_type t);
 } tm_encoders;
 
+/* Does a file of `m` go through one of `enc`'s encoders (JSON, systrace,
+ * ...)? Without one merged.pftrace is the copied proto packets alone. */
+int tm_encoders_used(const tm_encoders *enc, const tm_merge *m);
+
 /* Start the export of the merge `m` whose first scan is `scan` (it must
  * not have failed): the header is written. With per_machine 0 only the
  * whole merge's file is made (TM_GEN_TOP). NULL with err set when a

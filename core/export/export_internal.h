@@ -255,6 +255,10 @@ void exp_text_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, const 
 uint64_t exp_text_track(exp_text *t, const tm_model *m, uint32_t id);
 /* A SLICE_END of track uuid written once the replay passes ts. */
 void exp_text_end_at(exp_text *t, int64_t ts, uint32_t file, uint32_t row, uint64_t uuid);
+/* te (on te->track_uuid, at ts) as a complete slice of dur ns: a legacy X
+ * event where dur is whole microseconds, else a SLICE_BEGIN whose end
+ * exp_text_end_at writes. */
+void exp_te_complete(exp_text *t, exp_te *te, int64_t ts, int64_t dur, uint32_t file, uint32_t row);
 /* Ends of slices due at or before `ts` (they close before what begins
  * there, as the reference pops a slice that ends where another starts). */
 void exp_text_flush_ends(exp_text *t, int64_t ts);

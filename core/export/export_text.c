@@ -312,6 +312,19 @@ void exp_text_end_at(exp_text *t, int64_t ts, uint32_t file, uint32_t row, uint6
 	heap_push(t, (pend_end){ts, t->order++, file, row, uuid});
 }
 
+void exp_te_complete(exp_text *t, exp_te *te, int64_t ts, int64_t dur, uint32_t file, uint32_t row)
+{
+	if (dur % 1000 == 0) {
+		te->has_phase = 1;
+		te->phase = 'X';
+		te->has_duration_us = 1;
+		te->duration_us = dur / 1000;
+	} else {
+		te->type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+		exp_text_end_at(t, ts + dur, file, row, te->track_uuid);
+	}
+}
+
 void exp_text_flush_ends(exp_text *t, int64_t ts)
 {
 	while (t->n_heap && t->heap[0].ts <= ts) {
@@ -466,12 +479,10 @@ static void by_row(size_t *at, size_t *ix, size_t nm, size_t n, const tm_model *
 	free(next);
 }
 
-/* Does a file of the merge go through an encoder (JSON, systrace, ...)? */
-static int encoded_input(const exp_text *t)
+int tm_encoders_used(const tm_encoders *enc, const tm_merge *m)
 {
-	const tm_merge *mg = t->x->m;
-	for (size_t i = 0; i < mg->n_files; i++)
-		if (t->enc->of_type(mg->files[i].type))
+	for (size_t i = 0; i < m->n_files; i++)
+		if (enc->of_type(m->files[i].type))
 			return 1;
 	return 0;
 }
@@ -484,7 +495,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 	 * association is in the copied proto packets: the same with or
 	 * without the model's records (tm_gen_build does not make them
 	 * then). */
-	if (!encoded_input(t))
+	if (!tm_encoders_used(t->enc, t->x->m))
 		return;
 	const tm_scan *scan = t->x->scan;
 	size_t nt = tm_model_n_threads(m), np = tm_model_n_processes(m);

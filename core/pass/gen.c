@@ -114,18 +114,6 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 
 /* The builders of the families in `wants`, for the scan's results (an
  * exporter made before the scan gets them now). */
-/* Does a file of the merge go through its format's encoder (JSON,
- * systrace, ...)? Proto packets are copied. */
-static int encoded_input(const tm_merge *m)
-{
-	for (size_t i = 0; i < m->n_files; i++) {
-		const tm_format *f = tm_format_of(m->files[i].type);
-		if (f && f->encoder)
-			return 1;
-	}
-	return 0;
-}
-
 static int gen_open(gen_ctx *g, tm_merge *m, const tm_scan *scan, unsigned wants, size_t sort_bytes, tm_error *err)
 {
 	if (g->x && tm_export_attach(g->x, scan, err) != 0)
@@ -180,7 +168,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	 * of formats with an encoder (and, at the end, the names and
 	 * associations those gave threads): without such input its records
 	 * are not made */
-	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES | TM_GEN_STATS)) || encoded_input(m);
+	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES | TM_GEN_STATS)) || tm_encoders_used(&tm_encoders_all, m);
 	if (scanned) {
 		/* kept proto packets wait for the scan's results in the
 		 * exporter (or, with the machine ids known before, only the

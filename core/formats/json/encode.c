@@ -116,15 +116,7 @@ static void json_event(exp_text *t, const tm_mobserved *o)
 		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
 		break;
 	case 'X':
-		if (j->dur % 1000 == 0) {
-			te.has_phase = 1;
-			te.phase = 'X';
-			te.has_duration_us = 1;
-			te.duration_us = j->dur / 1000;
-		} else {
-			te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
-			exp_text_end_at(t, o->ts + j->dur, file, row, uuid);
-		}
+		exp_te_complete(t, &te, o->ts, j->dur, file, row);
 		break;
 	case 's':
 	case 't':

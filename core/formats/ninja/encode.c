@@ -18,15 +18,7 @@ static void job(exp_text *t, const tm_mobserved *o)
 	exp_text_flush_ends(t, o->ts);
 	uint64_t uuid = exp_text_track(t, o->model, o->track);
 	exp_te te = {.track_uuid = uuid, .name = j->name};
-	if (j->dur_ns % 1000 == 0) {
-		te.has_phase = 1;
-		te.phase = 'X';
-		te.has_duration_us = 1;
-		te.duration_us = j->dur_ns / 1000;
-	} else { /* only where start or end overflowed in ns */
-		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
-		exp_text_end_at(t, o->ts + j->dur_ns, file, row, uuid);
-	}
+	exp_te_complete(t, &te, o->ts, j->dur_ns, file, row); /* X but where ms overflowed in ns */
 	exp_text_event(t, file, row, o->ts, &te);
 }
 
