@@ -374,9 +374,10 @@ static const char *json_value_end(const char *p, const char *end)
 		char ch = *p;
 		if (ch == '"') {
 			for (p++; p < end && *p != '"'; p++)
-				if (*p == '\\')
+				if (*p == '\\' && p + 1 < end)
 					p++;
-			p++;
+			if (p < end)
+				p++;
 		} else if (ch == '{' || ch == '[') {
 			depth++;
 			p++;
@@ -406,9 +407,10 @@ static int next_member(const char **p, const char *end, const char **key, size_t
 		return 0;
 	const char *k = q;
 	for (q++; q < end && *q != '"'; q++)
-		if (*q == '\\')
+		if (*q == '\\' && q + 1 < end)
 			q++;
-	q++;
+	if (q < end)
+		q++;
 	if (q >= end || *q != ':')
 		return 0;
 	*key = k;
