@@ -5,7 +5,7 @@
 # type in metadata.json, "events": null and a not_exported reason;
 # `tracemount check`, a foreground mount and `pack` print one warning line
 # naming the file and its format; `pack --strict` fails on it. The formats
-# tracemount reads (a ninja log, strace text: issue 35) beside them have
+# tracemount reads (a ninja log, strace and perf script text: issue 35) beside them have
 # their events counted and in timeline.tsv, and no warning.
 # The files follow each format's public description, as far as the
 # reference's sniffers look (spec/formats.md §1.2).
@@ -19,21 +19,22 @@ printf '[{"name":"s","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]\n' >in/app.json
 printf 'PERFILE2\x68\0\0\0\0\0\0\0\x88\0\0\0\0\0\0\0' >in/perf.data
 printf 'main;parse;read 12\nmain;parse 3\n' >in/stacks.folded
 printf '42  1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
+printf 'app 7/8 [001] 10.000001:          1 cpu-clock: \n\t1 work+0x1 (/bin/app)\n\t2 main (/bin/app)\n\n' >in/app.perf
 printf '{"meta":{"version":27,"interval":1},"libs":[],"threads":[]}\n' >in/firefox.json
 printf '# ninja log v5\n10\t20\t0\tout.o\t1a2b\n' >in/.ninja_log_copy
 cp in/.ninja_log_copy in/build.ninja_log
 printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
-(cd in && zip -q -X ../mixed.zip app.json perf.data stacks.folded run.strace firefox.json build.ninja_log heap.hprof)
+(cd in && zip -q -X ../mixed.zip app.json perf.data stacks.folded run.strace app.perf firefox.json build.ninja_log heap.hprof)
 
 # what each file is, by the reference's names, in archive order
-expect_types='["zip","json","perf","collapsed_stack","strace","gecko","ninja_log","art_hprof"]'
+expect_types='["zip","json","perf","collapsed_stack","strace","perf_text","gecko","ninja_log","art_hprof"]'
 expect_warn=$(for f in perf.data:perf stacks.folded:collapsed_stack firefox.json:gecko heap.hprof:art_hprof; do
 	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
 done)
 
 out=$("$tm" check mixed.zip 2>check.err); rc=$?
 eq "check: such files still merge" "$rc" 0
-contains "check: the summary names their formats" "$out" "7 trace files (1 perf, 1 art_hprof, 1 gecko, 1 json, 1 ninja_log, 1 collapsed_stack, 1 strace)"
+contains "check: the summary names their formats" "$out" "8 trace files (1 perf, 1 art_hprof, 1 gecko, 1 json, 1 ninja_log, 1 collapsed_stack, 1 perf_text, 1 strace)"
 eq "check: one warning line per file, naming it and its format" "$(cat check.err)" "$expect_warn"
 
 "$tm" ls mixed.zip files >/dev/null 2>ls.err
@@ -43,7 +44,7 @@ eq "cat prints no warning" "$(cat cat.err)" ""
 eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
 eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
 eq "metadata: events null where not exported" \
-	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace") | not) | .events]' <<<"$meta")" \
+	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text") | not) | .events]' <<<"$meta")" \
 	'[null,null,null,null]'
 eq "metadata: each says why" \
 	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 4
@@ -52,6 +53,13 @@ eq "metadata: an strace call is counted, and exported" \
 eq "timeline.tsv: the call on its thread, with its args" \
 	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$7 == "openat" { print $5, $6, $10, $12 }')" \
 	'instant strace 42 {"args":"AT_FDCWD, \"/etc/hosts\", O_RDONLY","ret":"3"}'
+eq "metadata: a perf script sample is counted, and exported" \
+	"$(jq -c '.files[] | select(.type == "perf_text") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
+eq "timeline.tsv: the sample on its thread, its stack leaf first" \
+	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$5 == "sample" { print $6, $7, $9, $10, $12 }')" \
+	'perf_text work 7 8 {"stack":[{"name":"work","mapping":"/bin/app"},{"name":"main","mapping":"/bin/app"}]}'
+contains "threads.tsv: the sample's thread, named by its command" \
+	"$("$tm" cat mixed.zip machines/machine0/threads.tsv 2>&1)" "$(printf '8\tapp\t7')"
 eq "metadata: a ninja log's job is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "ninja_log") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the job on worker 1 of the Build process" \

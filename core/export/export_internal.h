@@ -204,6 +204,7 @@ struct exp_text {
 	size_t n_bundle;
 	tm_buf line;            /* a systrace line's event, encoded here */
 	tm_buf buf;
+	exp_map interned;       /* what each sample sequence interned (exp_text_stack_sample) */
 };
 
 /* int32 and enum fields: a negative value takes ten bytes, sign-extended. */
@@ -273,6 +274,21 @@ void exp_text_observed(exp_text *t, const tm_mobserved *o);
  * (tm_encoder.prepare), appended to b (its bytes; 0 for none). */
 size_t exp_text_prepare(const exp_text *t, int64_t ts, const tm_mrec_head *h, const void *event, tm_buf *b);
 void exp_text_counter(exp_text *t, const tm_mcounter *c);
+/* A stack sample: its thread (tid; pid when has_pid), its leaf callsite
+ * in the model, and its source (profiler_sample.source). */
+typedef struct exp_sample {
+	int has_pid;
+	uint32_t pid, tid;
+	uint32_t callsite;
+	const char *source;
+} exp_sample;
+/* The sample as a StackSample packet of (file, row) at ts, on the file's
+ * sample sequence: the source in the sequence's first packet's defaults,
+ * the callstack interned on the sequence with what it needs of frames,
+ * function names and mappings (each mapping's name its one path
+ * component). */
+void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t ts,
+			   const exp_sample *smp);
 /* After the replay: pending ends, and the threads and processes the model
  * made with their names. */
 void exp_text_finish(exp_text *t, const tm_model *model);

@@ -32,6 +32,9 @@
  * global or process track to that thread (legacy_event.passthrough_utid). */
 #define EVENT_SEQ UINT64_MAX
 #define DESCRIPTOR_SEQ (UINT64_MAX - 1)
+/* A file's stack samples travel on a sequence of their own, which interns
+ * their callstacks and whose defaults name their source. */
+#define SAMPLE_SEQ (UINT64_MAX - 2)
 #define BUNDLE_MAX 512
 
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
@@ -47,24 +50,36 @@ exp_text *exp_text_new(exp *x, const tm_encoders *enc)
 /* ---- packets -------------------------------------------------------------------- */
 
 /* What a packet holds: a message protobuf-c packs, or a TrackEvent this
- * file writes (exp_te_wire). */
+ * file writes (exp_te_wire); and, on a sequence that interns, its
+ * InternedData and TracePacketDefaults (NULL: none). */
 typedef struct body {
 	const ProtobufCMessage *msg;
 	const exp_te *te;
 	const exp_text *bundle; /* its bundle (FtraceEventBundle) */
+	const ProtobufCMessage *interned, *defaults;
 } body;
 
+static void put_msg_field(tm_buf *b, uint32_t field, const ProtobufCMessage *msg)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	put_tag(b, field, TM_PB_LEN);
+	put_varint(b, n);
+	TM_GROW(b->data, b->cap, b->len + n + 1);
+	b->len += protobuf_c_message_pack(msg, (uint8_t *)b->data + b->len);
+}
+
 /* One TracePacket: `field` (an F_TracePacket_ data field) holding `in`,
- * on the file's event or descriptor sequence, at `ts` (none when < 0).
- * The packet around it, four varints, is written here: packing a
- * TracePacket with protobuf-c visits each of its fields twice (size, then
- * bytes) and sizes the message inside twice more, which was a fifth of
- * the JSON export's model thread (callgrind). The fields go out in number
- * order, as protobuf-c writes them, so the bytes are the same. */
-static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, uint32_t field, body in)
+ * on sequence `seq` of the file (EVENT_SEQ, DESCRIPTOR_SEQ, SAMPLE_SEQ),
+ * at `ts` (none when < 0). The packet around it, four varints, is written
+ * here: packing a TracePacket with protobuf-c visits each of its fields
+ * twice (size, then bytes) and sizes the message inside twice more, which
+ * was a fifth of the JSON export's model thread (callgrind). The fields go
+ * out in number order, as protobuf-c writes them, so the bytes are the
+ * same. */
+static void write_packet_on(exp_text *t, uint32_t file, uint32_t row, uint64_t seq, int64_t ts, uint32_t field,
+			    body in)
 {
 	exp *x = t->x;
-	uint64_t seq = field == F_TracePacket_track_descriptor ? DESCRIPTOR_SEQ : EVENT_SEQ;
 	exp_map_slot *s = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, seq, 1);
 	int first = !s->v;
 	if (first)
@@ -74,12 +89,15 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, u
 		uint32_t id;
 		int has;
 		uint64_t v;
+		const ProtobufCMessage *msg;
 	} env[] = {
-		{F_TracePacket_timestamp, ts >= 0, (uint64_t)ts},
-		{F_TracePacket_trusted_packet_sequence_id, 1, (uint32_t)s->v},
+		{F_TracePacket_timestamp, ts >= 0, (uint64_t)ts, NULL},
+		{F_TracePacket_trusted_packet_sequence_id, 1, (uint32_t)s->v, NULL},
+		{F_TracePacket_interned_data, in.interned != NULL, 0, in.interned},
 		{F_TracePacket_sequence_flags, first,
-		 PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED},
-		{F_TracePacket_machine_id, machine != 0, machine},
+		 PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED, NULL},
+		{F_TracePacket_trace_packet_defaults, in.defaults != NULL, 0, in.defaults},
+		{F_TracePacket_machine_id, machine != 0, machine, NULL},
 	};
 	tm_buf *b = &t->buf;
 	b->len = 0;
@@ -97,18 +115,24 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, u
 				tm_buf_put(b, in.bundle->bundle.data, in.bundle->bundle.len);
 				nested_end(b, at);
 			} else {
-				size_t n = protobuf_c_message_get_packed_size(in.msg);
-				put_tag(b, field, TM_PB_LEN);
-				put_varint(b, n);
-				TM_GROW(b->data, b->cap, b->len + n + 1);
-				b->len += protobuf_c_message_pack(in.msg, (uint8_t *)b->data + b->len);
+				put_msg_field(b, field, in.msg);
 			}
 			put = 1;
 		}
-		if (!last && env[i].has)
+		if (last || !env[i].has)
+			continue;
+		if (env[i].msg)
+			put_msg_field(b, env[i].id, env[i].msg);
+		else
 			put_uint(b, env[i].id, env[i].v);
 	}
 	exp_emit(x, row, b->data, b->len);
+}
+
+static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, uint32_t field, body in)
+{
+	uint64_t seq = field == F_TracePacket_track_descriptor ? DESCRIPTOR_SEQ : EVENT_SEQ;
+	write_packet_on(t, file, row, seq, ts, field, in);
 }
 
 /* ---- tracks ----------------------------------------------------------------------- */
@@ -116,7 +140,7 @@ static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, u
 /* A track descriptor packet (untimed, on the file's descriptor sequence). */
 static void write_descriptor(exp_text *t, uint32_t file, uint32_t row, TrackDescriptor *d)
 {
-	write_packet(t, file, row, -1, F_TracePacket_track_descriptor, (body){&d->base, NULL, NULL});
+	write_packet(t, file, row, -1, F_TracePacket_track_descriptor, (body){.msg = &d->base});
 }
 
 static uint64_t process_uuid(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t pid)
@@ -302,7 +326,7 @@ static pend_end heap_pop(exp_text *t)
 
 void exp_text_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, const exp_te *te)
 {
-	write_packet(t, file, row, ts, F_TracePacket_track_event, (body){NULL, te, NULL});
+	write_packet(t, file, row, ts, F_TracePacket_track_event, (body){.te = te});
 }
 
 /* Ends of X slices due at or before `ts` (they close before what begins
@@ -340,7 +364,7 @@ void exp_text_flush_bundle(exp_text *t)
 {
 	if (!t->has_bundle)
 		return;
-	write_packet(t, t->b_file, t->b_row, -1, F_TracePacket_ftrace_events, (body){NULL, NULL, t});
+	write_packet(t, t->b_file, t->b_row, -1, F_TracePacket_ftrace_events, (body){.bundle = t});
 	t->bundle.len = 0;
 	t->n_bundle = 0;
 	t->has_bundle = 0;
@@ -376,7 +400,7 @@ static void write_made(exp_text *t, const tm_mobserved *o, Perfetto__Protos__Pro
 {
 	exp_text_flush_bundle(t);
 	write_packet(t, o->head->file_id, o->head->machine_row, o->ts, F_TracePacket_process_tree,
-		     (body){&pt->base, NULL, NULL});
+		     (body){.msg = &pt->base});
 	pt->n_threads = 0;
 }
 
@@ -579,7 +603,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 			pt.processes = prp;
 			/* no timestamp: the reference gives it the latest one read,
 			 * the end of the trace, and it is not an event */
-			write_packet(t, 0, (uint32_t)row, -1, F_TracePacket_process_tree, (body){&pt.base, NULL, NULL});
+			write_packet(t, 0, (uint32_t)row, -1, F_TracePacket_process_tree, (body){.msg = &pt.base});
 		}
 	}
 	free(ths);
@@ -594,6 +618,143 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 	free(latest.s);
 }
 
+/* ---- stack samples ---------------------------------------------------------------- */
+
+/* What a sample sequence has interned: (sequence id << 8 | what, id). */
+enum { INTERNED_MAPPING = 1, INTERNED_FRAME, INTERNED_CALLSTACK };
+
+static int interned_before(exp_text *t, uint32_t seq, int what, uint64_t id)
+{
+	exp_map_slot *s = exp_map_find(&t->interned, (uint64_t)seq << 8 | (uint64_t)what, id, 1);
+	int before = s->v != 0;
+	s->v = 1;
+	return before;
+}
+
+typedef Perfetto__Protos__InternedString InternedString;
+typedef Perfetto__Protos__Frame Frame;
+typedef Perfetto__Protos__Mapping Mapping;
+typedef Perfetto__Protos__Callstack Callstack;
+
+void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t ts,
+			   const exp_sample *smp)
+{
+	const tm_mcallsite *leaf = tm_model_callsite(m, smp->callsite);
+	if (!leaf)
+		return;
+	exp *x = t->x;
+	exp_map_slot *known = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, SAMPLE_SEQ, 0);
+	int first = !known || !known->v;
+	/* the id write_packet_on gives a new sequence (nothing is written
+	 * before it) */
+	uint32_t seq = first ? x->next_seq + 1 : (uint32_t)known->v;
+
+	/* the chain, leaf first */
+	size_t depth = 0;
+	for (const tm_mcallsite *c = leaf; c; c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent))
+		depth++;
+	uint32_t *chain = tm_xmalloc(depth * sizeof *chain);
+	size_t k = 0;
+	for (const tm_mcallsite *c = leaf; c && k < depth;
+	     c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent))
+		chain[k++] = c->frame;
+
+	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Callstack cs = PERFETTO__PROTOS__CALLSTACK__INIT;
+	Callstack *csp = &cs;
+	/* at most one new mapping, frame and name string per frame */
+	InternedString *strs = tm_xcalloc(2 * depth, sizeof *strs);
+	InternedString **names = tm_xcalloc(depth, sizeof *names), **paths = tm_xcalloc(depth, sizeof *paths);
+	Frame *fr = tm_xcalloc(depth, sizeof *fr);
+	Frame **frp = tm_xcalloc(depth, sizeof *frp);
+	Mapping *mp = tm_xcalloc(depth, sizeof *mp);
+	Mapping **mpp = tm_xcalloc(depth, sizeof *mpp);
+	uint64_t *path_ids = tm_xcalloc(depth, sizeof *path_ids);
+	uint64_t *frame_ids = tm_xcalloc(depth, sizeof *frame_ids);
+	size_t n_str = 0;
+	if (!interned_before(t, seq, INTERNED_CALLSTACK, smp->callsite)) {
+		for (size_t i = 0; i < depth; i++) {
+			uint32_t fid = chain[depth - 1 - i]; /* from the root */
+			frame_ids[i] = (uint64_t)fid + 1;
+			if (interned_before(t, seq, INTERNED_FRAME, fid))
+				continue;
+			const tm_mframe *f = tm_model_frame(m, fid);
+			const tm_mmapping *map = f ? tm_model_mapping(m, f->mapping) : NULL;
+			if (map && !interned_before(t, seq, INTERNED_MAPPING, f->mapping)) {
+				/* one path component: the reference names the
+				 * mapping "/" and it (a path of its own keeps its
+				 * one '/') */
+				InternedString *ps = &strs[n_str++];
+				perfetto__protos__interned_string__init(ps);
+				ps->has_iid = ps->has_str = 1;
+				ps->iid = (uint64_t)f->mapping + 1;
+				ps->str.data = (uint8_t *)map->name;
+				ps->str.len = strlen(map->name);
+				paths[id.n_mapping_paths++] = ps;
+				Mapping *mm = &mp[id.n_mappings];
+				perfetto__protos__mapping__init(mm);
+				mm->has_iid = 1;
+				mm->iid = (uint64_t)f->mapping + 1;
+				path_ids[id.n_mappings] = ps->iid;
+				mm->n_path_string_ids = 1;
+				mm->path_string_ids = &path_ids[id.n_mappings];
+				mpp[id.n_mappings++] = mm;
+			}
+			InternedString *ns = &strs[n_str++];
+			perfetto__protos__interned_string__init(ns);
+			ns->has_iid = ns->has_str = 1;
+			ns->iid = (uint64_t)fid + 1;
+			ns->str.data = (uint8_t *)(f ? f->name : "");
+			ns->str.len = f ? strlen(f->name) : 0;
+			names[id.n_function_names++] = ns;
+			Frame *ff = &fr[id.n_frames];
+			perfetto__protos__frame__init(ff);
+			ff->has_iid = ff->has_function_name_id = ff->has_mapping_id = ff->has_rel_pc = 1;
+			ff->iid = (uint64_t)fid + 1;
+			ff->function_name_id = ns->iid;
+			ff->mapping_id = f ? (uint64_t)f->mapping + 1 : 0;
+			frp[id.n_frames++] = ff;
+		}
+		cs.has_iid = 1;
+		cs.iid = (uint64_t)smp->callsite + 1;
+		cs.n_frame_ids = depth;
+		cs.frame_ids = frame_ids;
+		id.n_callstacks = 1;
+		id.callstacks = &csp;
+		id.function_names = names;
+		id.frames = frp;
+		id.mapping_paths = paths;
+		id.mappings = mpp;
+	}
+
+	Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
+	Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;
+	tc.has_tid = 1;
+	tc.tid = smp->tid;
+	tc.has_pid = smp->has_pid;
+	tc.pid = smp->pid;
+	ss.task_context_field_case = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT_FIELD_TASK_CONTEXT;
+	ss.task_context = &tc;
+	ss.callstack_field_case = PERFETTO__PROTOS__STACK_SAMPLE__CALLSTACK_FIELD_CALLSTACK_IID;
+	ss.callstack_iid = (uint64_t)smp->callsite + 1;
+	Perfetto__Protos__TracePacketDefaults d = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+	Perfetto__Protos__StackSampleDefaults sd = PERFETTO__PROTOS__STACK_SAMPLE_DEFAULTS__INIT;
+	sd.source = (char *)smp->source;
+	d.stack_sample_defaults = &sd;
+	body in = {.msg = &ss.base, .interned = id.n_callstacks ? &id.base : NULL, .defaults = first ? &d.base : NULL};
+	write_packet_on(t, file, row, SAMPLE_SEQ, ts, F_TracePacket_stack_sample, in);
+	free(chain);
+	free(strs);
+	free(names);
+	free(paths);
+	free(fr);
+	free(frp);
+	free(mp);
+	free(mpp);
+	free(path_ids);
+	free(frame_ids);
+}
+
 void exp_text_free(exp_text *t)
 {
 	if (!t)
@@ -602,6 +763,7 @@ void exp_text_free(exp_text *t)
 	free(t->track_uuid);
 	free(t->procs.s);
 	free(t->threads.s);
+	free(t->interned.s);
 	free(t->heap);
 	tm_buf_free(&t->buf);
 	tm_buf_free(&t->line);

@@ -18,8 +18,8 @@
 #include "util/relay.h"
 #include "sort/xsort.h"
 
-enum { K_SLICE, K_INSTANT, K_COUNTER, K_SCHED, K_FTRACE };
-static const char *const kind_names[] = {"slice", "instant", "counter", "sched", "ftrace"};
+enum { K_SLICE, K_INSTANT, K_COUNTER, K_SCHED, K_FTRACE, K_SAMPLE };
+static const char *const kind_names[] = {"slice", "instant", "counter", "sched", "ftrace", "sample"};
 static const char *const scope_names[] = {"thread", "process", "global", "cpu"};
 
 #define NO_TRACK UINT32_MAX
@@ -32,7 +32,8 @@ typedef struct rec {
 	int64_t dur;       /* INT64_MIN: none */
 	int64_t utid;      /* the row's thread, -1: the track's */
 	int64_t tid;       /* ftrace: the line's pid, -1 none */
-	uint32_t machine_row, file_id, track, cpu;
+	uint32_t machine_row, file_id, track;
+	uint32_t cpu;      /* samples: the leaf callsite */
 	int32_t depth;     /* -1: none */
 	uint32_t name_len, cat_len, args_len;
 	uint32_t name_id, cat_id; /* slices: name and category as the model's
@@ -379,6 +380,16 @@ void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k)
 	add(b, &h, k->name, NULL, b->args.data, b->args.len);
 }
 
+void tm_timeline_sample(tm_timeline_build *b, const tm_msample *s)
+{
+	rec h;
+	rec_init(&h, K_SAMPLE, s->ts, s->seq, s->machine_row, s->file_id);
+	h.sub = b->arrivals++;
+	h.utid = s->utid;
+	h.cpu = s->callsite;
+	add(b, &h, NULL, s->source, "", 0);
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 static void put_str(tm_buf *b, const char *s)
@@ -424,6 +435,29 @@ static void sched_args(tm_buf *o, const rec *h, const char *state)
 	tm_buf_puts(o, ",\"prio\":");
 	tm_buf_put_i64(o, h->prio);
 	tm_buf_putc(o, '}');
+}
+
+/* A sample's args: {"stack":[{"name":N,"mapping":M},...]}, its frames
+ * from the leaf to the root. */
+static void sample_args(tm_buf *o, const tm_model *m, uint32_t callsite)
+{
+	tm_buf_puts(o, "{\"stack\":[");
+	const tm_mcallsite *c = tm_model_callsite(m, callsite);
+	for (int first = 1; c; first = 0) {
+		const tm_mframe *f = tm_model_frame(m, c->frame);
+		const tm_mmapping *mp = f ? tm_model_mapping(m, f->mapping) : NULL;
+		if (!first)
+			tm_buf_putc(o, ',');
+		tm_buf_puts(o, "{\"name\":");
+		const char *n = f ? f->name : "";
+		tm_buf_json_string(o, n, strlen(n));
+		tm_buf_puts(o, ",\"mapping\":");
+		n = mp ? mp->name : "";
+		tm_buf_json_string(o, n, strlen(n));
+		tm_buf_putc(o, '}');
+		c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent);
+	}
+	tm_buf_puts(o, "]}");
 }
 
 /* s as put_str writes it (NULL: empty). */
@@ -505,6 +539,12 @@ static void write_row(writer *w, const rec *h, const char *strs)
 		}
 		break;
 	case K_SCHED: put_str(o, th ? th->name : NULL); break;
+	case K_SAMPLE: {
+		const tm_mcallsite *c = tm_model_callsite(w->model, h->cpu);
+		const tm_mframe *f = c ? tm_model_frame(w->model, c->frame) : NULL;
+		put_str(o, f ? f->name : NULL);
+		break;
+	}
 	default: tm_buf_put_field(o, name, name_len);
 	}
 	tm_buf_putc(o, '\t');
@@ -533,6 +573,8 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	 * `cut -f12 | jq` reads it */
 	if (h->kind == K_SCHED) {
 		sched_args(o, h, args);
+	} else if (h->kind == K_SAMPLE) {
+		sample_args(o, w->model, h->cpu);
 	} else if (h->value && h->args_len == sizeof(double)) {
 		double v;
 		memcpy(&v, args, sizeof v);

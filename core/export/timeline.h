@@ -52,6 +52,9 @@ void tm_timeline_slice(tm_timeline_build *b, const tm_mslice *s);
 void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c);
 void tm_timeline_sched(tm_timeline_build *b, const tm_msched *s);
 void tm_timeline_kernel(tm_timeline_build *b, const tm_mkernel *k);
+/* A stack sample: kind `sample`, its source as category, its leaf frame as
+ * name, its frames (leaf first, name and mapping each) as args. */
+void tm_timeline_sample(tm_timeline_build *b, const tm_msample *s);
 
 /* How far tm_timeline_finish is (for a front end's progress): fn gets the
  * lines written and all there are, every TM_TIMELINE_WRITTEN_STEP lines

@@ -3,6 +3,7 @@
 
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
+#include "formats/perf_text/perf_text_format.h"
 #include "formats/strace/strace_format.h"
 #include "formats/proto/proto_format.h"
 #include "formats/systrace/systrace_format.h"
@@ -22,12 +23,12 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_SYSTRACE] = {&tm_systrace_tokenizer, 1, &tm_systrace_parser, &tm_systrace_encoder},
 	[TM_TYPE_NINJA_LOG] = {&tm_ninja_tokenizer, 0, &tm_ninja_parser, &tm_ninja_encoder},
 	[TM_TYPE_STRACE] = {&tm_strace_tokenizer, 0, &tm_strace_parser, &tm_strace_encoder},
+	[TM_TYPE_PERF_TEXT] = {&tm_perf_text_tokenizer, 0, &tm_perf_text_parser, &tm_perf_text_encoder},
 	/* clocks only */
 	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
 	[TM_TYPE_PRIMES] = {&this_file, 0},
 	[TM_TYPE_PERF] = {&monotonic, 0},
-	[TM_TYPE_PERF_TEXT] = {&monotonic, 0},
 	[TM_TYPE_SIMPLEPERF_PROTO] = {&monotonic, 0},
 	[TM_TYPE_ART_METHOD] = {&monotonic, 0},
 	[TM_TYPE_ART_METHOD_V2] = {&monotonic, 0},
@@ -56,6 +57,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_PROTO] = TM_TYPE_PROTO,
 	[TM_MREC_NINJA] = TM_TYPE_NINJA_LOG,
 	[TM_MREC_STRACE] = TM_TYPE_STRACE,
+	[TM_MREC_PERF_TEXT] = TM_TYPE_PERF_TEXT,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

@@ -365,6 +365,7 @@ void tm_model_free(tm_model *m)
 		free(t->pending_flows);
 	}
 	free(m->tracks);
+	m_stack_free(m);
 	for (size_t i = 0; i < m->n_ctxs; i++)
 		ctx_free(m, &m->ctxs[i]);
 	free(m->ctxs);

@@ -176,6 +176,39 @@ typedef struct tm_mprocess {
 	int64_t start_ts, end_ts;
 } tm_mprocess;
 
+/* Stack profiles (the reference's MappingTracker and StackProfileTracker):
+ * a mapping, a frame of it (interned by name within its mapping), a
+ * callsite (interned by parent and frame). Ids from 0, in creation order;
+ * kept until tm_model_free. */
+typedef struct tm_mmapping {
+	const char *name;
+	uint32_t file_id;       /* the file that made it */
+} tm_mmapping;
+
+typedef struct tm_mframe {
+	const char *name;
+	uint32_t mapping;
+} tm_mframe;
+
+#define TM_NO_CALLSITE UINT32_MAX
+typedef struct tm_mcallsite {
+	uint32_t parent;        /* TM_NO_CALLSITE for a root */
+	uint32_t frame;
+	uint32_t depth;         /* as its format's importer numbers it */
+} tm_mcallsite;
+
+/* A stack sample (profiler_sample; cpu_profile_stack_sample shows those of
+ * the sources it knows). */
+typedef struct tm_msample {
+	uint64_t seq;
+	int64_t ts;
+	int64_t utid;
+	uint32_t callsite;      /* its leaf */
+	const char *source;     /* the profiler_sample.source ("perf_text") */
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_msample;
+
 /* What the model saw an event of a text format do, for the exporter: the
  * track it landed on (UINT32_MAX: none) and, for a JSON X event moved off
  * its thread because it overlapped partially, that it spilled. */
@@ -211,6 +244,7 @@ typedef struct tm_model_sink {
 	void (*flow)(void *ctx, const tm_mflow *f);
 	void (*sched)(void *ctx, const tm_msched *s);
 	void (*kernel)(void *ctx, const tm_mkernel *k);
+	void (*sample)(void *ctx, const tm_msample *s);
 	/* after each JSON / systrace record was applied (may be NULL) */
 	void (*observed)(void *ctx, const tm_mobserved *o);
 	/* Before a record is applied, on the thread that takes the records
@@ -250,7 +284,7 @@ typedef struct tm_parser {
 	void (*ctx_free)(struct m_ctx *c);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
-#define TM_MREC_KINDS 6  /* the record kinds there can be, 0 unused
+#define TM_MREC_KINDS 7  /* the record kinds there can be, 0 unused
 			  * (core/formats/kinds.h; the registry checks) */
 
 /* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`
@@ -308,6 +342,10 @@ size_t tm_model_n_threads(const tm_model *m);
 const tm_mthread *tm_model_thread(const tm_model *m, size_t utid);
 size_t tm_model_n_processes(const tm_model *m);
 const tm_mprocess *tm_model_process(const tm_model *m, size_t upid);
+size_t tm_model_n_callsites(const tm_model *m);
+const tm_mcallsite *tm_model_callsite(const tm_model *m, uint32_t id);
+const tm_mframe *tm_model_frame(const tm_model *m, uint32_t id);
+const tm_mmapping *tm_model_mapping(const tm_model *m, uint32_t id);
 /* The reference's stats the model counts (flow_*, misplaced_end_event,
  * mismatched_sched_switch_tids, ...), per trace file and machine (the
  * record's own file and machine row) as the reference keeps them, in

@@ -207,6 +207,15 @@ struct tm_model {
 	int64_t cur_cpu;             /* its CPU (systrace), else -1 */
 	uint64_t last_slice_id;      /* the slice the last m_slice_* call made or ended */
 	int64_t last_slice_ts;
+	/* stack profiles (core/model/stack.c) */
+	tm_mmapping *mappings;
+	size_t n_mappings, cap_mappings;
+	tm_mframe *frames;
+	size_t n_frames, cap_frames;
+	tm_mcallsite *callsites;
+	size_t n_callsites, cap_callsites;
+	m_map frame_ids;             /* mapping << 32 | name id -> frame + 1 */
+	m_map callsite_ids;          /* (parent + 1) << 32 | frame -> callsite + 1 */
 };
 
 /* Count a stat for the record being applied (its file and machine). */
@@ -333,6 +342,16 @@ void m_sched_waking_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t wakee_p
 void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_pid, const char *prev_comm,
 		    int32_t prev_prio, int64_t prev_state, int64_t next_pid, const char *next_comm, int32_t next_prio,
 		    uint32_t file_id);
+/* Stack profiles (core/model/stack.c). A dummy mapping of its own (the
+ * reference's CreateDummyMapping: never shared); a frame of it by name
+ * (InternDummyFrame); a callsite by (parent, frame) at depth
+ * (InternCallsite; parent TM_NO_CALLSITE for a root). */
+uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_id);
+uint32_t m_stack_frame(tm_model *m, uint32_t mapping, const char *name, size_t n);
+uint32_t m_stack_callsite(tm_model *m, uint32_t parent, uint32_t frame, uint32_t depth);
+/* A sample of the record being applied, to the sink. */
+void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source);
+void m_stack_free(tm_model *m);
 void m_json_compact(tm_buf *b, const tj_value *v);
 void m_json_double(tm_buf *b, double d);
 

@@ -100,6 +100,12 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 	tm_timeline_kernel(g->tl, k);
 }
 
+static void on_sample(void *ctx, const tm_msample *s)
+{
+	gen_ctx *g = ctx;
+	tm_timeline_sample(g->tl, s);
+}
+
 /* The pass's memory for putting records in order and for sorting the
  * timeline and the slice statistics: one budget (issue 10: 64 MB of peak
  * RSS whatever the input) that the sorts wanted share with the order.
@@ -161,6 +167,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			    .counter = wants & (TM_GEN_PFTRACE | TM_GEN_TIMELINE) ? on_counter : NULL,
 			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
 			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
+			    .sample = wants & TM_GEN_TIMELINE ? on_sample : NULL,
 			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL,
 			    .prepare = wants & TM_GEN_PFTRACE ? on_prepare : NULL,
 			    .replayed = gw ? on_replayed : NULL};

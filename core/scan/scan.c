@@ -45,6 +45,7 @@ const char *const tm_ev_kind_names[TM_EV_KIND_COUNT] = {
 	[TM_EV_FTRACE] = "ftrace",
 	[TM_EV_METADATA] = "metadata",
 	[TM_EV_PACKET] = "packet",
+	[TM_EV_SAMPLE] = "sample",
 };
 
 /* ---- shared bookkeeping -------------------------------------------------- */

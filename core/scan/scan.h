@@ -65,6 +65,7 @@ typedef enum tm_ev_kind {
 	TM_EV_FTRACE,       /* any other kernel event */
 	TM_EV_METADATA,     /* JSON M, process/thread names */
 	TM_EV_PACKET,       /* a proto packet with a timestamp and no event above */
+	TM_EV_SAMPLE,       /* a stack sample (perf script): name is its leaf frame */
 	TM_EV_KIND_COUNT
 } tm_ev_kind;
 

@@ -83,6 +83,45 @@ SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
        tm_s(a.display_value) AS row
 FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 
+-- Stack samples (cpu_profile_stack_sample: perf script's, ...): the
+-- thread, the leaf frame and its mapping, the stack from the root; the
+-- callsites with their depth from their stack's root and their path; the
+-- names of the mappings of the callsites' frames (a perf script sample
+-- never ended still makes its mappings and frames in the reference). A mapping's name is compared
+-- without a leading '/' (merged.pftrace names a mapping by one path
+-- component, which the reference prefixes with '/'), depths from each
+-- root (perf script's start at 1, a Callstack's at 0), and callsites and
+-- mappings as sets (the reference makes perf script's mappings per file,
+-- merged.pftrace's by name): tracemount(1), "Divergences".
+CREATE PERFETTO FUNCTION tm_map(name STRING) RETURNS STRING AS
+SELECT CASE WHEN substr($name, 1, 1) = '/' THEN substr($name, 2) ELSE ifnull($name, '') END;
+
+CREATE PERFETTO TABLE tm_cs AS
+WITH RECURSIVE up(id, at, d, path) AS (
+  SELECT c.id, c.parent_id, 0, f.name
+  FROM stack_profile_callsite c JOIN stack_profile_frame f ON f.id = c.frame_id
+  UNION ALL
+  SELECT up.id, c.parent_id, up.d + 1, f.name || ';' || up.path
+  FROM up JOIN stack_profile_callsite c ON c.id = up.at JOIN stack_profile_frame f ON f.id = c.frame_id
+)
+SELECT id, d AS depth, path FROM up WHERE at IS NULL;
+
+SELECT 'sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid || char(9) ||
+       tm_s(f.name) || char(9) || tm_s(tm_map(m.name)) || char(9) || tm_s(cs.path) AS row
+FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
+JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id
+JOIN stack_profile_mapping m ON m.id = f.mapping JOIN tm_cs cs ON cs.id = s.callsite_id;
+
+SELECT DISTINCT 'callsite' || char(9) || cs.depth || char(9) || tm_s(cs.path) || char(9) ||
+       tm_s(tm_map(m.name)) AS row
+FROM tm_cs cs JOIN stack_profile_callsite c ON c.id = cs.id JOIN stack_profile_frame f ON f.id = c.frame_id
+JOIN stack_profile_mapping m ON m.id = f.mapping;
+
+SELECT DISTINCT 'mapping' || char(9) || tm_s(tm_map(m.name)) AS row
+FROM stack_profile_mapping m
+WHERE EXISTS (SELECT 1 FROM stack_profile_frame f JOIN stack_profile_callsite c ON c.frame_id = f.id
+              WHERE f.mapping = m.id);
+
 -- Summed over trace files and machines: one trace (merged.pftrace) has one
 -- row where the archive's import has one per file.
 SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) ||
@@ -90,7 +129,8 @@ SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || 
 FROM stats WHERE severity IN ('error', 'data_loss') GROUP BY name, idx, severity HAVING sum(value) > 0;
 
 -- What tracemount's text views must equal (issue 9): timeline.tsv's slice
--- and instant rows as (name, ts, dur, machine), and the thread and
+-- and instant rows as (name, ts, dur, machine), its sample rows as
+-- (machine, ts, tid, leaf frame), and the thread and
 -- process tables as machines/<dir>/threads.tsv and processes.tsv show
 -- them (a NULL name empty).
 CREATE PERFETTO FUNCTION tm_e(v STRING) RETURNS STRING AS
@@ -99,6 +139,11 @@ SELECT replace(replace(replace(ifnull($v, ''), '\', '\\'), char(9), '\t'), char(
 SELECT 'tsv_slice' || char(9) || tm_e(s.name) || char(9) || s.ts || char(9) || s.dur || char(9) ||
        tm_machine(t.machine_id) AS row
 FROM slice s JOIN track t ON t.id = s.track_id;
+
+SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid ||
+       char(9) || tm_e(f.name) AS row
+FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
+JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id;
 
 SELECT 'tsv_thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_e(name) AS row
 FROM thread;

@@ -1,0 +1,171 @@
+/* core/formats/perf_text/tokenize.c - `perf script` text into the scan:
+ * each whole sample's time on MONOTONIC (clocks.md §6), its record for the
+ * model on the file's one sorter queue and its place on the timeline; a
+ * line the reference cannot read ends the file with its error. */
+#include "formats/perf_text/perf_text_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/perf_text/perf_text.h"
+
+#define CHUNK (256u * 1024u)
+
+typedef struct pt_tok {
+	scan_file *sf;
+	tm_clock_tracker *t;
+	uint32_t queue;
+	perf_text_head head;
+	int in_sample;         /* a head was read, its frames are coming */
+	uint32_t n_frames;
+	tm_buf frames;         /* the frames so far, as the record holds them */
+	tm_buf leaf;           /* the first frame's symbol */
+	tm_buf rec;
+	int64_t no_frames;
+	tm_error *err;
+} pt_tok;
+
+static void put_str(tm_buf *b, const char *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, p, n);
+}
+
+/* The context a message quotes: a C string, so up to its first NUL. */
+static int quoted(const char *p, size_t n)
+{
+	const char *z = memchr(p, '\0', n);
+	return (int)(z ? (size_t)(z - p) : n);
+}
+
+static void sample(pt_tok *st)
+{
+	scan_file *sf = st->sf;
+	const perf_text_head *hd = &st->head;
+	int64_t ts;
+	/* the tokenizer drops what ToTraceTime cannot place, unseen */
+	if (!scan_push_time(sf, st->t, TM_CLOCK_MONOTONIC, hd->ts, &ts))
+		return;
+	if (scan_wants_records(sf)) {
+		tm_mrec_head h = {TM_MREC_PERF_TEXT, 0, 0, sf->f->id, sf->base_row};
+		tm_perf_text_rec r = {hd->tid, hd->pid, (uint8_t)hd->has_pid, st->n_frames};
+		tm_buf *b = &st->rec;
+		b->len = 0;
+		tm_buf_put(b, &h, sizeof h);
+		tm_buf_put(b, &r, sizeof r);
+		put_str(b, hd->comm.data, hd->comm.len);
+		tm_buf_put(b, st->frames.data, st->frames.len);
+		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
+	}
+	if (!scan_wants_events(sf)) {
+		scan_place_times(sf, sf->base_row, ts, -1, hd->ts, TM_STAT_NEGATIVE_TS);
+		return;
+	}
+	tm_event ev = {0};
+	ev.machine_row = sf->base_row;
+	ev.kind = TM_EV_SAMPLE;
+	ev.ts = ts;
+	ev.raw_ts = hd->ts;
+	ev.dur = -1;
+	ev.pid = hd->has_pid ? (int64_t)hd->pid : -1;
+	ev.tid = hd->tid;
+	ev.name = st->leaf.data;
+	ev.name_len = st->leaf.len;
+	ev.cpu = hd->has_cpu ? (int32_t)hd->cpu : -1;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+}
+
+/* PerfTextTraceTokenizer::Parse of one line (its '\n' not included):
+ * -1 with the error set when the file ends here. */
+static int line(pt_tok *st, const char *p, size_t n)
+{
+	if (!st->in_sample) {
+		if (!perf_text_parse_head(p, n, &st->head))
+			return tm_err(st->err, TM_EINPUT, PERF_TEXT_ERR_HEAD, quoted(p, n), p);
+		st->in_sample = 1;
+		st->n_frames = 0;
+		st->frames.len = 0;
+		st->leaf.len = 0;
+		return 0;
+	}
+	perf_text_frame f;
+	const char *tp;
+	size_t tn;
+	switch (perf_text_parse_frame(p, n, &f, &tp, &tn)) {
+	case PERF_TEXT_END:
+		st->in_sample = 0;
+		if (st->n_frames == 0)
+			st->no_frames++;
+		else
+			sample(st);
+		return 0;
+	case PERF_TEXT_NO_SYMBOL:
+		return tm_err(st->err, TM_EINPUT, PERF_TEXT_ERR_SYMBOL, quoted(tp, tn), tp);
+	case PERF_TEXT_NO_MAPPING:
+		return tm_err(st->err, TM_EINPUT, PERF_TEXT_ERR_MAPPING, quoted(tp, tn), tp);
+	default:
+		break;
+	}
+	if (st->n_frames == 0) {
+		st->leaf.len = 0;
+		tm_buf_put(&st->leaf, f.symbol, f.symbol_n);
+		tm_buf_putc(&st->leaf, '\0');
+		st->leaf.len--;
+	}
+	st->n_frames++;
+	put_str(&st->frames, f.symbol, f.symbol_n);
+	put_str(&st->frames, f.mapping, f.mapping_n);
+	return 0;
+}
+
+static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
+{
+	(void)log;
+	(void)from;
+	pt_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf), .err = err};
+	tm_buf pend = {0}; /* a line begun in an earlier chunk */
+	char *buf = tm_xmalloc(CHUNK);
+	int rc = 0;
+	while (rc == 0) {
+		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
+		if (got <= 0) {
+			rc = got < 0 ? -1 : 0;
+			break;
+		}
+		const char *p = buf, *end = buf + got;
+		while (rc == 0) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl) {
+				tm_buf_put(&pend, p, (size_t)(end - p));
+				break;
+			}
+			if (pend.len) {
+				tm_buf_put(&pend, p, (size_t)(nl - p));
+				rc = line(&st, pend.data, pend.len);
+				pend.len = 0;
+			} else {
+				rc = line(&st, p, (size_t)(nl - p));
+			}
+			p = nl + 1;
+		}
+	}
+	/* an unended last line, and a sample without its empty line, are
+	 * never read (the reference waits for them) */
+	free(buf);
+	tm_buf_free(&pend);
+	if (rc == 0 && scan_wants_records(sf) && st.no_frames) {
+		tm_mrec_head h = {TM_MREC_PERF_TEXT, 1, 0, sf->f->id, sf->base_row};
+		st.rec.len = 0;
+		tm_buf_put(&st.rec, &h, sizeof h);
+		tm_buf_put(&st.rec, &st.no_frames, sizeof st.no_frames);
+		scan_record_side(sf, st.rec.data, st.rec.len);
+	}
+	tm_buf_free(&st.rec);
+	tm_buf_free(&st.frames);
+	tm_buf_free(&st.leaf);
+	tm_buf_free(&st.head.comm);
+	return rc;
+}
+
+const tm_tokenizer tm_perf_text_tokenizer = {.clock = TM_CLOCK_MONOTONIC, .read = read_file};

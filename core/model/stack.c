@@ -1,0 +1,82 @@
+/* core/model/stack.c - stack profiles as the reference keeps them
+ * (MappingTracker's dummy mappings, DummyMemoryMapping::InternDummyFrame,
+ * StackProfileTracker::InternCallsite), and the samples made on them. */
+#include "model/model_internal.h"
+
+#include <stdlib.h>
+
+uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_id)
+{
+	TM_GROW(m->mappings, m->cap_mappings, m->n_mappings + 1);
+	tm_mmapping *mp = &m->mappings[m->n_mappings];
+	mp->name = m_str(&m->str, m_intern(&m->str, name, n));
+	mp->file_id = file_id;
+	return (uint32_t)m->n_mappings++;
+}
+
+uint32_t m_stack_frame(tm_model *m, uint32_t mapping, const char *name, size_t n)
+{
+	uint32_t name_id = m_intern(&m->str, name, n);
+	int fresh;
+	uint64_t *v = m_map_put(&m->frame_ids, (uint64_t)mapping << 32 | name_id, &fresh);
+	if (!fresh)
+		return (uint32_t)(*v - 1);
+	TM_GROW(m->frames, m->cap_frames, m->n_frames + 1);
+	m->frames[m->n_frames] = (tm_mframe){m_str(&m->str, name_id), mapping};
+	*v = ++m->n_frames;
+	return (uint32_t)(*v - 1);
+}
+
+/* The reference's key is (parent, frame, depth); a parent fixes its
+ * children's depth in every importer that makes callsites here (the
+ * parent's plus one), and a root's depth is its format's, whose frames
+ * are its own: (parent, frame) is the key. */
+uint32_t m_stack_callsite(tm_model *m, uint32_t parent, uint32_t frame, uint32_t depth)
+{
+	int fresh;
+	uint64_t key = (uint64_t)(parent == TM_NO_CALLSITE ? 0 : (uint64_t)parent + 1) << 32 | frame;
+	uint64_t *v = m_map_put(&m->callsite_ids, key, &fresh);
+	if (!fresh)
+		return (uint32_t)(*v - 1);
+	TM_GROW(m->callsites, m->cap_callsites, m->n_callsites + 1);
+	m->callsites[m->n_callsites] = (tm_mcallsite){parent, frame, depth};
+	*v = ++m->n_callsites;
+	return (uint32_t)(*v - 1);
+}
+
+void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source)
+{
+	if (!m->sink.sample)
+		return;
+	tm_msample s = {m->cur_seq, ts, utid, callsite, source, m->cur_file, m->cur_row};
+	m->sink.sample(m->sink.ctx, &s);
+}
+
+void m_stack_free(tm_model *m)
+{
+	free(m->mappings);
+	free(m->frames);
+	free(m->callsites);
+	m_map_free(&m->frame_ids);
+	m_map_free(&m->callsite_ids);
+}
+
+size_t tm_model_n_callsites(const tm_model *m)
+{
+	return m->n_callsites;
+}
+
+const tm_mcallsite *tm_model_callsite(const tm_model *m, uint32_t id)
+{
+	return id < m->n_callsites ? &m->callsites[id] : NULL;
+}
+
+const tm_mframe *tm_model_frame(const tm_model *m, uint32_t id)
+{
+	return id < m->n_frames ? &m->frames[id] : NULL;
+}
+
+const tm_mmapping *tm_model_mapping(const tm_model *m, uint32_t id)
+{
+	return id < m->n_mappings ? &m->mappings[id] : NULL;
+}
