@@ -60,6 +60,8 @@ eq "timeline.tsv: the sample on its thread, its stack leaf first" \
 	'perf_text work 7 8 {"stack":[{"name":"work","mapping":"/bin/app"},{"name":"main","mapping":"/bin/app"}]}'
 contains "threads.tsv: the sample's thread, named by its command" \
 	"$("$tm" cat mixed.zip machines/machine0/threads.tsv 2>&1)" "$(printf '8\tapp\t7')"
+eq "profile.folded: the sample's stack from the root, with its count" \
+	"$("$tm" cat mixed.zip machines/machine0/profile.folded)" "main;work 1"
 eq "metadata: a ninja log's job is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "ninja_log") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the job on worker 1 of the Build process" \
@@ -71,6 +73,17 @@ contains "metadata: the reason names the outputs" "$(jq -r '.files[2].not_export
 eq "metadata: a merged file counts its events and has no reason" \
 	"$(jq -c '.files[1] | [.events, has("not_exported")]' <<<"$meta")" '[1,false]'
 eq "metadata: the merge is ok" "$(jq -r .status <<<"$meta")" ok
+
+# profile.folded: two files' same stacks are one line, sorted in byte
+# order; a ';' in a frame's name would split it, so it is written '_'.
+mkdir two
+cp "$TESTDATA/perf_text/edge_perf.txt" two/a.perf
+sed 's/ leaf / le;af /' two/a.perf >two/b.perf
+(cd two && tar cf ../two.tar a.perf b.perf)
+eq "profile.folded: one line per distinct stack, counts summed over files" \
+	"$("$tm" cat two.tar machines/machine0/profile.folded)" \
+	"$(printf '%s\n' ';a;operator+(int) 2' '[unknown];foo(int) 2' '__libc_start_call_main;work 4' \
+		'__libc_start_call_main;work;le_af 1' '__libc_start_call_main;work;leaf 1' 'bare 2')"
 
 # A single input of such a format: named by its path, without a member.
 "$tm" check in/perf.data >/dev/null 2>single.err
@@ -95,6 +108,7 @@ if have_fuse; then
 	if tm_mount mixed.zip "$T_TMP/mnt"; then
 		eq "mount: metadata.json as cat gives it" "$(cat "$T_TMP/mnt/metadata.json")" "$meta"
 		eq "mount: events null through the mount" "$(jq -c '.files[2].events' "$T_TMP/mnt/metadata.json")" null
+		eq "mount: profile.folded as cat gives it" "$(cat "$T_TMP/mnt/machines/machine0/profile.folded")" "main;work 1"
 		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi
 		eq "mount: the foreground daemon warned once per file" "$(grep 'warning' "$T_TMP/mnt.log")" "$expect_warn"
 	else

@@ -1,4 +1,5 @@
-/* core/export/tables.c - processes.tsv, threads.tsv and slices.tsv per machine.
+/* core/export/tables.c - processes.tsv, threads.tsv, slices.tsv and
+ * profile.folded per machine.
  *
  * Threads and processes are the model's tables as they stand at the end.
  * Slice statistics need each name's durations in order: every slice goes
@@ -37,7 +38,16 @@ struct tm_tables_build {
 	size_t n, cap_groups;
 	uint32_t *slots;        /* open addressing: 1 + index into groups, 0 empty */
 	size_t cap;             /* slots */
+	struct stack_count *stacks; /* open addressing on (machine, callsite) */
+	size_t n_stacks, cap_stacks;
 };
+
+/* How many samples a machine has of a callsite (its leaf). */
+typedef struct stack_count {
+	uint32_t machine_row;
+	uint32_t callsite;
+	uint64_t count;         /* 0: an empty slot */
+} stack_count;
 
 /* A sort record: the key, then the name bytes. */
 typedef struct srec {
@@ -122,6 +132,36 @@ static group *find_group(tm_tables_build *b, uint32_t machine_row, const char *n
 		    g->name_len == n && (!name || memcmp(g->name, name, n) == 0))
 			return g;
 	}
+}
+
+static size_t stack_slot(const stack_count *v, size_t cap, uint32_t row, uint32_t callsite)
+{
+	uint64_t h = ((uint64_t)row << 32 | callsite) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 20) & (cap - 1);
+	while (v[i].count && (v[i].machine_row != row || v[i].callsite != callsite))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+void tm_tables_sample(tm_tables_build *b, const tm_msample *s)
+{
+	if ((b->n_stacks + 1) * 2 > b->cap_stacks) {
+		size_t cap = b->cap_stacks ? b->cap_stacks * 2 : 1024;
+		stack_count *v = tm_xcalloc(cap, sizeof *v);
+		for (size_t i = 0; i < b->cap_stacks; i++)
+			if (b->stacks[i].count)
+				v[stack_slot(v, cap, b->stacks[i].machine_row, b->stacks[i].callsite)] = b->stacks[i];
+		free(b->stacks);
+		b->stacks = v;
+		b->cap_stacks = cap;
+	}
+	stack_count *c = &b->stacks[stack_slot(b->stacks, b->cap_stacks, s->machine_row, s->callsite)];
+	if (!c->count) {
+		c->machine_row = s->machine_row;
+		c->callsite = s->callsite;
+		b->n_stacks++;
+	}
+	c->count++;
 }
 
 void tm_tables_slice(tm_tables_build *b, const tm_mslice *s)
@@ -319,15 +359,91 @@ static void write_slices(tm_parts *out, tm_tables_build *b)
 	free(order);
 }
 
+/* A stack as one collapsed line's text: the frames' names from the root,
+ * joined by ';' (a ';' or a control character inside a name written '_':
+ * the format has no escape). */
+typedef struct folded {
+	uint32_t machine_row;
+	char *text;
+	uint64_t count;
+} folded;
+
+static int folded_order(const void *a, const void *b)
+{
+	const folded *x = a, *y = b;
+	if (x->machine_row != y->machine_row)
+		return x->machine_row < y->machine_row ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+static char *stack_text(const tm_model *m, uint32_t leaf)
+{
+	size_t depth = 0;
+	for (const tm_mcallsite *c = tm_model_callsite(m, leaf); c;
+	     c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent))
+		depth++;
+	const char **names = tm_xcalloc(depth ? depth : 1, sizeof *names);
+	size_t k = depth;
+	for (const tm_mcallsite *c = tm_model_callsite(m, leaf); c && k;
+	     c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent)) {
+		const tm_mframe *f = tm_model_frame(m, c->frame);
+		names[--k] = f && f->name ? f->name : "";
+	}
+	tm_buf o = {0};
+	for (size_t i = 0; i < depth; i++) {
+		if (i)
+			tm_buf_putc(&o, ';');
+		for (const char *p = names[i]; *p; p++)
+			tm_buf_putc(&o, *p == ';' || (unsigned char)*p < 0x20 || *p == 0x7f ? '_' : *p);
+	}
+	tm_buf_putc(&o, '\0');
+	free(names);
+	return tm_buf_detach(&o, NULL);
+}
+
+/* profile.folded: per machine, each distinct stack and its samples, in
+ * byte order of the stacks (two files' identical stacks are one line). */
+static void write_profile(tm_parts *out, tm_tables_build *b, const tm_model *model)
+{
+	folded *f = tm_xcalloc(b->n_stacks ? b->n_stacks : 1, sizeof *f);
+	size_t n = 0;
+	for (size_t i = 0; i < b->cap_stacks; i++) {
+		const stack_count *c = &b->stacks[i];
+		if (!c->count || c->machine_row >= out->n)
+			continue;
+		f[n++] = (folded){c->machine_row, stack_text(model, c->callsite), c->count};
+	}
+	qsort(f, n, sizeof *f, folded_order);
+	tm_buf o = {0};
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t count = 0;
+		for (; j < n && f[j].machine_row == f[i].machine_row && strcmp(f[j].text, f[i].text) == 0; j++)
+			count += f[j].count;
+		o.len = 0;
+		tm_buf_puts(&o, f[i].text);
+		tm_buf_putc(&o, ' ');
+		tm_buf_put_i64(&o, (int64_t)count);
+		tm_buf_putc(&o, '\n');
+		tm_parts_put(out, f[i].machine_row, o.data, o.len);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(f[i].text);
+	free(f);
+	tm_buf_free(&o);
+}
+
 tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error *err)
 {
 	size_t nm = b->scan->machines.n;
-	tm_parts out[3];
-	for (int f = 0; f < 3; f++) {
+	enum { N_FILES = 4 };
+	tm_parts out[N_FILES];
+	for (int f = 0; f < N_FILES; f++) {
 		memset(&out[f], 0, sizeof out[f]);
 		out[f].file.fd = -1;
 	}
-	static const char *const what[3] = {"processes.tsv", "threads.tsv", "slices.tsv"};
+	static const char *const what[N_FILES] = {"processes.tsv", "threads.tsv", "slices.tsv", "profile.folded"};
 	tm_tables *res = NULL;
 	if (b->err.code != TM_OK) {
 		*err = b->err;
@@ -335,21 +451,23 @@ tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error 
 	}
 	if (slice_stats(b, err))
 		goto out;
-	for (int f = 0; f < 3; f++)
+	for (int f = 0; f < N_FILES; f++)
 		if (tm_parts_open(&out[f], nm, err))
 			goto out;
 	write_processes(&out[0], model);
 	write_threads(&out[1], model, b);
 	write_slices(&out[2], b);
-	for (int f = 0; f < 3; f++)
+	write_profile(&out[3], b, model);
+	for (int f = 0; f < N_FILES; f++)
 		if (tm_parts_finish(&out[f], what[f], err))
 			goto out;
 	res = tm_xcalloc(1, sizeof(*res));
 	res->processes = tm_spooled_take(NULL, &out[0]);
 	res->threads = tm_spooled_take(NULL, &out[1]);
 	res->slices = tm_spooled_take(NULL, &out[2]);
+	res->profile = tm_spooled_take(NULL, &out[3]);
 out:
-	for (int f = 0; f < 3; f++)
+	for (int f = 0; f < N_FILES; f++)
 		tm_parts_close(&out[f]);
 	tm_tables_abort(b);
 	return res;
@@ -365,6 +483,7 @@ void tm_tables_abort(tm_tables_build *b)
 	free(b->groups);
 	free(b->slots);
 	free(b->tracks.v);
+	free(b->stacks);
 	free(b);
 }
 
@@ -375,5 +494,6 @@ void tm_tables_free(tm_tables *t)
 	tm_spooled_free(t->processes);
 	tm_spooled_free(t->threads);
 	tm_spooled_free(t->slices);
+	tm_spooled_free(t->profile);
 	free(t);
 }

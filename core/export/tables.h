@@ -1,5 +1,6 @@
-/* core/export/tables.h - machines/<dir>/processes.tsv, threads.tsv and slices.tsv
- * (DESIGN.md, issue 9): the model's tables per machine as text.
+/* core/export/tables.h - machines/<dir>/processes.tsv, threads.tsv,
+ * slices.tsv (DESIGN.md, issue 9) and profile.folded (issue 35): the
+ * model's tables per machine as text.
  *
  * processes.tsv  pid name start_ts end_ts parent_pid
  *                the reference's process table of the machine, in its
@@ -16,6 +17,11 @@
  *                ceil(0.9 n) - 1) and max duration; unfinished the ones
  *                that never ended. Sorted by total descending, then name,
  *                so two runs of one capture setup `diff` line by line.
+ * profile.folded  one line per distinct stack of the machine's stack
+ *                samples: its frames' names from the root joined by ';',
+ *                a space and its count (the collapsed-stack form that
+ *                flamegraph.pl, inferno and speedscope read), in byte
+ *                order; no header.
  * Fields are escaped as in timeline.tsv (core/export/timeline.h).
  *
  * Memory: a counter per track and one line per distinct slice name; the
@@ -37,10 +43,10 @@
 
 typedef struct tm_tables_build tm_tables_build;
 
-/* The three files hold one spool per machine row; their `fd` (a whole
- * merge's file) is -1. */
+/* The files hold one spool per machine row; their `fd` (a whole merge's
+ * file) is -1. */
 typedef struct tm_tables {
-	tm_spooled *processes, *threads, *slices;
+	tm_spooled *processes, *threads, *slices, *profile;
 } tm_tables;
 
 /* Tables for the machines of `scan`; `run_bytes` as in tm_xsort_new. */
@@ -48,6 +54,9 @@ tm_tables_build *tm_tables_new(const tm_scan *scan, size_t run_bytes);
 
 /* A slice of the model (core/model/model.h sink). */
 void tm_tables_slice(tm_tables_build *b, const tm_mslice *s);
+
+/* A stack sample of the model. */
+void tm_tables_sample(tm_tables_build *b, const tm_msample *s);
 
 /* Write the files from the finished model. Returns the tables or NULL
  * with err set when a temporary file cannot be written. Frees `b` either

@@ -103,7 +103,10 @@ static void on_kernel(void *ctx, const tm_mkernel *k)
 static void on_sample(void *ctx, const tm_msample *s)
 {
 	gen_ctx *g = ctx;
-	tm_timeline_sample(g->tl, s);
+	if (g->tl)
+		tm_timeline_sample(g->tl, s);
+	if (g->tb)
+		tm_tables_sample(g->tb, s);
 }
 
 /* The pass's memory for putting records in order and for sorting the
@@ -167,7 +170,7 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			    .counter = wants & (TM_GEN_PFTRACE | TM_GEN_TIMELINE) ? on_counter : NULL,
 			    .sched = wants & TM_GEN_TIMELINE ? on_sched : NULL,
 			    .kernel = wants & TM_GEN_TIMELINE ? on_kernel : NULL,
-			    .sample = wants & TM_GEN_TIMELINE ? on_sample : NULL,
+			    .sample = wants & (TM_GEN_TIMELINE | TM_GEN_TABLES) ? on_sample : NULL,
 			    .observed = wants & TM_GEN_PFTRACE ? on_observed : NULL,
 			    .prepare = wants & TM_GEN_PFTRACE ? on_prepare : NULL,
 			    .replayed = gw ? on_replayed : NULL};

@@ -48,6 +48,7 @@ typedef enum gen_kind {
 	GEN_PROCESSES, /* machines/<dir>/processes.tsv */
 	GEN_THREADS,   /* machines/<dir>/threads.tsv */
 	GEN_SLICES,    /* machines/<dir>/slices.tsv */
+	GEN_PROFILE,   /* machines/<dir>/profile.folded */
 } gen_kind;
 
 #define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
@@ -679,7 +680,7 @@ static void load_sizes(tm_vtree *t, const void *p, size_t len)
 	gen_sizes got = {0};
 	if (tm_index_sizes_load(p, len, &e, &n, &why) == 0) {
 		for (size_t i = 0; i < n && !why; i++) {
-			if (e[i].kind < GEN_PFTRACE || e[i].kind > GEN_SLICES)
+			if (e[i].kind < GEN_PFTRACE || e[i].kind > GEN_PROFILE)
 				why = "a size of no such file";
 			else if (size_note(&got, size_key((gen_kind)e[i].kind, e[i].row), e[i].size) != 1)
 				why = "two sizes of one file";
@@ -973,6 +974,7 @@ static void ensure_machines(tm_vtree *t)
 			node_of(t, add_gen(t, dir, "processes.tsv", GEN_PROCESSES))->row = r;
 			node_of(t, add_gen(t, dir, "threads.tsv", GEN_THREADS))->row = r;
 			node_of(t, add_gen(t, dir, "slices.tsv", GEN_SLICES))->row = r;
+			node_of(t, add_gen(t, dir, "profile.folded", GEN_PROFILE))->row = r;
 			for (size_t j = rf.first[r]; j < rf.first[r + 1]; j++) {
 				size_t i = rf.files[j];
 				if (i >= t->n_file_node || !t->file_node[i])
@@ -1066,6 +1068,7 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 		{TM_GEN_TABLES, GEN_PROCESSES, g->tables ? g->tables->processes : NULL},
 		{TM_GEN_TABLES, GEN_THREADS, g->tables ? g->tables->threads : NULL},
 		{TM_GEN_TABLES, GEN_SLICES, g->tables ? g->tables->slices : NULL},
+		{TM_GEN_TABLES, GEN_PROFILE, g->tables ? g->tables->profile : NULL},
 	};
 	gen_sizes *z = &t->sizes;
 	int added = 0, changed = 0;
@@ -1277,7 +1280,8 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 			       : n->gen == GEN_TIMELINE ? gen->timeline
 			       : n->gen == GEN_PROCESSES ? gen->tables->processes
 			       : n->gen == GEN_THREADS	? gen->tables->threads
-							: gen->tables->slices;
+			       : n->gen == GEN_SLICES	? gen->tables->slices
+							: gen->tables->profile;
 	if (n->row == ROW_ALL ? sp->fd < 0 && !sp->streamed : n->row >= sp->n_mach || sp->mach_fd < 0)
 		return tm_err(err, TM_EIO, "%s: no such machine", n->name);
 	if (n->row == ROW_ALL && sp->streamed) {
