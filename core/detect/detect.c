@@ -663,7 +663,7 @@ static const struct {
 	[TM_TYPE_CTRACE] = {"ctrace", 2, 1, 1},
 	[TM_TYPE_NINJA_LOG] = {"ninja_log", 2, 0, 1},
 	[TM_TYPE_ANDROID_LOGCAT] = {"android_logcat", 2, 0, 0},
-	[TM_TYPE_COLLAPSED_STACK] = {"collapsed_stack", 2, 0, 0},
+	[TM_TYPE_COLLAPSED_STACK] = {"collapsed_stack", 2, 0, 1},
 	[TM_TYPE_PERF_TEXT] = {"perf_text", 2, 0, 1},
 	[TM_TYPE_STRACE] = {"strace", 2, 0, 1},
 	[TM_TYPE_SYSTRACE] = {"systrace", 2, 0, 1},

@@ -401,17 +401,25 @@ static char *stack_text(const tm_model *m, uint32_t leaf)
 	return tm_buf_detach(&o, NULL);
 }
 
-/* profile.folded: per machine, each distinct stack and its samples, in
- * byte order of the stacks (two files' identical stacks are one line). */
+/* profile.folded: per machine, each distinct stack and its samples (a
+ * collapsed stack's line its count), in byte order of the stacks (two
+ * files' identical stacks are one line). */
 static void write_profile(tm_parts *out, tm_tables_build *b, const tm_model *model)
 {
-	folded *f = tm_xcalloc(b->n_stacks ? b->n_stacks : 1, sizeof *f);
+	size_t na = tm_model_n_aggregates(model);
+	folded *f = tm_xcalloc(b->n_stacks + na + 1, sizeof *f);
 	size_t n = 0;
 	for (size_t i = 0; i < b->cap_stacks; i++) {
 		const stack_count *c = &b->stacks[i];
 		if (!c->count || c->machine_row >= out->n)
 			continue;
 		f[n++] = (folded){c->machine_row, stack_text(model, c->callsite), c->count};
+	}
+	/* collapsed stacks: a weight each, of no time */
+	for (size_t i = 0; i < na; i++) {
+		const tm_maggregate *a = tm_model_aggregate(model, i);
+		if (a->machine_row < out->n)
+			f[n++] = (folded){a->machine_row, stack_text(model, a->callsite), (uint64_t)a->value};
 	}
 	qsort(f, n, sizeof *f, folded_order);
 	tm_buf o = {0};
@@ -422,9 +430,9 @@ static void write_profile(tm_parts *out, tm_tables_build *b, const tm_model *mod
 			count += f[j].count;
 		o.len = 0;
 		tm_buf_puts(&o, f[i].text);
-		tm_buf_putc(&o, ' ');
-		tm_buf_put_i64(&o, (int64_t)count);
-		tm_buf_putc(&o, '\n');
+		char num[24];
+		snprintf(num, sizeof num, " %" PRIu64 "\n", count);
+		tm_buf_puts(&o, num);
 		tm_parts_put(out, f[i].machine_row, o.data, o.len);
 		i = j;
 	}

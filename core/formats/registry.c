@@ -1,6 +1,7 @@
 /* core/formats/registry.c - the table of formats: one line each. */
 #include "formats/registry.h"
 
+#include "formats/collapsed/collapsed_format.h"
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
 #include "formats/perf_text/perf_text_format.h"
@@ -24,6 +25,7 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_NINJA_LOG] = {&tm_ninja_tokenizer, 0, &tm_ninja_parser, &tm_ninja_encoder},
 	[TM_TYPE_STRACE] = {&tm_strace_tokenizer, 0, &tm_strace_parser, &tm_strace_encoder},
 	[TM_TYPE_PERF_TEXT] = {&tm_perf_text_tokenizer, 0, &tm_perf_text_parser, &tm_perf_text_encoder},
+	[TM_TYPE_COLLAPSED_STACK] = {&tm_collapsed_tokenizer, 0, &tm_collapsed_parser, NULL},
 	/* clocks only */
 	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
@@ -58,6 +60,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_NINJA] = TM_TYPE_NINJA_LOG,
 	[TM_MREC_STRACE] = TM_TYPE_STRACE,
 	[TM_MREC_PERF_TEXT] = TM_TYPE_PERF_TEXT,
+	[TM_MREC_COLLAPSED] = TM_TYPE_COLLAPSED_STACK,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

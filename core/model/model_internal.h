@@ -214,6 +214,8 @@ struct tm_model {
 	size_t n_frames, cap_frames;
 	tm_mcallsite *callsites;
 	size_t n_callsites, cap_callsites;
+	tm_maggregate *aggregates;
+	size_t n_aggregates, cap_aggregates;
 	m_map frame_ids;             /* mapping << 32 | name id -> frame + 1 */
 	m_map callsite_ids;          /* (parent + 1) << 32 | frame -> callsite + 1 */
 };
@@ -351,6 +353,9 @@ uint32_t m_stack_frame(tm_model *m, uint32_t mapping, const char *name, size_t n
 uint32_t m_stack_callsite(tm_model *m, uint32_t parent, uint32_t frame, uint32_t depth);
 /* A sample of the record being applied, to the sink. */
 void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source);
+/* An aggregate sample of the record being applied (kept in the model:
+ * side records come before the sinks exist). */
+void m_aggregate(tm_model *m, uint32_t callsite, int64_t value);
 void m_stack_free(tm_model *m);
 void m_json_compact(tm_buf *b, const tj_value *v);
 void m_json_double(tm_buf *b, double d);

@@ -52,8 +52,15 @@ void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const ch
 	m->sink.sample(m->sink.ctx, &s);
 }
 
+void m_aggregate(tm_model *m, uint32_t callsite, int64_t value)
+{
+	TM_GROW(m->aggregates, m->cap_aggregates, m->n_aggregates + 1);
+	m->aggregates[m->n_aggregates++] = (tm_maggregate){callsite, value, m->cur_file, m->cur_row};
+}
+
 void m_stack_free(tm_model *m)
 {
+	free(m->aggregates);
 	free(m->mappings);
 	free(m->frames);
 	free(m->callsites);
@@ -79,4 +86,14 @@ const tm_mframe *tm_model_frame(const tm_model *m, uint32_t id)
 const tm_mmapping *tm_model_mapping(const tm_model *m, uint32_t id)
 {
 	return id < m->n_mappings ? &m->mappings[id] : NULL;
+}
+
+size_t tm_model_n_aggregates(const tm_model *m)
+{
+	return m->n_aggregates;
+}
+
+const tm_maggregate *tm_model_aggregate(const tm_model *m, size_t i)
+{
+	return i < m->n_aggregates ? &m->aggregates[i] : NULL;
 }

@@ -28,7 +28,9 @@
 # views (issue 9), the "merged" column reading them: tsv_slice the slice
 # table (name, ts, dur, machine) against the slice and instant rows of
 # every machines/<dir>/timeline.tsv, tsv_sample the stack samples (machine,
-# ts, tid, leaf frame) against its sample rows, tsv_thread and tsv_process the thread
+# ts, tid, leaf frame) against its sample rows, tsv_profile the stack and
+# aggregate samples (stack, count) against every profile.folded, tsv_thread
+# and tsv_process the thread
 # and process tables (machine, id, name) against threads.tsv and
 # processes.tsv.
 set -u
@@ -49,9 +51,9 @@ fi
 scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1; }
 
 tables="slice thread_slice instant thread thread_ids process process_ids counter sched thread_state flow args sample callsite
-	mapping stats"
+	mapping aggregate stats"
 # compared with tracemount's text views instead of merged.pftrace's import
-tsv_tables="tsv_slice tsv_sample tsv_thread tsv_process"
+tsv_tables="tsv_slice tsv_sample tsv_profile tsv_thread tsv_process"
 # compared with metadata.json's stats (tables.sql)
 meta_tables="meta_stats file_stats"
 differences=$here/differences
@@ -112,7 +114,8 @@ compare_fixture() { # name archive [member]
 	fi
 	# the text views, in the reference's terms: machine folders by name
 	local d mname tb
-	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_sample.rows.u"; : >"$w/m/tsv_thread.rows.u"
+	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_sample.rows.u"; : >"$w/m/tsv_profile.rows.f"
+	: >"$w/m/tsv_thread.rows.u"
 	: >"$w/m/tsv_process.rows.u"
 	for d in $("$TRACEMOUNT" ls "$a" machines); do
 		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
@@ -120,11 +123,15 @@ compare_fixture() { # name archive [member]
 			'NR > 1 && ($5 == "slice" || $5 == "instant") { print $7 "\t" $1 "\t" $2 "\t" m }' >>"$w/m/tsv_slice.rows.u"
 		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 && $5 == "sample" { print m "\t" $1 "\t" $10 "\t" $7 }' >>"$w/m/tsv_sample.rows.u"
+		"$TRACEMOUNT" cat "$a" "machines/$d/profile.folded" >>"$w/m/tsv_profile.rows.f"
 		"$TRACEMOUNT" cat "$a" "machines/$d/threads.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_thread.rows.u"
 		"$TRACEMOUNT" cat "$a" "machines/$d/processes.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_process.rows.u"
 	done
+	# profile.folded's lines summed over the machines: STACK COUNT, the count after the last space
+	awk '{ i = match($0, / [0-9]+$/); n[substr($0, 1, i - 1)] += substr($0, i + 1) }
+		END { for (k in n) printf "%s\t%d\n", k, n[k] }' "$w/m/tsv_profile.rows.f" >"$w/m/tsv_profile.rows.u"
 	for tb in $tsv_tables; do sort "$w/m/$tb.rows.u" >"$w/m/$tb.rows"; done
 	rm -f "$w/m/meta_stats.rows.u" "$w/m/file_stats.rows.u"
 	if ! "$TRACEMOUNT" cat "$a" metadata.json >"$w/metadata.json" 2>"$w/meta.err"; then

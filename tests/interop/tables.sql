@@ -122,6 +122,12 @@ FROM stack_profile_mapping m
 WHERE EXISTS (SELECT 1 FROM stack_profile_frame f JOIN stack_profile_callsite c ON c.frame_id = f.id
               WHERE f.mapping = m.id);
 
+-- Aggregate samples (collapsed stacks): the stack from the root and the
+-- value. No Perfetto packet makes one, so merged.pftrace holds none
+-- (tests/interop/differences); profile.folded shows them (tsv_profile).
+SELECT 'aggregate' || char(9) || tm_s(cs.path) || char(9) || printf('%.17g', a.value) AS row
+FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id;
+
 -- Summed over trace files and machines: one trace (merged.pftrace) has one
 -- row where the archive's import has one per file.
 SELECT 'stats' || char(9) || name || char(9) || ifnull(idx, '\N') || char(9) || severity || char(9) ||
@@ -130,7 +136,7 @@ FROM stats WHERE severity IN ('error', 'data_loss') GROUP BY name, idx, severity
 
 -- What tracemount's text views must equal (issue 9): timeline.tsv's slice
 -- and instant rows as (name, ts, dur, machine), its sample rows as
--- (machine, ts, tid, leaf frame), and the thread and
+-- (machine, ts, tid, leaf frame), profile.folded's lines, and the thread and
 -- process tables as machines/<dir>/threads.tsv and processes.tsv show
 -- them (a NULL name empty).
 CREATE PERFETTO FUNCTION tm_e(v STRING) RETURNS STRING AS
@@ -144,6 +150,14 @@ SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts |
        char(9) || tm_e(f.name) AS row
 FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
 JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id;
+
+-- profile.folded over every machine: each stack from the root (names
+-- joined by ';') with its stack samples and aggregate samples summed.
+SELECT 'tsv_profile' || char(9) || tm_e(path) || char(9) || printf('%d', sum(n)) AS row
+FROM (SELECT cs.path AS path, 1 AS n FROM cpu_profile_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
+      UNION ALL
+      SELECT cs.path, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id)
+GROUP BY path;
 
 SELECT 'tsv_thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_e(name) AS row
 FROM thread;

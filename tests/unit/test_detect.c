@@ -305,6 +305,7 @@ static void test_priorities(void)
 	CHECK(tm_type_unexported(TM_TYPE_NINJA_LOG) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_STRACE) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_PERF_TEXT) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_COLLAPSED_STACK) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_JSON) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_SYSTRACE) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_ZSTD) == NULL);
