@@ -204,7 +204,13 @@ struct exp_text {
 	size_t n_bundle;
 	tm_buf line;            /* a systrace line's event, encoded here */
 	tm_buf buf;
-	exp_map interned;       /* what each sample sequence interned (exp_text_stack_sample) */
+	/* what each sample sequence interned (exp_text_stack_sample): by
+	 * mapping, frame and callsite id, the first sequence; the others */
+	struct exp_interned {
+		uint32_t *seq;
+		size_t n, cap;
+	} interned_by_id[3];
+	exp_map interned;
 };
 
 /* int32 and enum fields: a negative value takes ten bytes, sign-extended. */

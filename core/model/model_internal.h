@@ -216,8 +216,6 @@ struct tm_model {
 	size_t n_callsites, cap_callsites;
 	tm_maggregate *aggregates;
 	size_t n_aggregates, cap_aggregates;
-	m_map frame_ids;             /* mapping << 32 | name id -> frame + 1 */
-	m_map callsite_ids;          /* (parent + 1) << 32 | frame -> callsite + 1 */
 };
 
 /* Count a stat for the record being applied (its file and machine). */
@@ -347,10 +345,21 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 /* Stack profiles (core/model/stack.c). A dummy mapping of its own (the
  * reference's CreateDummyMapping: never shared); a frame of it by name
  * (InternDummyFrame); a callsite by (parent, frame) at depth
- * (InternCallsite; parent TM_NO_CALLSITE for a root). */
+ * (InternCallsite; parent TM_NO_CALLSITE for a root). The frames and
+ * callsites are looked up in an index of the caller's: the mappings of a
+ * file are its own, so are their frames and the callsites made of them,
+ * and one index per file is one that fits in the cache (one for the whole
+ * model was a third of a perf script pass, in cache misses). An index
+ * NULL: the caller knows the frame or callsite is new (its tokenizer
+ * interned it). */
+typedef struct m_stack_index {
+	m_map frames;                /* mapping << 32 | name id -> frame + 1 */
+	m_map callsites;             /* (parent + 1) << 32 | frame -> callsite + 1 */
+} m_stack_index;
 uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_id);
-uint32_t m_stack_frame(tm_model *m, uint32_t mapping, const char *name, size_t n);
-uint32_t m_stack_callsite(tm_model *m, uint32_t parent, uint32_t frame, uint32_t depth);
+uint32_t m_stack_frame(tm_model *m, m_stack_index *ix, uint32_t mapping, const char *name, size_t n);
+uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint32_t frame, uint32_t depth);
+void m_stack_index_free(m_stack_index *ix);
 /* A sample of the record being applied, to the sink. */
 void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source);
 /* An aggregate sample of the record being applied (kept in the model:

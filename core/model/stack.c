@@ -14,34 +14,36 @@ uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_
 	return (uint32_t)m->n_mappings++;
 }
 
-uint32_t m_stack_frame(tm_model *m, uint32_t mapping, const char *name, size_t n)
+uint32_t m_stack_frame(tm_model *m, m_stack_index *ix, uint32_t mapping, const char *name, size_t n)
 {
 	uint32_t name_id = m_intern(&m->str, name, n);
-	int fresh;
-	uint64_t *v = m_map_put(&m->frame_ids, (uint64_t)mapping << 32 | name_id, &fresh);
+	int fresh = 1;
+	uint64_t *v = ix ? m_map_put(&ix->frames, (uint64_t)mapping << 32 | name_id, &fresh) : NULL;
 	if (!fresh)
 		return (uint32_t)(*v - 1);
 	TM_GROW(m->frames, m->cap_frames, m->n_frames + 1);
 	m->frames[m->n_frames] = (tm_mframe){m_str(&m->str, name_id), mapping};
-	*v = ++m->n_frames;
-	return (uint32_t)(*v - 1);
+	if (v)
+		*v = m->n_frames + 1;
+	return (uint32_t)m->n_frames++;
 }
 
 /* The reference's key is (parent, frame, depth); a parent fixes its
  * children's depth in every importer that makes callsites here (the
  * parent's plus one), and a root's depth is its format's, whose frames
  * are its own: (parent, frame) is the key. */
-uint32_t m_stack_callsite(tm_model *m, uint32_t parent, uint32_t frame, uint32_t depth)
+uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint32_t frame, uint32_t depth)
 {
-	int fresh;
+	int fresh = 1;
 	uint64_t key = (uint64_t)(parent == TM_NO_CALLSITE ? 0 : (uint64_t)parent + 1) << 32 | frame;
-	uint64_t *v = m_map_put(&m->callsite_ids, key, &fresh);
+	uint64_t *v = ix ? m_map_put(&ix->callsites, key, &fresh) : NULL;
 	if (!fresh)
 		return (uint32_t)(*v - 1);
 	TM_GROW(m->callsites, m->cap_callsites, m->n_callsites + 1);
 	m->callsites[m->n_callsites] = (tm_mcallsite){parent, frame, depth};
-	*v = ++m->n_callsites;
-	return (uint32_t)(*v - 1);
+	if (v)
+		*v = m->n_callsites + 1;
+	return (uint32_t)m->n_callsites++;
 }
 
 void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source)
@@ -64,8 +66,12 @@ void m_stack_free(tm_model *m)
 	free(m->mappings);
 	free(m->frames);
 	free(m->callsites);
-	m_map_free(&m->frame_ids);
-	m_map_free(&m->callsite_ids);
+}
+
+void m_stack_index_free(m_stack_index *ix)
+{
+	m_map_free(&ix->frames);
+	m_map_free(&ix->callsites);
 }
 
 size_t tm_model_n_callsites(const tm_model *m)

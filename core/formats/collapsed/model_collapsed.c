@@ -12,11 +12,14 @@
 /* Per file and machine: the file's mapping. */
 typedef struct cs_ctx {
 	uint32_t mapping;
+	m_stack_index ix;  /* its frames and callsites */
 } cs_ctx;
 
 static void ctx_free(m_ctx *c)
 {
-	free(c->parsed);
+	cs_ctx *cc = c->parsed;
+	m_stack_index_free(&cc->ix);
+	free(cc);
 }
 
 static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
@@ -47,8 +50,8 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 		p += sizeof len;
 		if ((size_t)(end - p) < len)
 			return;
-		uint32_t frame = m_stack_frame(m, cc->mapping, p, len);
-		callsite = m_stack_callsite(m, callsite, frame, d);
+		uint32_t frame = m_stack_frame(m, &cc->ix, cc->mapping, p, len);
+		callsite = m_stack_callsite(m, &cc->ix, callsite, frame, d);
 		p += len;
 	}
 	m_aggregate(m, callsite, r.count);

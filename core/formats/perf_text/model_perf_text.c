@@ -1,10 +1,11 @@
 /* core/formats/perf_text/model_perf_text.c - perf script samples into the
- * tables. The stack is interned as the tokenizer does it (each mapping
- * name a dummy mapping of the file, each symbol a frame of it, callsites
- * from the root at depth 1), then the sample as PerfTextTraceParser::Parse
- * makes it: UpdateThread(tid, pid), else GetOrCreateThread(tid); the
- * process of the pid; the thread named by the command (kOther, and its
- * process too for the main thread). */
+ * tables. The tokenizer's frames and callsites, as they come (side
+ * records, in file order, as the reference's tokenizer interns them): each
+ * mapping name of a file a dummy mapping of its own, each (symbol,
+ * mapping) a frame of it, the callsites from the root at depth 1. Then
+ * the sample as PerfTextTraceParser::Parse makes it: UpdateThread(tid,
+ * pid), else GetOrCreateThread(tid); the process of the pid; the thread
+ * named by the command (kOther, and its process too for the main thread). */
 #include "model/model_internal.h"
 #include "formats/perf_text/perf_text_format.h"
 
@@ -12,9 +13,11 @@
 #include <string.h>
 
 /* Per file and machine: the file's mappings by name (the tokenizer's
- * mappings_), name -> mapping id + 1. */
+ * mappings_), and its frames' and callsites' model ids by the file's. */
 typedef struct pt_ctx {
 	m_map by_name;         /* string id -> mapping + 1 */
+	uint32_t *frame, *callsite;
+	size_t n_frame, cap_frame, n_callsite, cap_callsite;
 } pt_ctx;
 
 typedef struct rd {
@@ -40,7 +43,20 @@ static void ctx_free(m_ctx *c)
 {
 	pt_ctx *pc = c->parsed;
 	m_map_free(&pc->by_name);
+	free(pc->frame);
+	free(pc->callsite);
 	free(pc);
+}
+
+/* The file's state on its machine (NULL: the context is another format's). */
+static pt_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
+{
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	if (!c->parsed) {
+		c->parsed = tm_xcalloc(1, sizeof(pt_ctx));
+		c->parsed_kind = TM_MREC_PERF_TEXT;
+	}
+	return c->parsed_kind == TM_MREC_PERF_TEXT ? c->parsed : NULL;
 }
 
 static uint32_t mapping_of(tm_model *m, pt_ctx *pc, const char *name, size_t n, uint32_t file_id)
@@ -59,37 +75,16 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	(void)pre;
 	(void)pre_len;
 	tm_perf_text_rec r;
-	if (h->sub != 0 || n < sizeof r)
+	if (h->sub != PERF_TEXT_SAMPLE || n < sizeof r)
 		return;
 	memcpy(&r, body, sizeof r);
 	rd in = {body + sizeof r, body + n};
 	const char *comm;
 	size_t comm_n;
-	if (!get_str(&in, &comm, &comm_n) || r.n_frames == 0 || r.n_frames > (size_t)(in.end - in.p) / 8)
-		return;
-	m_ctx *c = m_context(m, h->file_id, h->machine_row);
-	if (!c->parsed) {
-		c->parsed = tm_xcalloc(1, sizeof(pt_ctx));
-		c->parsed_kind = TM_MREC_PERF_TEXT;
-	}
-	if (c->parsed_kind != TM_MREC_PERF_TEXT)
-		return; /* the context of another format's file: not a record of ours */
-	pt_ctx *pc = c->parsed;
-	/* the frames come leaf first; callsites are made from the root */
-	uint32_t *frames = tm_xmalloc(r.n_frames * sizeof *frames);
-	for (uint32_t i = 0; i < r.n_frames; i++) {
-		const char *sym, *map;
-		size_t sym_n, map_n;
-		if (!get_str(&in, &sym, &sym_n) || !get_str(&in, &map, &map_n)) {
-			free(frames);
-			return;
-		}
-		frames[i] = m_stack_frame(m, mapping_of(m, pc, map, map_n, h->file_id), sym, sym_n);
-	}
-	uint32_t callsite = TM_NO_CALLSITE;
-	for (uint32_t d = 0; d < r.n_frames; d++)
-		callsite = m_stack_callsite(m, callsite, frames[r.n_frames - 1 - d], d + 1);
-	free(frames);
+	pt_ctx *pc = file_ctx(m, h);
+	if (!get_str(&in, &comm, &comm_n) || !pc || r.callsite >= pc->n_callsite)
+		return; /* not a record of ours */
+	uint32_t callsite = pc->callsite[r.callsite];
 
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t utid = r.has_pid ? m_update_thread(m, mc, r.tid, r.pid) : m_get_or_create_thread(m, mc, r.tid);
@@ -106,15 +101,47 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	m->sink.observed(m->sink.ctx, &ob);
 }
 
-/* The samples the tokenizer found without frames. */
+/* The tokenizer's frames and callsites, and the samples it found without
+ * frames. A frame or callsite it made once is new to the model (the
+ * tokenizer interned it), so none is looked up here. */
 static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 {
-	int64_t k;
-	if (h->sub != 1 || n != sizeof k)
+	if (h->sub == PERF_TEXT_NO_FRAMES) {
+		int64_t k;
+		if (n == sizeof k) {
+			memcpy(&k, body, sizeof k);
+			if (k)
+				m_stat(m, "perf_text_importer_sample_no_frames", k);
+		}
 		return;
-	memcpy(&k, body, sizeof k);
-	if (k)
-		m_stat(m, "perf_text_importer_sample_no_frames", k);
+	}
+	pt_ctx *pc = file_ctx(m, h);
+	if (!pc)
+		return;
+	if (h->sub == PERF_TEXT_FRAME_DEF) {
+		uint32_t id;
+		const char *sym, *map;
+		size_t sym_n, map_n;
+		if (n < sizeof id)
+			return;
+		memcpy(&id, body, sizeof id);
+		rd in = {body + sizeof id, body + n};
+		if (id != pc->n_frame || !get_str(&in, &sym, &sym_n) || !get_str(&in, &map, &map_n))
+			return; /* not the next frame: not a record of ours */
+		TM_GROW(pc->frame, pc->cap_frame, pc->n_frame + 1);
+		pc->frame[pc->n_frame++] = m_stack_frame(m, NULL, mapping_of(m, pc, map, map_n, h->file_id), sym, sym_n);
+	} else if (h->sub == PERF_TEXT_CALLSITE_DEF) {
+		tm_perf_text_callsite c;
+		if (n != sizeof c)
+			return;
+		memcpy(&c, body, sizeof c);
+		if (c.id != pc->n_callsite || c.frame >= pc->n_frame ||
+		    (c.parent != UINT32_MAX && c.parent >= pc->n_callsite))
+			return;
+		uint32_t parent = c.parent == UINT32_MAX ? TM_NO_CALLSITE : pc->callsite[c.parent];
+		TM_GROW(pc->callsite, pc->cap_callsite, pc->n_callsite + 1);
+		pc->callsite[pc->n_callsite++] = m_stack_callsite(m, NULL, parent, pc->frame[c.frame], c.depth);
+	}
 }
 
 /* The record's CPU is 0 (the tokenizer's head): a thread of no process is
