@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/t_formats.sh - no format is dropped in silence (issue 33, part 4):
 # a file in a format the reference imports and tracemount only recognises
-# (perf.data, Gecko, a heap dump) keeps its own
+# (perf.data, a heap dump) keeps its own
 # type in metadata.json, "events": null and a not_exported reason;
 # `tracemount check`, a foreground mount and `pack` print one warning line
 # naming the file and its format; `pack --strict` fails on it. The formats
 # tracemount reads (a ninja log, strace and perf script text, collapsed
-# stacks: issue 35) beside them have their events counted and in
+# stacks, a Gecko profile: issue 35) beside them have their events counted and in
 # timeline.tsv (collapsed stacks, of no time, in profile.folded), and no
 # warning.
 # The files follow each format's public description, as far as the
@@ -22,7 +22,10 @@ printf 'PERFILE2\x68\0\0\0\0\0\0\0\x88\0\0\0\0\0\0\0' >in/perf.data
 printf 'main;parse;read 12\nmain;parse 3\n' >in/stacks.folded
 printf '42  1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
 printf 'app 7/8 [001] 10.000001:          1 cpu-clock: \n\t1 work+0x1 (/bin/app)\n\t2 main (/bin/app)\n\n' >in/app.perf
-printf '{"meta":{"version":27,"interval":1},"libs":[],"threads":[]}\n' >in/firefox.json
+printf '%s\n' '{"meta":{"version":27,"interval":1},"libs":[],"threads":[{"name":"GeckoMain","tid":5,"pid":5,' \
+	'"stringTable":["main","draw (in libxul.so)"],"frameTable":{"schema":{"location":0},"data":[[0],[1]]},' \
+	'"stackTable":{"schema":{"prefix":0,"frame":1},"data":[[null,0],[0,1]]},' \
+	'"samples":{"schema":{"stack":0,"time":1},"data":[[1,7.75]]}}]}' >in/firefox.json
 printf '# ninja log v5\n10\t20\t0\tout.o\t1a2b\n' >in/.ninja_log_copy
 cp in/.ninja_log_copy in/build.ninja_log
 printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
@@ -30,7 +33,7 @@ printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
 
 # what each file is, by the reference's names, in archive order
 expect_types='["zip","json","perf","collapsed_stack","strace","perf_text","gecko","ninja_log","art_hprof"]'
-expect_warn=$(for f in perf.data:perf firefox.json:gecko heap.hprof:art_hprof; do
+expect_warn=$(for f in perf.data:perf heap.hprof:art_hprof; do
 	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
 done)
 
@@ -46,10 +49,10 @@ eq "cat prints no warning" "$(cat cat.err)" ""
 eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
 eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
 eq "metadata: events null where not exported" \
-	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack") | not) | .events]' <<<"$meta")" \
-	'[null,null,null]'
+	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack", "gecko") | not) | .events]' <<<"$meta")" \
+	'[null,null]'
 eq "metadata: each says why" \
-	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 3
+	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 2
 eq "metadata: an strace call is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "strace") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the call on its thread, with its args" \
@@ -58,14 +61,20 @@ eq "timeline.tsv: the call on its thread, with its args" \
 eq "metadata: a perf script sample is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "perf_text") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the sample on its thread, its stack leaf first" \
-	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$5 == "sample" { print $6, $7, $9, $10, $12 }')" \
+	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$5 == "sample" && $6 == "perf_text" { print $6, $7, $9, $10, $12 }')" \
 	'perf_text work 7 8 {"stack":[{"name":"work","mapping":"/bin/app"},{"name":"main","mapping":"/bin/app"}]}'
 contains "threads.tsv: the sample's thread, named by its command" \
 	"$("$tm" cat mixed.zip machines/machine0/threads.tsv 2>&1)" "$(printf '8\tapp\t7')"
 eq "metadata: collapsed stacks are exported, and place no event (they have no time)" \
 	"$(jq -c '.files[] | select(.type == "collapsed_stack") | [.events, .not_exported]' <<<"$meta")" '[0,null]'
-eq "profile.folded: the sample's stack and the collapsed stacks, from the root, with their counts" \
-	"$("$tm" cat mixed.zip machines/machine0/profile.folded)" "$(printf '%s\n' 'main;parse 3' 'main;parse;read 12' 'main;work 1')"
+eq "metadata: a Gecko sample is counted, and exported" \
+	"$(jq -c '.files[] | select(.type == "gecko") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
+eq "timeline.tsv: the Gecko sample at its whole ms (the reference reads 7.75 as 7), its frame's lib a mapping" \
+	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$6 == "gecko" { print $1, $5, $7, $9, $10, $12 }')" \
+	'7000000 sample draw 5 5 {"stack":[{"name":"draw","mapping":"libxul.so"},{"name":"main","mapping":"gecko"}]}'
+eq "profile.folded: the samples' stacks and the collapsed stacks, from the root, with their counts" \
+	"$("$tm" cat mixed.zip machines/machine0/profile.folded)" \
+	"$(printf '%s\n' 'main;draw 1' 'main;parse 3' 'main;parse;read 12' 'main;work 1')"
 eq "metadata: a ninja log's job is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "ninja_log") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the job on worker 1 of the Build process" \
@@ -100,6 +109,12 @@ eq "a long first line in a TAR: still collapsed stacks" \
 eq "a long first line in a TAR: its stacks in profile.folded" \
 	"$("$tm" cat long.tar machines/machine0/profile.folded | awk '{ print NF ? $NF : "" }' | tr '\n' ' ')" "5 2 "
 
+# A Gecko profile that is not JSON fails the merge with the reference's text.
+printf '{"meta":{},"threads":[' >bad.json
+"$tm" check bad.json >/dev/null 2>bad.err
+eq "a Gecko profile cut short: the reference's error" "$(cat bad.err)" \
+	"Syntactic error while parsing Gecko trace: Error parsing JSON object field: ; please use an external JSON tool (e.g. jq) to understand the source of the error."
+
 # A single input of such a format: named by its path, without a member.
 "$tm" check in/perf.data >/dev/null 2>single.err
 eq "check of a lone perf.data names the input" "$(cat single.err)" \
@@ -109,7 +124,7 @@ eq "check of a lone perf.data names the input" "$(cat single.err)" \
 mkdir out
 "$tm" pack -o out/p.zip in/app.json in/perf.data in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
 eq "pack: writes the archive" "$rc" 0
-eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 2
+eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 1
 contains "pack: names the file" "$(cat pack.err)" "p.zip: perf.data: perf events not exported"
 "$tm" pack --strict -o out/s.zip in/app.json in/perf.data >/dev/null 2>strict.err; rc=$?
 eq "pack --strict: fails" "$rc" 1

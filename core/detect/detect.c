@@ -657,7 +657,7 @@ static const struct {
 	[TM_TYPE_ART_METHOD] = {"art_method", 2, 0, 0},
 	[TM_TYPE_ART_HPROF] = {"art_hprof", 2, 0, 0},
 	[TM_TYPE_MANIFEST] = {"perfetto_manifest", -1, 0, 1},
-	[TM_TYPE_GECKO] = {"gecko", 2, 0, 0},
+	[TM_TYPE_GECKO] = {"gecko", 2, 0, 1},
 	[TM_TYPE_JSON] = {"json", 2, 0, 1},
 	[TM_TYPE_INSTRUMENTS_XML] = {"instruments_xml", 2, 0, 0},
 	[TM_TYPE_CTRACE] = {"ctrace", 2, 1, 1},

@@ -2,6 +2,7 @@
 #include "formats/registry.h"
 
 #include "formats/collapsed/collapsed_format.h"
+#include "formats/gecko/gecko_format.h"
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
 #include "formats/perf_text/perf_text_format.h"
@@ -26,8 +27,8 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_STRACE] = {&tm_strace_tokenizer, 0, &tm_strace_parser, &tm_strace_encoder},
 	[TM_TYPE_PERF_TEXT] = {&tm_perf_text_tokenizer, 0, &tm_perf_text_parser, &tm_perf_text_encoder},
 	[TM_TYPE_COLLAPSED_STACK] = {&tm_collapsed_tokenizer, 0, &tm_collapsed_parser, NULL},
+	[TM_TYPE_GECKO] = {&tm_gecko_tokenizer, 0, &tm_gecko_parser, &tm_gecko_encoder},
 	/* clocks only */
-	[TM_TYPE_GECKO] = {&this_file, 0},
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
 	[TM_TYPE_PRIMES] = {&this_file, 0},
 	[TM_TYPE_PERF] = {&monotonic, 0},
@@ -61,6 +62,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_STRACE] = TM_TYPE_STRACE,
 	[TM_MREC_PERF_TEXT] = TM_TYPE_PERF_TEXT,
 	[TM_MREC_COLLAPSED] = TM_TYPE_COLLAPSED_STACK,
+	[TM_MREC_GECKO] = TM_TYPE_GECKO,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

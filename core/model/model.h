@@ -293,7 +293,7 @@ typedef struct tm_parser {
 	void (*ctx_free)(struct m_ctx *c);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
-#define TM_MREC_KINDS 8  /* the record kinds there can be, 0 unused
+#define TM_MREC_KINDS 9  /* the record kinds there can be, 0 unused
 			  * (core/formats/kinds.h; the registry checks) */
 
 /* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`

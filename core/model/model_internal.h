@@ -360,6 +360,28 @@ uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_
 uint32_t m_stack_frame(tm_model *m, m_stack_index *ix, uint32_t mapping, const char *name, size_t n);
 uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint32_t frame, uint32_t depth);
 void m_stack_index_free(m_stack_index *ix);
+/* A file's stacks as its tokenizer interned them and handed them over in
+ * side records (in file order, before any sorted record): the file's ids
+ * of frames and callsites, from 0, and the model's for them; its mappings
+ * by name (the reference's tokenizers keep one dummy mapping per name and
+ * file) and its default mapping, made once. */
+typedef struct m_file_stacks {
+	m_map by_name;               /* mapping name's string id -> mapping + 1 */
+	uint32_t dflt;               /* the default mapping + 1, 0 until made */
+	uint32_t *frame, *callsite;
+	size_t n_frame, cap_frame, n_callsite, cap_callsite;
+} m_file_stacks;
+/* The file's next frame (`id` must be the count so far, else -1): in the
+ * mapping named map[0..map_n), or, with map NULL, in the default mapping
+ * named `dflt`. */
+int m_file_stacks_frame(tm_model *m, m_file_stacks *fs, uint32_t id, const char *sym, size_t sym_n, const char *map,
+			size_t map_n, const char *dflt, uint32_t file_id);
+/* The file's next callsite (the same rule), parent UINT32_MAX for a root. */
+int m_file_stacks_callsite(tm_model *m, m_file_stacks *fs, uint32_t id, uint32_t parent, uint32_t frame,
+			   uint32_t depth);
+/* The model's callsite of the file's `id`, or TM_NO_CALLSITE. */
+uint32_t m_file_stacks_get(const m_file_stacks *fs, uint32_t id);
+void m_file_stacks_free(m_file_stacks *fs);
 /* A sample of the record being applied, to the sink. */
 void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source);
 /* An aggregate sample of the record being applied (kept in the model:

@@ -4,6 +4,7 @@
 #include "model/model_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_id)
 {
@@ -44,6 +45,51 @@ uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint3
 	if (v)
 		*v = m->n_callsites + 1;
 	return (uint32_t)m->n_callsites++;
+}
+
+int m_file_stacks_frame(tm_model *m, m_file_stacks *fs, uint32_t id, const char *sym, size_t sym_n, const char *map,
+			size_t map_n, const char *dflt, uint32_t file_id)
+{
+	if (id != fs->n_frame)
+		return -1;
+	uint32_t mapping;
+	if (!map) {
+		if (!fs->dflt)
+			fs->dflt = m_stack_mapping(m, dflt, strlen(dflt), file_id) + 1;
+		mapping = fs->dflt - 1;
+	} else {
+		int fresh;
+		uint64_t *v = m_map_put(&fs->by_name, m_intern(&m->str, map, map_n), &fresh);
+		if (fresh)
+			*v = (uint64_t)m_stack_mapping(m, map, map_n, file_id) + 1;
+		mapping = (uint32_t)(*v - 1);
+	}
+	TM_GROW(fs->frame, fs->cap_frame, fs->n_frame + 1);
+	fs->frame[fs->n_frame++] = m_stack_frame(m, NULL, mapping, sym, sym_n);
+	return 0;
+}
+
+int m_file_stacks_callsite(tm_model *m, m_file_stacks *fs, uint32_t id, uint32_t parent, uint32_t frame,
+			   uint32_t depth)
+{
+	if (id != fs->n_callsite || frame >= fs->n_frame || (parent != UINT32_MAX && parent >= fs->n_callsite))
+		return -1;
+	uint32_t p = parent == UINT32_MAX ? TM_NO_CALLSITE : fs->callsite[parent];
+	TM_GROW(fs->callsite, fs->cap_callsite, fs->n_callsite + 1);
+	fs->callsite[fs->n_callsite++] = m_stack_callsite(m, NULL, p, fs->frame[frame], depth);
+	return 0;
+}
+
+uint32_t m_file_stacks_get(const m_file_stacks *fs, uint32_t id)
+{
+	return id < fs->n_callsite ? fs->callsite[id] : TM_NO_CALLSITE;
+}
+
+void m_file_stacks_free(m_file_stacks *fs)
+{
+	m_map_free(&fs->by_name);
+	free(fs->frame);
+	free(fs->callsite);
 }
 
 void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const char *source)

@@ -83,11 +83,13 @@ SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
        tm_s(a.display_value) AS row
 FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 
--- Stack samples (cpu_profile_stack_sample: perf script's, ...): the
--- thread, the leaf frame and its mapping, the stack from the root; the
--- callsites with their depth from their stack's root and their path; the
--- names of the mappings of the callsites' frames (a perf script sample
--- never ended still makes its mappings and frames in the reference). A mapping's name is compared
+-- Stack samples (cpu_profile_stack_sample: perf script's, Gecko's, ...):
+-- the thread, the leaf frame and its mapping, the stack from the root;
+-- the callsites the samples use, with their depth from their stack's root
+-- and their path; the names of the mappings of their frames. (The
+-- reference makes callsites no sample uses, which no Perfetto packet makes
+-- alone: a Gecko profile's unsampled stacks; and mappings and frames of a
+-- perf script sample never ended.) A mapping's name is compared
 -- without a leading '/' (merged.pftrace names a mapping by one path
 -- component, which the reference prefixes with '/'), depths from each
 -- root (perf script's start at 1, a Callstack's at 0), and callsites and
@@ -96,15 +98,20 @@ FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 CREATE PERFETTO FUNCTION tm_map(name STRING) RETURNS STRING AS
 SELECT CASE WHEN substr($name, 1, 1) = '/' THEN substr($name, 2) ELSE ifnull($name, '') END;
 
+-- fold: the path as profile.folded writes it, a ';' or control character
+-- inside a name written '_'
+CREATE PERFETTO FUNCTION tm_fold(name STRING) RETURNS STRING AS
+SELECT replace(replace(replace(replace(ifnull($name, ''), ';', '_'), char(9), '_'), char(10), '_'), char(13), '_');
+
 CREATE PERFETTO TABLE tm_cs AS
-WITH RECURSIVE up(id, at, d, path) AS (
-  SELECT c.id, c.parent_id, 0, f.name
+WITH RECURSIVE up(id, at, d, path, fold) AS (
+  SELECT c.id, c.parent_id, 0, f.name, tm_fold(f.name)
   FROM stack_profile_callsite c JOIN stack_profile_frame f ON f.id = c.frame_id
   UNION ALL
-  SELECT up.id, c.parent_id, up.d + 1, f.name || ';' || up.path
+  SELECT up.id, c.parent_id, up.d + 1, f.name || ';' || up.path, tm_fold(f.name) || ';' || up.fold
   FROM up JOIN stack_profile_callsite c ON c.id = up.at JOIN stack_profile_frame f ON f.id = c.frame_id
 )
-SELECT id, d AS depth, path FROM up WHERE at IS NULL;
+SELECT id, d AS depth, path, fold FROM up WHERE at IS NULL;
 
 SELECT 'sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid || char(9) ||
        tm_s(f.name) || char(9) || tm_s(tm_map(m.name)) || char(9) || tm_s(cs.path) AS row
@@ -112,15 +119,24 @@ FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
 JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id
 JOIN stack_profile_mapping m ON m.id = f.mapping JOIN tm_cs cs ON cs.id = s.callsite_id;
 
+-- the callsites samples use: their leaves and every ancestor
+CREATE PERFETTO TABLE tm_used AS
+WITH RECURSIVE used(id) AS (
+  SELECT callsite_id FROM cpu_profile_stack_sample
+  UNION SELECT callsite_id FROM __intrinsic_aggregate_sample
+  UNION SELECT c.parent_id FROM used JOIN stack_profile_callsite c ON c.id = used.id WHERE c.parent_id IS NOT NULL
+)
+SELECT id FROM used;
+
 SELECT DISTINCT 'callsite' || char(9) || cs.depth || char(9) || tm_s(cs.path) || char(9) ||
        tm_s(tm_map(m.name)) AS row
-FROM tm_cs cs JOIN stack_profile_callsite c ON c.id = cs.id JOIN stack_profile_frame f ON f.id = c.frame_id
-JOIN stack_profile_mapping m ON m.id = f.mapping;
+FROM tm_cs cs JOIN tm_used u ON u.id = cs.id JOIN stack_profile_callsite c ON c.id = cs.id
+JOIN stack_profile_frame f ON f.id = c.frame_id JOIN stack_profile_mapping m ON m.id = f.mapping;
 
 SELECT DISTINCT 'mapping' || char(9) || tm_s(tm_map(m.name)) AS row
 FROM stack_profile_mapping m
 WHERE EXISTS (SELECT 1 FROM stack_profile_frame f JOIN stack_profile_callsite c ON c.frame_id = f.id
-              WHERE f.mapping = m.id);
+              JOIN tm_used u ON u.id = c.id WHERE f.mapping = m.id);
 
 -- Aggregate samples (collapsed stacks): the stack from the root and the
 -- value. No Perfetto packet makes one, so merged.pftrace holds none
@@ -154,9 +170,9 @@ JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f
 -- profile.folded over every machine: each stack from the root (names
 -- joined by ';') with its stack samples and aggregate samples summed.
 SELECT 'tsv_profile' || char(9) || tm_e(path) || char(9) || printf('%d', sum(n)) AS row
-FROM (SELECT cs.path AS path, 1 AS n FROM cpu_profile_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
+FROM (SELECT cs.fold AS path, 1 AS n FROM cpu_profile_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
       UNION ALL
-      SELECT cs.path, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id)
+      SELECT cs.fold, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id)
 GROUP BY path;
 
 SELECT 'tsv_thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_e(name) AS row

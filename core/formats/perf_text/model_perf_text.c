@@ -12,12 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per file and machine: the file's mappings by name (the tokenizer's
- * mappings_), and its frames' and callsites' model ids by the file's. */
+/* Per file and machine: its stacks (the tokenizer's mappings_ by name,
+ * its frames and callsites). */
 typedef struct pt_ctx {
-	m_map by_name;         /* string id -> mapping + 1 */
-	uint32_t *frame, *callsite;
-	size_t n_frame, cap_frame, n_callsite, cap_callsite;
+	m_file_stacks st;
 } pt_ctx;
 
 typedef struct rd {
@@ -42,9 +40,7 @@ static int get_str(rd *r, const char **s, size_t *n)
 static void ctx_free(m_ctx *c)
 {
 	pt_ctx *pc = c->parsed;
-	m_map_free(&pc->by_name);
-	free(pc->frame);
-	free(pc->callsite);
+	m_file_stacks_free(&pc->st);
 	free(pc);
 }
 
@@ -57,16 +53,6 @@ static pt_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
 		c->parsed_kind = TM_MREC_PERF_TEXT;
 	}
 	return c->parsed_kind == TM_MREC_PERF_TEXT ? c->parsed : NULL;
-}
-
-static uint32_t mapping_of(tm_model *m, pt_ctx *pc, const char *name, size_t n, uint32_t file_id)
-{
-	uint32_t id = m_intern(&m->str, name, n);
-	int fresh;
-	uint64_t *v = m_map_put(&pc->by_name, id, &fresh);
-	if (fresh)
-		*v = (uint64_t)m_stack_mapping(m, name, n, file_id) + 1;
-	return (uint32_t)(*v - 1);
 }
 
 static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n, const void *pre,
@@ -82,9 +68,9 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	const char *comm;
 	size_t comm_n;
 	pt_ctx *pc = file_ctx(m, h);
-	if (!get_str(&in, &comm, &comm_n) || !pc || r.callsite >= pc->n_callsite)
+	uint32_t callsite = pc ? m_file_stacks_get(&pc->st, r.callsite) : TM_NO_CALLSITE;
+	if (!get_str(&in, &comm, &comm_n) || callsite == TM_NO_CALLSITE)
 		return; /* not a record of ours */
-	uint32_t callsite = pc->callsite[r.callsite];
 
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t utid = r.has_pid ? m_update_thread(m, mc, r.tid, r.pid) : m_get_or_create_thread(m, mc, r.tid);
@@ -126,21 +112,14 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 			return;
 		memcpy(&id, body, sizeof id);
 		rd in = {body + sizeof id, body + n};
-		if (id != pc->n_frame || !get_str(&in, &sym, &sym_n) || !get_str(&in, &map, &map_n))
-			return; /* not the next frame: not a record of ours */
-		TM_GROW(pc->frame, pc->cap_frame, pc->n_frame + 1);
-		pc->frame[pc->n_frame++] = m_stack_frame(m, NULL, mapping_of(m, pc, map, map_n, h->file_id), sym, sym_n);
+		if (get_str(&in, &sym, &sym_n) && get_str(&in, &map, &map_n))
+			m_file_stacks_frame(m, &pc->st, id, sym, sym_n, map, map_n, NULL, h->file_id);
 	} else if (h->sub == PERF_TEXT_CALLSITE_DEF) {
 		tm_perf_text_callsite c;
 		if (n != sizeof c)
 			return;
 		memcpy(&c, body, sizeof c);
-		if (c.id != pc->n_callsite || c.frame >= pc->n_frame ||
-		    (c.parent != UINT32_MAX && c.parent >= pc->n_callsite))
-			return;
-		uint32_t parent = c.parent == UINT32_MAX ? TM_NO_CALLSITE : pc->callsite[c.parent];
-		TM_GROW(pc->callsite, pc->cap_callsite, pc->n_callsite + 1);
-		pc->callsite[pc->n_callsite++] = m_stack_callsite(m, NULL, parent, pc->frame[c.frame], c.depth);
+		m_file_stacks_callsite(m, &pc->st, c.id, c.parent, c.frame, c.depth);
 	}
 }
 

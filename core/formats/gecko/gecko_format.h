@@ -1,0 +1,61 @@
+/* core/formats/gecko/gecko_format.h - a Firefox (Gecko) profile as a
+ * format module: what the registry (core/formats/registry.c) lists of it.
+ *
+ * The reference (GeckoTraceTokenizer) reads the whole JSON document, then
+ * per top-level thread (`threads`; the `processes` of other processes are
+ * not read) its frames (a "name (in lib)" frame in a dummy mapping of that
+ * lib, any other in the file's dummy mapping "gecko"), its stacks (callsites
+ * from the root at depth 0) and its samples, on the file's own clock (ms,
+ * times 1000 twice). Both shapes: the raw profile Firefox writes (schema
+ * and data tables; a sample's time is read as an unsigned integer first,
+ * so it is cut to whole ms) and the processed one (flat arrays); a
+ * `shared` block's strings and tables serve every thread. A thread's
+ * first sample makes it (UpdateThread(tid, pid), named kOther), each
+ * sample a stack sample of source "gecko" on GetOrCreateThread(tid).
+ * The processed shape's markers are not read yet (tracemount(1)). */
+#ifndef TM_GECKO_FORMAT_H
+#define TM_GECKO_FORMAT_H
+
+#include "export/export.h"
+#include "formats/kinds.h"
+#include "model/model.h"
+#include "scan/scan_internal.h"
+
+/* A Gecko profile's tokenizer (tokenize.c). */
+extern const tm_tokenizer tm_gecko_tokenizer;
+
+/* As perf script's (perf_text_format.h), the tokenizer interns the file's
+ * frames and callsites and hands each new one to the model in a side
+ * record. TM_MREC_GECKO records: sub 0, a sample: tm_gecko_rec, then, for
+ * a thread's first, its name (a uint32 length, its bytes). Side records:
+ * sub 1, a frame: its id (uint32), its name, and its mapping (each a
+ * uint32 length and its bytes; a length of UINT32_MAX: the file's
+ * mapping "gecko"); sub 2, a callsite: tm_gecko_callsite. */
+typedef struct tm_gecko_rec {
+	uint32_t tid, pid;
+	uint8_t first;       /* the thread's first sample: it is made, and named */
+	uint32_t callsite;   /* the file's id of its leaf */
+} tm_gecko_rec;
+
+typedef struct tm_gecko_callsite {
+	uint32_t id, parent; /* the file's ids; parent UINT32_MAX for a root */
+	uint32_t frame;
+	uint32_t depth;      /* from 0 at the root */
+} tm_gecko_callsite;
+
+enum { GECKO_SAMPLE, GECKO_FRAME_DEF, GECKO_CALLSITE_DEF };
+
+/* TM_MREC_GECKO records into the tables (model_gecko.c). */
+extern const tm_parser tm_gecko_parser;
+
+/* What the parser hands the encoder of a sample (tm_mobserved.event). */
+typedef struct gecko_observed {
+	int first;           /* the thread's first sample: its pid goes with it */
+	uint32_t pid, tid;
+	uint32_t callsite;
+} gecko_observed;
+
+/* Its samples into merged.pftrace (encode.c). */
+extern const tm_encoder tm_gecko_encoder;
+
+#endif

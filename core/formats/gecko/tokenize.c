@@ -1,0 +1,203 @@
+/* core/formats/gecko/tokenize.c - a Gecko profile into the scan: the
+ * profile read as the reference reads it (gecko.c), its frames and
+ * callsites interned per file as its tokenizer interns them and handed to
+ * the model in side records, each sample placed on the file's own clock
+ * with its record for the model. */
+#include "formats/gecko/gecko_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/gecko/gecko.h"
+
+#define CHUNK (1u << 20)
+
+/* ---- the file's frames and callsites, interned as the reference's tokenizer does -- */
+
+typedef struct gk_tok {
+	scan_file *sf;
+	tm_clock_tracker *t;
+	uint32_t queue;
+	tm_u64map frames_by_hash; /* hash(mapping, name) -> frame + 1 (probing on) */
+	tm_buf arena;          /* each frame's mapping (or nothing) and name */
+	struct gk_frame_at {
+		size_t at;
+		uint32_t map_n, name_n; /* map_n UINT32_MAX: the "gecko" mapping */
+	} *fr;
+	size_t n_fr, cap_fr;
+	tm_u64map callsites;   /* (parent + 1) << 32 | frame -> id + 1 */
+	uint32_t n_callsites;
+	tm_buf rec;
+} gk_tok;
+
+static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void put_str(tm_buf *b, const char *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, p, n);
+}
+
+/* InternFrame: " (in LIB)" names LIB's mapping (up to the next ')', or
+ * the end), the name before it the frame's; else the "gecko" mapping. */
+static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
+{
+	static const char in[] = " (in ";
+	const char *hit = NULL;
+	for (size_t i = 0; i + 5 <= n; i++)
+		if (memcmp(name + i, in, 5) == 0) {
+			hit = name + i;
+			break;
+		}
+	const char *map = NULL, *fn = name;
+	size_t map_n = UINT32_MAX, fn_n = n;
+	if (hit) {
+		map = hit + 5;
+		const char *close = memchr(map, ')', (size_t)(name + n - map));
+		map_n = (size_t)((close ? close : name + n) - map);
+		fn_n = (size_t)(hit - name);
+	}
+	uint32_t mn = (uint32_t)map_n;
+	uint64_t h = bytes_hash(0xcbf29ce484222325ull, &mn, sizeof mn);
+	if (map)
+		h = bytes_hash(h, map, map_n);
+	h = bytes_hash(h, fn, fn_n);
+	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
+		const uint32_t *v = tm_u64map_get(&st->frames_by_hash, h);
+		if (!v)
+			break;
+		const struct gk_frame_at *a = &st->fr[*v - 1];
+		const char *s = st->arena.data + a->at;
+		size_t mlen = a->map_n == UINT32_MAX ? 0 : a->map_n;
+		if (a->map_n == mn && a->name_n == fn_n && (!map || memcmp(s, map, mlen) == 0) &&
+		    memcmp(s + mlen, fn, fn_n) == 0)
+			return *v - 1;
+	}
+	uint32_t id = (uint32_t)st->n_fr;
+	TM_GROW(st->fr, st->cap_fr, st->n_fr + 1);
+	st->fr[st->n_fr++] = (struct gk_frame_at){st->arena.len, mn, (uint32_t)fn_n};
+	if (map)
+		tm_buf_put(&st->arena, map, map_n);
+	tm_buf_put(&st->arena, fn, fn_n);
+	tm_u64map_put(&st->frames_by_hash, h, id);
+	tm_mrec_head hd = {TM_MREC_GECKO, GECKO_FRAME_DEF, 0, st->sf->f->id, st->sf->base_row};
+	tm_buf *b = &st->rec;
+	b->len = 0;
+	tm_buf_put(b, &hd, sizeof hd);
+	tm_buf_put(b, &id, sizeof id);
+	put_str(b, fn, fn_n);
+	if (map) {
+		put_str(b, map, map_n);
+	} else {
+		uint32_t none = UINT32_MAX;
+		tm_buf_put(b, &none, sizeof none);
+	}
+	scan_record_side(st->sf, b->data, b->len);
+	return id;
+}
+
+/* InternCallsite(parent, frame, depth): UINT32_MAX parent for a root.
+ * The depth is the parent's plus one, 0 for a root, so (parent, frame) is
+ * the key. */
+static uint32_t intern_callsite(gk_tok *st, uint32_t parent, uint32_t frame, uint32_t depth)
+{
+	uint64_t key = (uint64_t)(parent == UINT32_MAX ? 0 : (uint64_t)parent + 1) << 32 | frame;
+	const uint32_t *v = tm_u64map_get(&st->callsites, key);
+	if (v)
+		return *v - 1;
+	uint32_t id = st->n_callsites++;
+	tm_u64map_put(&st->callsites, key, id);
+	tm_mrec_head hd = {TM_MREC_GECKO, GECKO_CALLSITE_DEF, 0, st->sf->f->id, st->sf->base_row};
+	tm_gecko_callsite c = {id, parent, frame, depth};
+	tm_buf *b = &st->rec;
+	b->len = 0;
+	tm_buf_put(b, &hd, sizeof hd);
+	tm_buf_put(b, &c, sizeof c);
+	scan_record_side(st->sf, b->data, b->len);
+	return id;
+}
+
+static uint32_t on_frame(void *ctx, const char *name, size_t n)
+{
+	return intern_frame(ctx, name, n);
+}
+
+static uint32_t on_callsite(void *ctx, uint32_t parent, uint32_t frame, uint32_t depth)
+{
+	return intern_callsite(ctx, parent, frame, depth);
+}
+
+static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t callsite)
+{
+	gk_tok *st = ctx;
+	scan_file *sf = st->sf;
+	int64_t ts;
+	if (!scan_push_time(sf, st->t, TM_CLOCK_THIS_FILE, raw, &ts))
+		return 0;
+	if (scan_wants_records(sf)) {
+		tm_mrec_head h = {TM_MREC_GECKO, GECKO_SAMPLE, 0, sf->f->id, sf->base_row};
+		tm_gecko_rec r = {t->tid, t->pid, (uint8_t)t->first, callsite};
+		tm_buf *b = &st->rec;
+		b->len = 0;
+		tm_buf_put(b, &h, sizeof h);
+		tm_buf_put(b, &r, sizeof r);
+		if (t->first)
+			put_str(b, t->name, t->name_n);
+		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
+	}
+	if (!scan_wants_events(sf)) {
+		scan_place_times(sf, sf->base_row, ts, -1, raw, TM_STAT_NEGATIVE_TS);
+		return 1;
+	}
+	tm_event ev = {0};
+	ev.machine_row = sf->base_row;
+	ev.kind = TM_EV_SAMPLE;
+	ev.ts = ts;
+	ev.raw_ts = raw;
+	ev.dur = -1;
+	ev.pid = t->pid;
+	ev.tid = t->tid;
+	ev.name = "";
+	ev.cpu = -1;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+	return 1;
+}
+
+static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
+{
+	(void)log;
+	(void)from;
+	tm_buf doc = {0};
+	char *buf = tm_xmalloc(CHUNK);
+	int rc = 0;
+	for (;;) {
+		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
+		if (got <= 0) {
+			rc = got < 0 ? -1 : 0;
+			break;
+		}
+		tm_buf_put(&doc, buf, (size_t)got);
+	}
+	free(buf);
+	if (rc == 0) {
+		gk_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf)};
+		gecko_sink sink = {&st, on_frame, on_callsite, on_sample};
+		rc = gecko_read(doc.data, doc.len, &sink, err);
+		tm_u64map_free(&st.frames_by_hash);
+		tm_u64map_free(&st.callsites);
+		tm_buf_free(&st.arena);
+		free(st.fr);
+		tm_buf_free(&st.rec);
+	}
+	tm_buf_free(&doc);
+	return rc;
+}
+
+const tm_tokenizer tm_gecko_tokenizer = {.clock = TM_CLOCK_THIS_FILE, .read = read_file};
