@@ -28,6 +28,8 @@
 #   collapsed BENCH_IMPORT_COLLAPSED (200) x testdata/real/perf's collapsed
 #             stacks (0.5 MB; no time: nothing in merged.pftrace or
 #             timeline.tsv, but the pass reads them for profile.folded)
+#   gecko     BENCH_IMPORT_GECKO    (100) x testdata/real/gecko's Firefox
+#             profile (0.7 MB)
 # Without TRACE_PROCESSOR_SHELL, `cat ARCHIVE` stands in for the
 # reference. Numbers only: the aims are printed, never asserted.
 set -u
@@ -185,3 +187,4 @@ row ninja testdata/real/ninja/ninja_log "${BENCH_IMPORT_NINJA:-1000}" 0 0 0
 row strace testdata/real/strace/python_strace.txt.gz "${BENCH_IMPORT_STRACE:-1000}" 0 0 0
 row perf_text testdata/real/perf/node_perf.txt.gz "${BENCH_IMPORT_PERF_TEXT:-100}" 0 0 0
 row collapsed testdata/real/perf/node.folded.gz "${BENCH_IMPORT_COLLAPSED:-200}" 0 0 0
+row gecko testdata/real/gecko/firefox_startup.json.gz "${BENCH_IMPORT_GECKO:-100}" 0 0 0
