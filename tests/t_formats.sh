@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # tests/t_formats.sh - no format is dropped in silence (issue 33, part 4):
 # a file in a format the reference imports and tracemount only recognises
-# (perf.data, a heap dump) keeps its own
+# (a heap dump) keeps its own
 # type in metadata.json, "events": null and a not_exported reason;
 # `tracemount check`, a foreground mount and `pack` print one warning line
 # naming the file and its format; `pack --strict` fails on it. The formats
-# tracemount reads (a ninja log, strace and perf script text, collapsed
-# stacks, a Gecko profile: issue 35) beside them have their events counted and in
+# tracemount reads (perf.data, a ninja log, strace and perf script text,
+# collapsed stacks, a Gecko profile: issue 35) beside them have their
+# events counted and in
 # timeline.tsv (collapsed stacks, of no time, in profile.folded), and no
 # warning.
 # The files follow each format's public description, as far as the
-# reference's sniffers look (spec/formats.md §1.2).
+# reference's sniffers look (spec/formats.md §1.2); the perf.data is a real
+# capture of a node process (testdata/real/perf).
 . "$(dirname "$0")/lib.sh"
 tm=$TRACEMOUNT
 cd "$T_TMP"
 
 mkdir in
 printf '[{"name":"s","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]\n' >in/app.json
-# perf.data: the PERFILE2 magic, then a header's sizes
-printf 'PERFILE2\x68\0\0\0\0\0\0\0\x88\0\0\0\0\0\0\0' >in/perf.data
+# perf.data: a real one (testdata/real/perf)
+gzip -dc "$TESTDATA/real/perf/node.data.gz" >in/perf.data
 printf 'main;parse;read 12\nmain;parse 3\n' >in/stacks.folded
 printf '42  1700000000.000100 openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = 3\n' >in/run.strace
 printf 'app 7/8 [001] 10.000001:          1 cpu-clock: \n\t1 work+0x1 (/bin/app)\n\t2 main (/bin/app)\n\n' >in/app.perf
@@ -33,7 +35,7 @@ printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
 
 # what each file is, by the reference's names, in archive order
 expect_types='["zip","json","perf","collapsed_stack","strace","perf_text","gecko","ninja_log","art_hprof"]'
-expect_warn=$(for f in perf.data:perf heap.hprof:art_hprof; do
+expect_warn=$(for f in heap.hprof:art_hprof; do
 	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
 done)
 
@@ -49,10 +51,16 @@ eq "cat prints no warning" "$(cat cat.err)" ""
 eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
 eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
 eq "metadata: events null where not exported" \
-	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack", "gecko") | not) | .events]' <<<"$meta")" \
-	'[null,null]'
+	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack", "gecko", "perf") | not) | .events]' <<<"$meta")" \
+	'[null]'
 eq "metadata: each says why" \
-	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 2
+	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 1
+eq "profile.folded: perf.data's samples too (their frames named mapping+0xaddress)" \
+	"$("$tm" cat mixed.zip machines/machine0/profile.folded | grep '+0x' | awk '{ n += $NF } END { print n }')" \
+	"$(jq '.files[] | select(.type == "perf") | .events' <<<"$meta")"
+eq "metadata: a perf.data file's samples are counted, and exported" \
+	"$(jq -c '.files[] | select(.type == "perf") | [.events, .not_exported]' <<<"$meta")" \
+	"[$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$4 == "perf.data" && $5 == "sample"' | wc -l),null]"
 eq "metadata: an strace call is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "strace") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
 eq "timeline.tsv: the call on its thread, with its args" \
@@ -73,7 +81,7 @@ eq "timeline.tsv: the Gecko sample at its whole ms (the reference reads 7.75 as 
 	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$6 == "gecko" { print $1, $5, $7, $9, $10, $12 }')" \
 	'7000000 sample draw 5 5 {"stack":[{"name":"draw","mapping":"libxul.so"},{"name":"main","mapping":"gecko"}]}'
 eq "profile.folded: the samples' stacks and the collapsed stacks, from the root, with their counts" \
-	"$("$tm" cat mixed.zip machines/machine0/profile.folded)" \
+	"$("$tm" cat mixed.zip machines/machine0/profile.folded | grep -v '+0x')" \
 	"$(printf '%s\n' 'main;draw 1' 'main;parse 3' 'main;parse;read 12' 'main;work 1')"
 eq "metadata: a ninja log's job is counted, and exported" \
 	"$(jq -c '.files[] | select(.type == "ninja_log") | [.events, .not_exported]' <<<"$meta")" '[1,null]'
@@ -81,7 +89,7 @@ eq "timeline.tsv: the job on worker 1 of the Build process" \
 	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$7 == "out.o" { print $1, $2, $5, $9, $10 }')" \
 	"10000000 10000000 slice 1 1"
 contains "threads.tsv: the worker" "$("$tm" cat mixed.zip machines/machine0/threads.tsv 2>&1)" "$(printf '1\tWorker\t1')"
-contains "metadata: the reason names the outputs" "$(jq -r '.files[2].not_exported' <<<"$meta")" \
+contains "metadata: the reason names the outputs" "$(jq -r '.files[] | select(.type == "art_hprof") | .not_exported' <<<"$meta")" \
 	"none of them is in merged.pftrace, timeline.tsv or the tables"
 eq "metadata: a merged file counts its events and has no reason" \
 	"$(jq -c '.files[1] | [.events, has("not_exported")]' <<<"$meta")" '[1,false]'
@@ -116,17 +124,17 @@ eq "a Gecko profile cut short: the reference's error" "$(cat bad.err)" \
 	"Syntactic error while parsing Gecko trace: Error parsing JSON object field: ; please use an external JSON tool (e.g. jq) to understand the source of the error."
 
 # A single input of such a format: named by its path, without a member.
-"$tm" check in/perf.data >/dev/null 2>single.err
-eq "check of a lone perf.data names the input" "$(cat single.err)" \
-	"tracemount: warning: in/perf.data: perf events not exported: tracemount does not read this format yet"
+"$tm" check in/heap.hprof >/dev/null 2>single.err
+eq "check of a lone heap dump names the input" "$(cat single.err)" \
+	"tracemount: warning: in/heap.hprof: art_hprof events not exported: tracemount does not read this format yet"
 
 # pack: reported with the drops; --strict refuses.
 mkdir out
-"$tm" pack -o out/p.zip in/app.json in/perf.data in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
+"$tm" pack -o out/p.zip in/app.json in/heap.hprof in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
 eq "pack: writes the archive" "$rc" 0
 eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 1
-contains "pack: names the file" "$(cat pack.err)" "p.zip: perf.data: perf events not exported"
-"$tm" pack --strict -o out/s.zip in/app.json in/perf.data >/dev/null 2>strict.err; rc=$?
+contains "pack: names the file" "$(cat pack.err)" "p.zip: heap.hprof: art_hprof events not exported"
+"$tm" pack --strict -o out/s.zip in/app.json in/heap.hprof >/dev/null 2>strict.err; rc=$?
 eq "pack --strict: fails" "$rc" 1
 contains "pack --strict: says why" "$(cat strict.err)" \
 	"tracemount: pack: --strict: the events of 1 file are not exported, out/s.zip not written"
@@ -137,7 +145,8 @@ eq "pack --strict: a fully exported archive is written" "$?" 0
 if have_fuse; then
 	if tm_mount mixed.zip "$T_TMP/mnt"; then
 		eq "mount: metadata.json as cat gives it" "$(cat "$T_TMP/mnt/metadata.json")" "$meta"
-		eq "mount: events null through the mount" "$(jq -c '.files[2].events' "$T_TMP/mnt/metadata.json")" null
+		eq "mount: events null through the mount" \
+			"$(jq -c '.files[] | select(.type == "art_hprof") | .events' "$T_TMP/mnt/metadata.json")" null
 		eq "mount: profile.folded as cat gives it" "$(cat "$T_TMP/mnt/machines/machine0/profile.folded")" \
 			"$("$tm" cat mixed.zip machines/machine0/profile.folded)"
 		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi

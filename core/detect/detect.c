@@ -648,7 +648,7 @@ static const struct {
 	[TM_TYPE_TAR] = {"tar", 1, 1, 1},
 	[TM_TYPE_ARROW] = {"arrow", 2, 0, 0},
 	[TM_TYPE_FUCHSIA] = {"fuchsia", 2, 0, 0},
-	[TM_TYPE_PERF] = {"perf", 2, 0, 0},
+	[TM_TYPE_PERF] = {"perf", 2, 0, 1},
 	[TM_TYPE_SIMPLEPERF_PROTO] = {"simpleperf_proto", 2, 0, 0},
 	[TM_TYPE_ZIP] = {"zip", 1, 1, 1},
 	[TM_TYPE_GZIP] = {"gzip", 1, 1, 1},

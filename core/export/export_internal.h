@@ -282,17 +282,34 @@ size_t exp_text_prepare(const exp_text *t, int64_t ts, const tm_mrec_head *h, co
 void exp_text_counter(exp_text *t, const tm_mcounter *c);
 /* A stack sample: its thread (tid; pid when has_pid), its leaf callsite
  * in the model, and its source (profiler_sample.source). */
+typedef struct exp_perf exp_perf;
 typedef struct exp_sample {
 	int has_pid;
 	uint32_t pid, tid;
-	uint32_t callsite;
+	uint32_t callsite;      /* TM_NO_CALLSITE: none (a perf sample may have none) */
 	const char *source;
+	const exp_perf *perf;   /* a perf sample: a PerfSample packet; NULL for a StackSample */
 } exp_sample;
+/* What a PerfSample says beyond the thread and the stack: the attr whose
+ * sequence it goes on (the reference makes a session per sequence, a
+ * perf.data file one per attr), that attr's event (the timebase's name in
+ * the sequence's defaults: the counter track's name), the CPU, the mode
+ * and the counter's value after it. */
+struct exp_perf {
+	uint32_t attr;
+	const char *event;
+	int has_cpu;
+	uint32_t cpu;
+	int mode;
+	int has_count;
+	uint64_t count;
+};
 /* The sample as a StackSample packet of (file, row) at ts, on the file's
  * sample sequence: the source in the sequence's first packet's defaults,
  * the callstack interned on the sequence with what it needs of frames,
- * function names and mappings (each mapping's name its one path
- * component). */
+ * function names and mappings (a mapping's name its one path component,
+ * none for an empty name; a memory mapping's range, offsets and build id).
+ * A perf sample is a PerfSample packet instead, on its attr's sequence. */
 void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t ts,
 			   const exp_sample *smp);
 /* After the replay: pending ends, and the threads and processes the model

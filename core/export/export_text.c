@@ -35,6 +35,9 @@
 /* A file's stack samples travel on a sequence of their own, which interns
  * their callstacks and whose defaults name their source. */
 #define SAMPLE_SEQ (UINT64_MAX - 2)
+/* A perf.data file's samples: a sequence per attr (a session each in the
+ * reference, as the file's attrs are). */
+#define PERF_SEQ(attr) (UINT64_MAX - 8 - (uint64_t)(attr))
 #define BUNDLE_MAX 512
 
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
@@ -590,7 +593,8 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		}
 		for (size_t k = t_at[row]; k < t_at[row + 1]; k++) {
 			const tm_mthread *th = tm_model_thread(m, t_ix[k]);
-			if (th->tid == 0 || th->upid < 0 || th->name_prio >= 2 || !thread_live(&latest, m, th))
+			if (th->tid == 0 || th->upid < 0 || (th->name_prio >= 2 && !th->name_perf) ||
+			    !thread_live(&latest, m, th))
 				continue;
 			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
 			tree_thread(x, m, th);
@@ -659,10 +663,11 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 			   const exp_sample *smp)
 {
 	const tm_mcallsite *leaf = tm_model_callsite(m, smp->callsite);
-	if (!leaf)
+	if (!leaf && !smp->perf)
 		return;
 	exp *x = t->x;
-	exp_map_slot *known = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, SAMPLE_SEQ, 0);
+	uint64_t seq_key = smp->perf ? PERF_SEQ(smp->perf->attr) : SAMPLE_SEQ;
+	exp_map_slot *known = exp_map_find(&x->seqs, ((uint64_t)file << 32) | row, seq_key, 0);
 	int first = !known || !known->v;
 	/* the id write_packet_on gives a new sequence (nothing is written
 	 * before it) */
@@ -672,7 +677,8 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 	size_t depth = 0;
 	for (const tm_mcallsite *c = leaf; c; c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent))
 		depth++;
-	uint32_t *chain = tm_xmalloc(depth * sizeof *chain);
+	size_t cap = depth ? depth : 1;
+	uint32_t *chain = tm_xmalloc(cap * sizeof *chain);
 	size_t k = 0;
 	for (const tm_mcallsite *c = leaf; c && k < depth;
 	     c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent))
@@ -681,17 +687,19 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
 	Callstack cs = PERFETTO__PROTOS__CALLSTACK__INIT;
 	Callstack *csp = &cs;
-	/* at most one new mapping, frame and name string per frame */
-	InternedString *strs = tm_xcalloc(2 * depth, sizeof *strs);
-	InternedString **names = tm_xcalloc(depth, sizeof *names), **paths = tm_xcalloc(depth, sizeof *paths);
-	Frame *fr = tm_xcalloc(depth, sizeof *fr);
-	Frame **frp = tm_xcalloc(depth, sizeof *frp);
-	Mapping *mp = tm_xcalloc(depth, sizeof *mp);
-	Mapping **mpp = tm_xcalloc(depth, sizeof *mpp);
-	uint64_t *path_ids = tm_xcalloc(depth, sizeof *path_ids);
-	uint64_t *frame_ids = tm_xcalloc(depth, sizeof *frame_ids);
+	/* at most one new mapping (its path and build id), frame and name
+	 * string per frame */
+	InternedString *strs = tm_xcalloc(3 * cap, sizeof *strs);
+	InternedString **names = tm_xcalloc(cap, sizeof *names), **paths = tm_xcalloc(cap, sizeof *paths);
+	InternedString **bids = tm_xcalloc(cap, sizeof *bids);
+	Frame *fr = tm_xcalloc(cap, sizeof *fr);
+	Frame **frp = tm_xcalloc(cap, sizeof *frp);
+	Mapping *mp = tm_xcalloc(cap, sizeof *mp);
+	Mapping **mpp = tm_xcalloc(cap, sizeof *mpp);
+	uint64_t *path_ids = tm_xcalloc(cap, sizeof *path_ids);
+	uint64_t *frame_ids = tm_xcalloc(cap, sizeof *frame_ids);
 	size_t n_str = 0;
-	if (!interned_before(t, seq, INTERNED_CALLSTACK, smp->callsite)) {
+	if (leaf && !interned_before(t, seq, INTERNED_CALLSTACK, smp->callsite)) {
 		for (size_t i = 0; i < depth; i++) {
 			uint32_t fid = chain[depth - 1 - i]; /* from the root */
 			frame_ids[i] = (uint64_t)fid + 1;
@@ -700,23 +708,46 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 			const tm_mframe *f = tm_model_frame(m, fid);
 			const tm_mmapping *map = f ? tm_model_mapping(m, f->mapping) : NULL;
 			if (map && !interned_before(t, seq, INTERNED_MAPPING, f->mapping)) {
-				/* one path component: the reference names the
-				 * mapping "/" and it (a path of its own keeps its
-				 * one '/') */
-				InternedString *ps = &strs[n_str++];
-				perfetto__protos__interned_string__init(ps);
-				ps->has_iid = ps->has_str = 1;
-				ps->iid = (uint64_t)f->mapping + 1;
-				ps->str.data = (uint8_t *)map->name;
-				ps->str.len = strlen(map->name);
-				paths[id.n_mapping_paths++] = ps;
 				Mapping *mm = &mp[id.n_mappings];
 				perfetto__protos__mapping__init(mm);
 				mm->has_iid = 1;
 				mm->iid = (uint64_t)f->mapping + 1;
-				path_ids[id.n_mappings] = ps->iid;
-				mm->n_path_string_ids = 1;
-				mm->path_string_ids = &path_ids[id.n_mappings];
+				/* one path component: the reference names the
+				 * mapping "/" and it (a path of its own keeps its
+				 * one '/'); an empty name none, which it names "" */
+				if (map->name[0]) {
+					InternedString *ps = &strs[n_str++];
+					perfetto__protos__interned_string__init(ps);
+					ps->has_iid = ps->has_str = 1;
+					ps->iid = (uint64_t)f->mapping + 1;
+					ps->str.data = (uint8_t *)map->name;
+					ps->str.len = strlen(map->name);
+					paths[id.n_mapping_paths++] = ps;
+					path_ids[id.n_mappings] = ps->iid;
+					mm->n_path_string_ids = 1;
+					mm->path_string_ids = &path_ids[id.n_mappings];
+				}
+				if (map->has_range) {
+					mm->has_start = mm->has_end = mm->has_exact_offset = 1;
+					mm->start = map->start;
+					mm->end = map->end;
+					mm->exact_offset = map->exact_offset;
+					mm->has_start_offset = map->start_offset != 0;
+					mm->start_offset = map->start_offset;
+					mm->has_load_bias = map->load_bias != 0;
+					mm->load_bias = map->load_bias;
+				}
+				if (map->build_id_len) {
+					InternedString *bs = &strs[n_str++];
+					perfetto__protos__interned_string__init(bs);
+					bs->has_iid = bs->has_str = 1;
+					bs->iid = (uint64_t)f->mapping + 1;
+					bs->str.data = (uint8_t *)map->build_id;
+					bs->str.len = map->build_id_len;
+					bids[id.n_build_ids++] = bs;
+					mm->has_build_id = 1;
+					mm->build_id = bs->iid;
+				}
 				mpp[id.n_mappings++] = mm;
 			}
 			InternedString *ns = &strs[n_str++];
@@ -732,6 +763,7 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 			ff->iid = (uint64_t)fid + 1;
 			ff->function_name_id = ns->iid;
 			ff->mapping_id = f ? (uint64_t)f->mapping + 1 : 0;
+			ff->rel_pc = f ? f->rel_pc : 0;
 			frp[id.n_frames++] = ff;
 		}
 		cs.has_iid = 1;
@@ -744,28 +776,54 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 		id.frames = frp;
 		id.mapping_paths = paths;
 		id.mappings = mpp;
+		id.build_ids = bids;
 	}
 
-	Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
-	Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;
-	tc.has_tid = 1;
-	tc.tid = smp->tid;
-	tc.has_pid = smp->has_pid;
-	tc.pid = smp->pid;
-	ss.task_context_field_case = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT_FIELD_TASK_CONTEXT;
-	ss.task_context = &tc;
-	ss.callstack_field_case = PERFETTO__PROTOS__STACK_SAMPLE__CALLSTACK_FIELD_CALLSTACK_IID;
-	ss.callstack_iid = (uint64_t)smp->callsite + 1;
 	Perfetto__Protos__TracePacketDefaults d = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
-	Perfetto__Protos__StackSampleDefaults sd = PERFETTO__PROTOS__STACK_SAMPLE_DEFAULTS__INIT;
-	sd.source = (char *)smp->source;
-	d.stack_sample_defaults = &sd;
-	body in = {.msg = &ss.base, .interned = id.n_callstacks ? &id.base : NULL, .defaults = first ? &d.base : NULL};
-	write_packet_on(t, file, row, SAMPLE_SEQ, ts, F_TracePacket_stack_sample, in);
+	const ProtobufCMessage *interned = id.n_callstacks ? &id.base : NULL;
+	if (smp->perf) {
+		const exp_perf *pf = smp->perf;
+		Perfetto__Protos__PerfSample ps = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
+		ps.has_pid = ps.has_tid = 1;
+		ps.pid = smp->pid;
+		ps.tid = smp->tid;
+		ps.has_cpu = pf->has_cpu;
+		ps.cpu = pf->cpu;
+		ps.has_cpu_mode = pf->mode != 0;
+		ps.cpu_mode = (Perfetto__Protos__CpuMode)pf->mode;
+		ps.has_timebase_count = pf->has_count;
+		ps.timebase_count = pf->count;
+		ps.has_callstack_iid = leaf != NULL;
+		ps.callstack_iid = (uint64_t)smp->callsite + 1;
+		Perfetto__Protos__PerfSampleDefaults pd = PERFETTO__PROTOS__PERF_SAMPLE_DEFAULTS__INIT;
+		Perfetto__Protos__PerfTimebase tb = PERFETTO__PROTOS__PERF_TIMEBASE__INIT;
+		tb.name = (char *)(pf->event ? pf->event : "");
+		pd.timebase = &tb;
+		d.perf_sample_defaults = &pd;
+		body in = {.msg = &ps.base, .interned = interned, .defaults = first ? &d.base : NULL};
+		write_packet_on(t, file, row, seq_key, ts, F_TracePacket_perf_sample, in);
+	} else {
+		Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
+		Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;
+		tc.has_tid = 1;
+		tc.tid = smp->tid;
+		tc.has_pid = smp->has_pid;
+		tc.pid = smp->pid;
+		ss.task_context_field_case = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT_FIELD_TASK_CONTEXT;
+		ss.task_context = &tc;
+		ss.callstack_field_case = PERFETTO__PROTOS__STACK_SAMPLE__CALLSTACK_FIELD_CALLSTACK_IID;
+		ss.callstack_iid = (uint64_t)smp->callsite + 1;
+		Perfetto__Protos__StackSampleDefaults sd = PERFETTO__PROTOS__STACK_SAMPLE_DEFAULTS__INIT;
+		sd.source = (char *)smp->source;
+		d.stack_sample_defaults = &sd;
+		body in = {.msg = &ss.base, .interned = interned, .defaults = first ? &d.base : NULL};
+		write_packet_on(t, file, row, SAMPLE_SEQ, ts, F_TracePacket_stack_sample, in);
+	}
 	free(chain);
 	free(strs);
 	free(names);
 	free(paths);
+	free(bids);
 	free(fr);
 	free(frp);
 	free(mp);

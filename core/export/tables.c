@@ -145,6 +145,8 @@ static size_t stack_slot(const stack_count *v, size_t cap, uint32_t row, uint32_
 
 void tm_tables_sample(tm_tables_build *b, const tm_msample *s)
 {
+	if (s->callsite == TM_NO_CALLSITE)
+		return; /* a sample without a stack has no line */
 	if ((b->n_stacks + 1) * 2 > b->cap_stacks) {
 		size_t cap = b->cap_stacks ? b->cap_stacks * 2 : 1024;
 		stack_count *v = tm_xcalloc(cap, sizeof *v);
@@ -387,7 +389,7 @@ static char *stack_text(const tm_model *m, uint32_t leaf)
 	for (const tm_mcallsite *c = tm_model_callsite(m, leaf); c && k;
 	     c = c->parent == TM_NO_CALLSITE ? NULL : tm_model_callsite(m, c->parent)) {
 		const tm_mframe *f = tm_model_frame(m, c->frame);
-		names[--k] = f && f->name ? f->name : "";
+		names[--k] = f && tm_mframe_text(f) ? tm_mframe_text(f) : "";
 	}
 	tm_buf o = {0};
 	for (size_t i = 0; i < depth; i++) {

@@ -449,7 +449,7 @@ static void sample_args(tm_buf *o, const tm_model *m, uint32_t callsite)
 		if (!first)
 			tm_buf_putc(o, ',');
 		tm_buf_puts(o, "{\"name\":");
-		const char *n = f ? f->name : "";
+		const char *n = f ? tm_mframe_text(f) : "";
 		tm_buf_json_string(o, n, strlen(n));
 		tm_buf_puts(o, ",\"mapping\":");
 		n = mp ? mp->name : "";
@@ -542,7 +542,7 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	case K_SAMPLE: {
 		const tm_mcallsite *c = tm_model_callsite(w->model, h->cpu);
 		const tm_mframe *f = c ? tm_model_frame(w->model, c->frame) : NULL;
-		put_str(o, f ? f->name : NULL);
+		put_str(o, f ? tm_mframe_text(f) : NULL);
 		break;
 	}
 	default: tm_buf_put_field(o, name, name_len);

@@ -16,7 +16,8 @@ typedef enum tm_mrec_kind {
 	TM_MREC_PERF_TEXT,    /* a perf script sample (core/formats/perf_text/perf_text_format.h) */
 	TM_MREC_COLLAPSED,    /* a collapsed stack (core/formats/collapsed/collapsed_format.h) */
 	TM_MREC_GECKO,        /* a Gecko profile's sample (core/formats/gecko/gecko_format.h) */
-	TM_MREC_LAST = TM_MREC_GECKO
+	TM_MREC_PERF,         /* a perf.data record (core/formats/perf/perf_format.h) */
+	TM_MREC_LAST = TM_MREC_PERF
 } tm_mrec_kind;
 
 #endif

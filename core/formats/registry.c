@@ -5,6 +5,7 @@
 #include "formats/gecko/gecko_format.h"
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
+#include "formats/perf/perf_format.h"
 #include "formats/perf_text/perf_text_format.h"
 #include "formats/strace/strace_format.h"
 #include "formats/proto/proto_format.h"
@@ -28,10 +29,10 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_PERF_TEXT] = {&tm_perf_text_tokenizer, 0, &tm_perf_text_parser, &tm_perf_text_encoder},
 	[TM_TYPE_COLLAPSED_STACK] = {&tm_collapsed_tokenizer, 0, &tm_collapsed_parser, NULL},
 	[TM_TYPE_GECKO] = {&tm_gecko_tokenizer, 0, &tm_gecko_parser, &tm_gecko_encoder},
+	[TM_TYPE_PERF] = {&tm_perf_tokenizer, 0, &tm_perf_parser, &tm_perf_encoder},
 	/* clocks only */
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
 	[TM_TYPE_PRIMES] = {&this_file, 0},
-	[TM_TYPE_PERF] = {&monotonic, 0},
 	[TM_TYPE_SIMPLEPERF_PROTO] = {&monotonic, 0},
 	[TM_TYPE_ART_METHOD] = {&monotonic, 0},
 	[TM_TYPE_ART_METHOD_V2] = {&monotonic, 0},
@@ -63,6 +64,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_PERF_TEXT] = TM_TYPE_PERF_TEXT,
 	[TM_MREC_COLLAPSED] = TM_TYPE_COLLAPSED_STACK,
 	[TM_MREC_GECKO] = TM_TYPE_GECKO,
+	[TM_MREC_PERF] = TM_TYPE_PERF,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

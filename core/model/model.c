@@ -202,6 +202,11 @@ void m_stat(tm_model *m, const char *name, int64_t add)
 	tm_statlist_add(&m->file_stats, m->cur_file, m->cur_row, name, -1, add);
 }
 
+void m_stat_idx(tm_model *m, const char *name, int idx, int64_t add)
+{
+	tm_statlist_add(&m->file_stats, m->cur_file, m->cur_row, name, idx, add);
+}
+
 const tm_statlist *tm_model_file_stats(const tm_model *m)
 {
 	return &m->file_stats;

@@ -160,6 +160,8 @@ typedef struct tm_mthread {
 	int64_t upid;           /* -1 none */
 	const char *name;       /* NULL: unnamed */
 	uint8_t name_prio;
+	uint8_t name_perf;      /* the name is a perf.data COMM's (of ProcessTree's
+				 * priority, but no packet of the input says it) */
 	int64_t name_ts;        /* when the name was last set, -1 never */
 	int64_t name_cpu;       /* the CPU of the line that set it, -1 none */
 	int is_main;
@@ -183,12 +185,29 @@ typedef struct tm_mprocess {
 typedef struct tm_mmapping {
 	const char *name;
 	uint32_t file_id;       /* the file that made it */
+	/* a memory mapping's (perf.data's MMAP records, the reference's
+	 * CreateMappingParams); all 0 for a dummy mapping of names */
+	int has_range;
+	uint64_t start, end, exact_offset, start_offset, load_bias;
+	uint8_t build_id[20];   /* raw, build_id_len bytes (0: none) */
+	uint8_t build_id_len;
 } tm_mmapping;
 
 typedef struct tm_mframe {
-	const char *name;
+	const char *name;       /* the reference's ("" for an unsymbolized address) */
 	uint32_t mapping;
+	uint64_t rel_pc;
+	/* what the text views show of a frame without a name: the mapping's
+	 * last path component and the address in it ("node+0x1abc"); NULL
+	 * when the name says it */
+	const char *label;
 } tm_mframe;
+
+/* What timeline.tsv and profile.folded show of a frame. */
+static inline const char *tm_mframe_text(const tm_mframe *f)
+{
+	return f->label ? f->label : f->name;
+}
 
 #define TM_NO_CALLSITE UINT32_MAX
 typedef struct tm_mcallsite {
@@ -293,7 +312,7 @@ typedef struct tm_parser {
 	void (*ctx_free)(struct m_ctx *c);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
-#define TM_MREC_KINDS 9  /* the record kinds there can be, 0 unused
+#define TM_MREC_KINDS 10 /* the record kinds there can be, 0 unused
 			  * (core/formats/kinds.h; the registry checks) */
 
 /* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`

@@ -67,7 +67,7 @@ typedef struct m_process {
 } m_process;
 
 /* Thread name priorities (ThreadNamePriority). */
-enum { TP_OTHER = 0, TP_FTRACE = 1, TP_PROCESS_TREE = 2, TP_TRACK_DESCRIPTOR_THREAD_TYPE = 3,
+enum { TP_OTHER = 0, TP_FTRACE = 1, TP_PROCESS_TREE = 2, TP_PERF_COMM = 2, TP_TRACK_DESCRIPTOR_THREAD_TYPE = 3,
        TP_TRACK_DESCRIPTOR = 4, TP_CONSTANT = 5 };
 /* Process name priorities (ProcessNamePriority). */
 enum { PP_OTHER = 0, PP_CHROME_LABEL = 1, PP_TRACK_DESCRIPTOR = 2, PP_CHROME_LABEL_RENDERER = 3,
@@ -220,6 +220,8 @@ struct tm_model {
 
 /* Count a stat for the record being applied (its file and machine). */
 void m_stat(tm_model *m, const char *name, int64_t add);
+/* The same for an indexed stat (the reference's IncrementIndexedStats). */
+void m_stat_idx(tm_model *m, const char *name, int idx, int64_t add);
 
 /* Machines and threads (core/model/model_proc.c) */
 m_mach *m_machine(tm_model *m, uint32_t row);
@@ -359,6 +361,13 @@ typedef struct m_stack_index {
 uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_id);
 uint32_t m_stack_frame(tm_model *m, m_stack_index *ix, uint32_t mapping, const char *name, size_t n);
 uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint32_t frame, uint32_t depth);
+/* A memory mapping (the reference's CreateUserMemoryMapping and
+ * CreateKernelMemoryMapping make one per MMAP record): the fields of
+ * *params, its name and file. A frame of an address in it (InternFrame
+ * with no name: the caller keeps the index), `label` what the text views
+ * show of it. */
+uint32_t m_stack_memory_mapping(tm_model *m, const tm_mmapping *params, const char *name, size_t n, uint32_t file_id);
+uint32_t m_stack_frame_at(tm_model *m, uint32_t mapping, uint64_t rel_pc, const char *label, size_t label_n);
 void m_stack_index_free(m_stack_index *ix);
 /* A file's stacks as its tokenizer interned them and handed them over in
  * side records (in file order, before any sorted record): the file's ids

@@ -362,6 +362,7 @@ void m_update_thread_name(tm_model *m, int64_t utid, uint32_t name, int prio)
 	if (prio >= t->pub.name_prio) {
 		t->name_id = name;
 		t->pub.name_prio = (uint8_t)prio;
+		t->pub.name_perf = 0;
 		t->pub.name_ts = m->cur_ts;
 		t->pub.name_cpu = m->cur_cpu;
 	}

@@ -10,6 +10,7 @@ uint32_t m_stack_mapping(tm_model *m, const char *name, size_t n, uint32_t file_
 {
 	TM_GROW(m->mappings, m->cap_mappings, m->n_mappings + 1);
 	tm_mmapping *mp = &m->mappings[m->n_mappings];
+	memset(mp, 0, sizeof *mp);
 	mp->name = m_str(&m->str, m_intern(&m->str, name, n));
 	mp->file_id = file_id;
 	return (uint32_t)m->n_mappings++;
@@ -23,9 +24,28 @@ uint32_t m_stack_frame(tm_model *m, m_stack_index *ix, uint32_t mapping, const c
 	if (!fresh)
 		return (uint32_t)(*v - 1);
 	TM_GROW(m->frames, m->cap_frames, m->n_frames + 1);
-	m->frames[m->n_frames] = (tm_mframe){m_str(&m->str, name_id), mapping};
+	m->frames[m->n_frames] = (tm_mframe){m_str(&m->str, name_id), mapping, 0, NULL};
 	if (v)
 		*v = m->n_frames + 1;
+	return (uint32_t)m->n_frames++;
+}
+
+uint32_t m_stack_memory_mapping(tm_model *m, const tm_mmapping *params, const char *name, size_t n, uint32_t file_id)
+{
+	uint32_t id = m_stack_mapping(m, name, n, file_id);
+	tm_mmapping *mp = &m->mappings[id];
+	const char *kept = mp->name;
+	*mp = *params;
+	mp->name = kept;
+	mp->file_id = file_id;
+	return id;
+}
+
+uint32_t m_stack_frame_at(tm_model *m, uint32_t mapping, uint64_t rel_pc, const char *label, size_t label_n)
+{
+	TM_GROW(m->frames, m->cap_frames, m->n_frames + 1);
+	m->frames[m->n_frames] = (tm_mframe){m_str(&m->str, m_intern(&m->str, "", 0)), mapping, rel_pc,
+					     label ? m_str(&m->str, m_intern(&m->str, label, label_n)) : NULL};
 	return (uint32_t)m->n_frames++;
 }
 

@@ -51,7 +51,7 @@ fi
 scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1; }
 
 tables="slice thread_slice instant thread thread_ids process process_ids counter sched thread_state flow args sample callsite
-	mapping aggregate stats"
+	mapping perf_sample perf_callsite perf_mapping aggregate stats"
 # compared with tracemount's text views instead of merged.pftrace's import
 tsv_tables="tsv_slice tsv_sample tsv_profile tsv_thread tsv_process"
 # compared with metadata.json's stats (tables.sql)

@@ -138,6 +138,52 @@ FROM stack_profile_mapping m
 WHERE EXISTS (SELECT 1 FROM stack_profile_frame f JOIN stack_profile_callsite c ON c.frame_id = f.id
               JOIN tm_used u ON u.id = c.id WHERE f.mapping = m.id);
 
+-- Perf samples (perf_sample: perf.data's): the thread, CPU and mode, the
+-- stack from the root with each frame as tracemount's text views name an
+-- unsymbolized address (the last path component of its mapping, or
+-- [unknown], then +0x and the address in it), each callsite the samples
+-- use, and the mappings of their frames with every field (compared as
+-- sets: merged.pftrace makes a kernel mapping per process, the reference
+-- one for the file; a mapping name without its leading '/', as above).
+CREATE PERFETTO FUNCTION tm_base(name STRING) RETURNS STRING AS
+SELECT substr(ifnull($name, ''), length(rtrim(ifnull($name, ''), replace(ifnull($name, ''), '/', ''))) + 1);
+
+CREATE PERFETTO FUNCTION tm_label(name STRING, rel_pc LONG) RETURNS STRING AS
+SELECT CASE WHEN tm_base($name) = '' THEN '[unknown]' ELSE tm_base($name) END || '+0x' || printf('%x', $rel_pc);
+
+CREATE PERFETTO TABLE tm_pcs AS
+WITH RECURSIVE up(id, at, d, path) AS (
+  SELECT c.id, c.parent_id, 0, tm_label(m.name, f.rel_pc)
+  FROM stack_profile_callsite c JOIN stack_profile_frame f ON f.id = c.frame_id
+  JOIN stack_profile_mapping m ON m.id = f.mapping
+  UNION ALL
+  SELECT up.id, c.parent_id, up.d + 1, tm_label(m.name, f.rel_pc) || ';' || up.path
+  FROM up JOIN stack_profile_callsite c ON c.id = up.at JOIN stack_profile_frame f ON f.id = c.frame_id
+  JOIN stack_profile_mapping m ON m.id = f.mapping
+)
+SELECT id, d AS depth, path FROM up WHERE at IS NULL;
+
+SELECT 'perf_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid || char(9) ||
+       ifnull(s.cpu, '\N') || char(9) || s.cpu_mode || char(9) || ifnull(pcs.path, '') AS row
+FROM perf_sample s JOIN thread th USING (utid) LEFT JOIN tm_pcs pcs ON pcs.id = s.callsite_id;
+
+CREATE PERFETTO TABLE tm_pused AS
+WITH RECURSIVE used(id) AS (
+  SELECT callsite_id FROM perf_sample WHERE callsite_id IS NOT NULL
+  UNION SELECT c.parent_id FROM used JOIN stack_profile_callsite c ON c.id = used.id WHERE c.parent_id IS NOT NULL
+)
+SELECT id FROM used;
+
+SELECT DISTINCT 'perf_callsite' || char(9) || pcs.depth || char(9) || pcs.path AS row
+FROM tm_pcs pcs JOIN tm_pused u ON u.id = pcs.id;
+
+SELECT DISTINCT 'perf_mapping' || char(9) || tm_s(tm_map(m.name)) || char(9) || m.build_id || char(9) ||
+       m.exact_offset || char(9) || m.start_offset || char(9) || m.start || char(9) || m.end || char(9) ||
+       m.load_bias AS row
+FROM stack_profile_mapping m
+WHERE EXISTS (SELECT 1 FROM stack_profile_frame f JOIN stack_profile_callsite c ON c.frame_id = f.id
+              JOIN tm_pused u ON u.id = c.id WHERE f.mapping = m.id);
+
 -- Aggregate samples (collapsed stacks): the stack from the root and the
 -- value. No Perfetto packet makes one, so merged.pftrace holds none
 -- (tests/interop/differences); profile.folded shows them (tsv_profile).
@@ -165,14 +211,22 @@ FROM slice s JOIN track t ON t.id = s.track_id;
 SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid ||
        char(9) || tm_e(f.name) AS row
 FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
-JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id;
+JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id
+UNION ALL
+SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid ||
+       char(9) || tm_e(CASE WHEN s.callsite_id IS NULL THEN '' ELSE tm_label(m.name, f.rel_pc) END) AS row
+FROM perf_sample s JOIN thread th USING (utid)
+LEFT JOIN stack_profile_callsite c ON c.id = s.callsite_id LEFT JOIN stack_profile_frame f ON f.id = c.frame_id
+LEFT JOIN stack_profile_mapping m ON m.id = f.mapping;
 
 -- profile.folded over every machine: each stack from the root (names
 -- joined by ';') with its stack samples and aggregate samples summed.
 SELECT 'tsv_profile' || char(9) || tm_e(path) || char(9) || printf('%d', sum(n)) AS row
 FROM (SELECT cs.fold AS path, 1 AS n FROM cpu_profile_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
       UNION ALL
-      SELECT cs.fold, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id)
+      SELECT cs.fold, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id
+      UNION ALL
+      SELECT pcs.path, 1 FROM perf_sample s JOIN tm_pcs pcs ON pcs.id = s.callsite_id)
 GROUP BY path;
 
 SELECT 'tsv_thread' || char(9) || tm_machine(machine_id) || char(9) || tid || char(9) || tm_e(name) AS row

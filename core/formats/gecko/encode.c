@@ -13,7 +13,7 @@ static void sample(exp_text *t, const tm_mobserved *o)
 	const gecko_observed *g = o->event;
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, o->ts);
-	exp_sample s = {g->first, g->pid, g->tid, g->callsite, "gecko"};
+	exp_sample s = {g->first, g->pid, g->tid, g->callsite, "gecko", NULL};
 	exp_text_stack_sample(t, o->model, o->head->file_id, o->head->machine_row, o->ts, &s);
 }
 

@@ -16,7 +16,7 @@ static void sample(exp_text *t, const tm_mobserved *o)
 	const perf_text_observed *p = o->event;
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, o->ts);
-	exp_sample s = {p->has_pid, p->pid, p->tid, p->callsite, "perf_text"};
+	exp_sample s = {p->has_pid, p->pid, p->tid, p->callsite, "perf_text", NULL};
 	exp_text_stack_sample(t, o->model, o->head->file_id, o->head->machine_row, o->ts, &s);
 }
 

@@ -1,0 +1,578 @@
+/* core/formats/perf/tokenize.c - a perf.data file into the scan, as
+ * PerfDataTokenizer reads it: the header, the attrs and their ids, the
+ * feature sections (read here before the records: what they say is used
+ * only once the records are sorted, and an error of theirs is reported
+ * after any of the records', in the reference's order), then each record
+ * of the data section with its time on its attr's clock, held back as the
+ * reference holds it (MaybePushRecord, OnPushDataToSorter), parsed and
+ * handed to the model on the file's one sorter queue. */
+#include "formats/perf/perf_format.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/clock.h"
+#include "formats/perf/perf_data.h"
+
+#define WINDOW (1u << 20)
+
+typedef struct pd_tok {
+	scan_file *sf;
+	tm_clock_tracker *t;
+	tm_cursor *c;
+	uint32_t queue;
+	perf_file f;
+	/* the data section through a window of the file */
+	uint8_t *win;
+	uint64_t win_at;
+	size_t win_n;
+	/* held back: records without a time (each a uint32 length, the
+	 * record), COMM records (an int64 time or INT64_MIN, a length, the
+	 * record) */
+	int has_min;
+	int64_t min_ts;
+	tm_buf pending, comms;
+	tm_buf rec;
+	perf_sample smp;
+	tm_error *err;
+} pd_tok;
+
+static void put_str(tm_buf *b, const char *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, p, n);
+}
+
+/* [off, off + n) of the file into *out: 0, or -1 with the reference's
+ * premature end (the reference waits for bytes that never come). */
+static int read_range(pd_tok *st, uint64_t off, uint64_t n, uint8_t **out, tm_error *err)
+{
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	uint8_t last;
+	/* the last byte first: a damaged size allocates nothing */
+	if (off + n < off || n > SIZE_MAX / 2)
+		return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
+	ssize_t got = tm_cursor_pread(st->c, &last, 1, off + n - 1, err);
+	if (got < 0)
+		return -1; /* the container's reason */
+	if (got != 1)
+		return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
+	uint8_t *p = malloc((size_t)n);
+	if (!p)
+		return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
+	if (tm_cursor_pread(st->c, p, (size_t)n, off, err) != (ssize_t)n) {
+		free(p);
+		return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
+	}
+	*out = p;
+	return 0;
+}
+
+/* The bytes [at, at + n) of the file (n <= 65535 + 8), through the window;
+ * NULL when the file ends first. */
+static const uint8_t *window(pd_tok *st, uint64_t at, size_t n)
+{
+	if (at >= st->win_at && at + n <= st->win_at + st->win_n)
+		return st->win + (at - st->win_at);
+	ssize_t got = tm_cursor_pread(st->c, st->win, WINDOW, at, st->err);
+	if (got < 0)
+		return NULL;
+	st->win_at = at;
+	st->win_n = (size_t)got;
+	return (size_t)got >= n ? st->win : NULL;
+}
+
+/* ---- records to the model ----------------------------------------------------------- */
+
+static void head(pd_tok *st, int sub)
+{
+	tm_mrec_head h = {TM_MREC_PERF, (uint8_t)sub, 0, st->sf->f->id, st->sf->base_row};
+	st->rec.len = 0;
+	tm_buf_put(&st->rec, &h, sizeof h);
+}
+
+static void skip_rec(pd_tok *st, uint32_t type, uint32_t unknown)
+{
+	head(st, PERF_SKIP);
+	tm_buf_put(&st->rec, &type, sizeof type);
+	tm_buf_put(&st->rec, &unknown, sizeof unknown);
+}
+
+static int is_kernel(int mode)
+{
+	return mode == PERF_MODE_KERNEL || mode == PERF_MODE_GUEST_KERNEL;
+}
+
+/* The record as the parser reads it (RecordParser::ParseRecord), into
+ * st->rec; a SAMPLE also placed on the timeline. */
+static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t attr, const uint8_t *p, size_t n)
+{
+	scan_file *sf = st->sf;
+	switch (type) {
+	case PERF_RECORD_SAMPLE: {
+		perf_sample *s = &st->smp;
+		tm_error e = {0};
+		/* Sample::Parse, and InternSample's demands */
+		if (attr < 0 || perf_read_sample(&st->f.attrs[attr], misc, p, n, s, &e) != 0 || !s->has_time ||
+		    !s->has_tid) {
+			skip_rec(st, type, 0);
+			return;
+		}
+		const perf_attr *a = &st->f.attrs[attr];
+		tm_perf_sample_rec r;
+		memset(&r, 0, sizeof r); /* its padding too: records are compared as bytes */
+		r.pid = s->pid;
+		r.tid = s->tid;
+		r.cpu = s->cpu;
+		r.attr = (uint32_t)attr;
+		r.period = s->has_period ? s->period : a->sample_period;
+		r.has_cpu = (uint8_t)s->has_cpu;
+		r.has_period = (uint8_t)(s->has_period || !PERF_ATTR_FREQ(a));
+		r.has_read = (uint8_t)s->has_read;
+		r.mode = (uint8_t)s->mode;
+		r.adjust_pc = (uint8_t)!st->f.simpleperf;
+		if (s->n_frames == 0 && s->has_ip) {
+			/* a sample without a callchain is its ip */
+			r.n = 1;
+			head(st, PERF_SAMPLE);
+			tm_buf_put(&st->rec, &r, sizeof r);
+			tm_buf_put(&st->rec, &s->ip, sizeof s->ip);
+			uint8_t mode = (uint8_t)s->mode;
+			tm_buf_put(&st->rec, &mode, 1);
+		} else {
+			r.n = (uint32_t)s->n_frames;
+			head(st, PERF_SAMPLE);
+			tm_buf_put(&st->rec, &r, sizeof r);
+			tm_buf_put(&st->rec, s->ips, s->n_frames * sizeof *s->ips);
+			tm_buf_put(&st->rec, s->modes, s->n_frames);
+		}
+		if (!scan_wants_events(sf)) {
+			scan_place_times(sf, sf->base_row, ts, -1, (int64_t)s->time, TM_STAT_NEGATIVE_TS);
+			return;
+		}
+		tm_event ev = {0};
+		ev.machine_row = sf->base_row;
+		ev.kind = TM_EV_SAMPLE;
+		ev.ts = ts;
+		ev.raw_ts = (int64_t)s->time;
+		ev.dur = -1;
+		ev.pid = s->pid;
+		ev.tid = s->tid;
+		ev.name = "";
+		ev.cpu = s->has_cpu ? (int32_t)s->cpu : -1;
+		scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+		return;
+	}
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		perf_mmap mm;
+		if (perf_read_mmap(type, misc, p, n, &mm) != 0) {
+			skip_rec(st, type, 0);
+			return;
+		}
+		tm_perf_mmap_rec r;
+		memset(&r, 0, sizeof r);
+		r.pid = mm.pid;
+		r.tid = mm.tid;
+		r.addr = mm.addr;
+		r.len = mm.len;
+		r.pgoff = mm.pgoff;
+		r.kernel = (uint8_t)is_kernel(mm.mode);
+		r.type = (uint8_t)type;
+		if (mm.has_build_id) {
+			r.has_build_id = 1;
+			r.build_id_size = mm.build_id_size;
+			memcpy(r.build_id, mm.build_id, sizeof r.build_id);
+		} else {
+			const perf_build_id *b = perf_lookup_build_id(&st->f, mm.pid, mm.filename, mm.filename_n);
+			if (b) {
+				r.has_build_id = 1;
+				r.build_id_size = b->size;
+				memcpy(r.build_id, b->id, sizeof r.build_id);
+			}
+		}
+		head(st, PERF_MMAP);
+		tm_buf_put(&st->rec, &r, sizeof r);
+		put_str(&st->rec, mm.filename, mm.filename_n);
+		return;
+	}
+	case PERF_RECORD_COMM: {
+		uint32_t ids[2];
+		const char *comm;
+		size_t comm_n;
+		if (perf_read_comm(p, n, &ids[0], &ids[1], &comm, &comm_n) != 0) {
+			skip_rec(st, type, 0);
+			return;
+		}
+		head(st, PERF_COMM);
+		tm_buf_put(&st->rec, ids, sizeof ids);
+		put_str(&st->rec, comm, comm_n);
+		return;
+	}
+	case PERF_RECORD_ITRACE_START: {
+		uint32_t ids[2];
+		memcpy(ids, p, sizeof ids); /* checked when it was read */
+		head(st, PERF_THREAD);
+		tm_buf_put(&st->rec, ids, sizeof ids);
+		return;
+	}
+	default:
+		skip_rec(st, type, 1);
+		return;
+	}
+}
+
+/* stream_->Push(ts, record): a negative time the sorter drops. */
+static void push(pd_tok *st, int64_t ts, const uint8_t *r, size_t n)
+{
+	uint32_t type;
+	uint16_t misc;
+	int64_t attr;
+	memcpy(&type, r, 4);
+	memcpy(&misc, r + 4, 2);
+	memcpy(&attr, r + 8, 8);
+	if (ts < 0) {
+		scan_count(st->sf, TM_STAT_NEGATIVE_TS, 1);
+		return;
+	}
+	if (!scan_wants_records(st->sf) && type != PERF_RECORD_SAMPLE)
+		return;
+	parse(st, ts, type, misc, attr, r + 16, n - 16);
+	if (scan_wants_records(st->sf))
+		scan_record(st->sf, st->queue, ts, 0, -1, st->rec.data, st->rec.len);
+}
+
+/* A held-back record: its type, misc, attr, then its payload. */
+static void hold(tm_buf *b, uint32_t type, uint16_t misc, int64_t attr, const uint8_t *p, size_t n)
+{
+	uint32_t len = (uint32_t)(16 + n);
+	uint16_t pad = 0;
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, &type, 4);
+	tm_buf_put(b, &misc, 2);
+	tm_buf_put(b, &pad, 2);
+	tm_buf_put(b, &attr, 8);
+	tm_buf_put(b, p, n);
+}
+
+static void flush_pending(pd_tok *st)
+{
+	for (size_t at = 0; at < st->pending.len;) {
+		uint32_t len;
+		memcpy(&len, st->pending.data + at, 4);
+		push(st, st->min_ts, (const uint8_t *)st->pending.data + at + 4, len);
+		at += 4 + len;
+	}
+	st->pending.len = 0;
+}
+
+/* MaybePushRecord. */
+static void maybe_push(pd_tok *st, uint32_t type, uint16_t misc, int64_t attr, const uint8_t *p, size_t n)
+{
+	const perf_attr *a = attr >= 0 ? &st->f.attrs[attr] : NULL;
+	uint64_t time;
+	int64_t ts = 0;
+	/* ToTraceTime: a time it cannot convert is no time (its stat counted) */
+	int timed = perf_record_time(a, type, p, n, &time) && time <= INT64_MAX &&
+		    tm_tracker_to_trace_time(st->t, a->clock, 0, (int64_t)time, 0, &ts) == TM_CONV_OK;
+	if (timed && (!st->has_min || ts < st->min_ts)) {
+		st->has_min = 1;
+		st->min_ts = ts;
+	}
+	if (type == PERF_RECORD_COMM) {
+		int64_t at = timed ? ts : INT64_MIN;
+		tm_buf_put(&st->comms, &at, sizeof at);
+		hold(&st->comms, type, misc, attr, p, n);
+		return;
+	}
+	if (!timed) {
+		hold(&st->pending, type, misc, attr, p, n);
+		return;
+	}
+	flush_pending(st);
+	tm_buf rec = {0};
+	hold(&rec, type, misc, attr, p, n);
+	push(st, ts, (const uint8_t *)rec.data + 4, rec.len - 4);
+	tm_buf_free(&rec);
+}
+
+/* OnPushDataToSorter: the COMM records in file order (records without a
+ * time still held are never pushed). */
+static void flush_comms(pd_tok *st)
+{
+	for (size_t at = 0; at < st->comms.len;) {
+		int64_t ts;
+		uint32_t len;
+		memcpy(&ts, st->comms.data + at, 8);
+		memcpy(&len, st->comms.data + at + 8, 4);
+		const uint8_t *r = (const uint8_t *)st->comms.data + at + 12;
+		at += 12 + len;
+		if (ts == INT64_MIN) {
+			if (!st->has_min)
+				continue;
+			ts = st->min_ts;
+		}
+		push(st, ts, r, len);
+	}
+}
+
+/* The records the tokenizer itself consumes (AUX area tracing: its data is
+ * not read, tracemount(1), "Divergences"): 0, or -1 with the reference's
+ * text. *aux_data is the bytes that follow an AUXTRACE record. */
+static int tokenizer_record(pd_tok *st, uint32_t type, const uint8_t *p, size_t n, uint64_t *aux_data)
+{
+	uint64_t v[2];
+	switch (type) {
+	case PERF_RECORD_AUXTRACE:
+		/* size, offset, reference, idx, tid, cpu, reserved */
+		if (n < 48)
+			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_AUXTRACE");
+		memcpy(v, p, 16);
+		if (v[1] > UINT64_MAX - v[0])
+			return tm_err(st->err, TM_EINPUT, "AUXTRACE record overflows");
+		*aux_data = v[0];
+		return 0;
+	case PERF_RECORD_AUXTRACE_INFO:
+		if (n < 8)
+			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_AUXTRACE_INFO");
+		return 0;
+	case PERF_RECORD_AUX:
+		if (n < 24)
+			return tm_err(st->err, TM_EINPUT, "Failed to parse AUX record");
+		memcpy(v, p, 16);
+		if (v[0] > UINT64_MAX - v[1])
+			return tm_err(st->err, TM_EINPUT, "AUX record overflows");
+		return 0;
+	case PERF_RECORD_TIME_CONV:
+		if (n < 24)
+			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_TIME_CONV");
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int records(pd_tok *st)
+{
+	const perf_header *h = &st->f.h;
+	uint64_t end = h->data.offset + h->data.size, at = h->data.offset;
+	if (end < h->data.offset || h->data.offset < PERF_HEADER_SIZE)
+		return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+	while (at < end) {
+		const uint8_t *r = window(st, at, 8);
+		if (!r)
+			return st->err->code != TM_OK ? -1 : tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+		uint32_t type;
+		uint16_t misc, size;
+		memcpy(&type, r, 4);
+		memcpy(&misc, r + 4, 2);
+		memcpy(&size, r + 6, 2);
+		if (size < 8)
+			return tm_err(st->err, TM_EINPUT, "Invalid record size: %u", (unsigned)size);
+		r = window(st, at, size);
+		if (!r)
+			return st->err->code != TM_OK ? -1 : tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+		const uint8_t *p = r + 8;
+		size_t n = (size_t)size - 8;
+		int64_t attr = perf_attr_of(&st->f, type, p, n, st->err);
+		if (attr == -2)
+			return -1;
+		at += size;
+		uint64_t aux = 0;
+		switch (type) {
+		case PERF_RECORD_AUXTRACE:
+		case PERF_RECORD_AUXTRACE_INFO:
+		case PERF_RECORD_AUX:
+		case PERF_RECORD_TIME_CONV:
+			if (tokenizer_record(st, type, p, n, &aux) != 0)
+				return -1;
+			if (at + aux < at)
+				return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+			at += aux;
+			continue;
+		case PERF_RECORD_ITRACE_START:
+			if (n < 8)
+				return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_ITRACE_START");
+			if (scan_wants_records(st->sf)) {
+				head(st, PERF_THREAD);
+				tm_buf_put(&st->rec, p, 8);
+				scan_record_side(st->sf, st->rec.data, st->rec.len);
+			}
+			break;
+		default:
+			break;
+		}
+		maybe_push(st, type, misc, attr, p, n);
+	}
+	if (at != end)
+		return tm_err(st->err, TM_EINPUT, "perf: a record runs past the end of the data section");
+	return 0;
+}
+
+/* ParseFeatureSections and ParseFeatures: -1 with err set. What the
+ * features say goes into st->f; perf_features_skipped into skipped. */
+static int features(pd_tok *st, int64_t skipped[256], tm_error *err)
+{
+	const perf_header *h = &st->f.h;
+	uint8_t ids[256];
+	size_t k = perf_feature_ids(h, ids);
+	uint64_t at = h->data.offset + h->data.size;
+	uint8_t *hdrs;
+	if (read_range(st, at, (uint64_t)k * PERF_SECTION_SIZE, &hdrs, err) != 0)
+		return -1;
+	struct sec {
+		uint8_t id;
+		uint64_t offset, size;
+	} *s = tm_xcalloc(k ? k : 1, sizeof *s);
+	for (size_t i = 0; i < k; i++) {
+		s[i].id = ids[i];
+		memcpy(&s[i].offset, hdrs + 16 * i, 8);
+		memcpy(&s[i].size, hdrs + 16 * i + 8, 8);
+	}
+	free(hdrs);
+	/* by offset, the empty ones of an offset first (a stable insertion
+	 * sort: the reference's std::sort on the same keys) */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0; j--) {
+			struct sec *x = &s[j - 1], *y = &s[j];
+			if (x->offset < y->offset || (x->offset == y->offset && x->size <= y->size))
+				break;
+			struct sec tmp = *x;
+			*x = *y;
+			*y = tmp;
+		}
+	uint64_t pos = at + (uint64_t)k * PERF_SECTION_SIZE;
+	int rc = 0;
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		if (s[i].size && s[i].offset < pos) {
+			rc = tm_err(err, TM_EINPUT, "perf: feature section %u overlaps what comes before it",
+				    (unsigned)s[i].id);
+			break;
+		}
+		uint8_t *p;
+		if (read_range(st, s[i].offset, s[i].size, &p, err) != 0) {
+			rc = -1;
+			break;
+		}
+		rc = perf_read_feature(&st->f, s[i].id, p ? p : (const uint8_t *)"", (size_t)s[i].size, skipped,
+				       err);
+		free(p);
+		if (s[i].size && s[i].offset + s[i].size > pos)
+			pos = s[i].offset + s[i].size;
+	}
+	free(s);
+	if (rc)
+		return rc;
+	/* kDone with bytes left */
+	uint8_t b;
+	if (tm_cursor_pread(st->c, &b, 1, pos, err) == 1) {
+		uint64_t extra = 0;
+		uint8_t *buf = tm_xmalloc(WINDOW);
+		ssize_t got;
+		while ((got = tm_cursor_pread(st->c, buf, WINDOW, pos + extra, err)) > 0)
+			extra += (uint64_t)got;
+		free(buf);
+		return tm_err(err, TM_EINPUT, "Unexpected data, %" PRIu64, extra);
+	}
+	return 0;
+}
+
+static int header_and_attrs(pd_tok *st)
+{
+	uint8_t hb[PERF_HEADER_SIZE];
+	ssize_t got = tm_cursor_pread(st->c, hb, sizeof hb, 0, st->err);
+	if (got < 0)
+		return -1;
+	if (perf_read_header(hb, (size_t)got, &st->f.h, st->err) != 0)
+		return -1;
+	const perf_header *h = &st->f.h;
+	uint8_t *p;
+	if (h->attrs.size && h->attrs.offset < PERF_HEADER_SIZE)
+		return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+	if (read_range(st, h->attrs.offset, h->attrs.size, &p, st->err))
+		return -1;
+	int rc = perf_read_attrs(&st->f, p, (size_t)h->attrs.size, st->err);
+	free(p);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < st->f.n_attrs; i++) {
+		perf_section ids = st->f.attrs[i].ids;
+		if (ids.size && ids.offset < PERF_HEADER_SIZE)
+			return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+		if (read_range(st, ids.offset, ids.size, &p, st->err))
+			return -1;
+		perf_add_ids(&st->f, i, p, (size_t)ids.size);
+		free(p);
+	}
+	return perf_build_invocation(&st->f, st->err);
+}
+
+/* What the model needs of each attr, and the features skipped. */
+static void side_records(pd_tok *st, const int64_t skipped[256])
+{
+	if (!scan_wants_records(st->sf))
+		return;
+	for (size_t i = 0; i < st->f.n_attrs; i++) {
+		const perf_attr *a = &st->f.attrs[i];
+		tm_perf_attr_rec r;
+		memset(&r, 0, sizeof r);
+		r.index = (uint32_t)i;
+		r.has_period = (uint8_t)!PERF_ATTR_FREQ(a);
+		r.is_timebase = (uint8_t)(a->sample_period < (1ull << 62));
+		r.sample_period = a->sample_period;
+		head(st, PERF_ATTR);
+		tm_buf_put(&st->rec, &r, sizeof r);
+		put_str(&st->rec, a->event_name, strlen(a->event_name));
+		scan_record_side(st->sf, st->rec.data, st->rec.len);
+	}
+	for (int i = 0; i < 256; i++) {
+		if (!skipped[i])
+			continue;
+		head(st, PERF_STAT);
+		int32_t idx = i;
+		tm_buf_put(&st->rec, &idx, sizeof idx);
+		tm_buf_put(&st->rec, &skipped[i], sizeof skipped[i]);
+		scan_record_side(st->sf, st->rec.data, st->rec.len);
+	}
+}
+
+static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
+{
+	(void)log;
+	(void)from;
+	pd_tok st = {.sf = sf, .t = t, .c = c, .queue = scan_new_queue(sf), .err = err};
+	int64_t skipped[256] = {0};
+	int rc = header_and_attrs(&st);
+	if (rc == 0) {
+		/* SetGlobalClock(PERF): the perf clock names trace time when no
+		 * conversion has happened yet and no other file claimed it */
+		if (perf_has_perf_clock(&st.f))
+			tm_tracker_claim(t, TM_CLOCK_PERF);
+		tm_error ferr = {0};
+		int frc = features(&st, skipped, &ferr);
+		side_records(&st, skipped);
+		st.win = tm_xmalloc(WINDOW);
+		rc = records(&st);
+		if (rc == 0 && frc != 0) {
+			*err = ferr;
+			rc = -1;
+		} else {
+			tm_err_clear(&ferr);
+		}
+		if (rc == 0)
+			flush_comms(&st);
+	}
+	free(st.win);
+	perf_sample_free(&st.smp);
+	perf_file_free(&st.f);
+	tm_buf_free(&st.pending);
+	tm_buf_free(&st.comms);
+	tm_buf_free(&st.rec);
+	return rc;
+}
+
+const tm_tokenizer tm_perf_tokenizer = {.clock = TM_CLOCK_MONOTONIC, .read = read_file};

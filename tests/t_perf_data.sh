@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# tests/t_perf_data.sh - perf.data, `perf record`'s own file (issue 35):
+# the real captures of testdata/real/perf (their README says how they were
+# recorded) read as the reference reads them. node.data is the recording
+# whose `perf script` text is node_perf.txt beside it, so what tracemount
+# makes of the binary file is checked against what perf itself printed of
+# it: the same samples, each on its thread at its microsecond, in
+# timeline.tsv and profile.folded. A file recorded without -k puts trace
+# time on the perf clock, as the reference does; damaged files fail with
+# the reference's words; the mount shows what `tracemount cat` shows.
+#
+# Expectations come from perf's text and the format's layout (awk, od),
+# independently of core/.
+. "$(dirname "$0")/lib.sh"
+tm=$TRACEMOUNT
+src=$TESTDATA/real/perf
+cd "$T_TMP"
+
+for c in jq gzip awk od; do
+	if ! command -v $c >/dev/null; then
+		skip "perf.data" "$c is not installed"
+		exit 0
+	fi
+done
+
+gzip -dc "$src/node_perf.txt.gz" >node_perf.txt
+gzip -dc "$src/node.data.gz" >node.data
+cp "$src/node.data.gz" node.data.gz
+
+# perf script's heads: (tid, seconds.microseconds), and how many
+awk '/^[^[:space:]]/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]:$/) {
+	t = $i; sub(":", "", t); n = split($(i - 1), p, "/"); print p[n], t; break } }' node_perf.txt | sort >heads
+samples=$(wc -l <heads)
+
+for in in node.data node.data.gz; do
+	meta=$("$tm" cat $in metadata.json)
+	eq "$in: merges" "$(jq -r .status <<<"$meta")" ok
+	eq "$in: the perf file's type is the reference's name, its samples counted" \
+		"$(jq -c '[.files[] | select(.type == "perf") | [.type, .events, .not_exported]]' <<<"$meta")" \
+		"[[\"perf\",$samples,null]]"
+	eq "$in: recorded with -k mono, trace time is MONOTONIC" "$(jq -r .trace_time.clock <<<"$meta")" MONOTONIC
+	tl=$("$tm" cat $in timeline.tsv)
+	eq "$in: each sample perf script printed, on its thread at its microsecond" \
+		"$(awk -F'\t' '$5 == "sample" { printf "%s %d.%06d\n", $10, int($1 / 1e9), int(($1 % 1e9) / 1000) }' \
+			<<<"$tl" | sort | md5sum)" "$(md5sum <heads)"
+	eq "$in: a sample's category is the reference's source" \
+		"$(awk -F'\t' '$5 == "sample" { print $6 }' <<<"$tl" | sort -u)" linux.perf
+done
+
+# An unsymbolized frame is shown as its mapping's last path component and
+# the address in it; the leaf first in the args, as the name column says.
+tl=$("$tm" cat node.data timeline.tsv)
+eq "a sample's name is its leaf frame, the first of its stack" \
+	"$(awk -F'\t' '$5 == "sample"' <<<"$tl" | jq -Rr 'split("\t") | [.[6], (.[11] | fromjson | .stack[0].name)] | select(.[0] != .[1])' | wc -l)" 0
+eq "frames are named mapping+0xaddress" \
+	"$(awk -F'\t' '$5 == "sample" { print $7 }' <<<"$tl" | grep -cvE '^[^/]+\+0x[0-9a-f]+$')" 0
+eq "perf script's kernel frames are in [kernel.kallsyms]_text (the mapping perf names)" \
+	"$(awk -F'\t' '$5 == "sample"' <<<"$tl" | grep -c '"mapping":"\[kernel.kallsyms\]_text"' | awk '{ print ($1 > 0) }')" 1
+
+folded=$("$tm" cat node.data machines/machine0/profile.folded)
+eq "profile.folded: every sample once" "$(awk '{ n += $NF } END { print n }' <<<"$folded")" "$samples"
+eq "profile.folded: one line per distinct stack, sorted" "$(cut -d' ' -f1 <<<"$folded" | LC_ALL=C sort -c && echo sorted)" sorted
+eq "profile.folded: stacks end at the leaves timeline.tsv names" \
+	"$(awk '{ n = split($1, f, ";"); print f[n] }' <<<"$folded" | sort -u | md5sum)" \
+	"$(awk -F'\t' '$5 == "sample" { print $7 }' <<<"$tl" | sort -u | md5sum)"
+eq "threads.tsv: perf script's threads" \
+	"$("$tm" cat node.data machines/machine0/threads.tsv | awk -F'\t' 'NR > 1 && $1 != 0 { print $1 }' | sort | md5sum)" \
+	"$(cut -d' ' -f1 heads | sort -u | md5sum)"
+
+# recorded without -k: the attrs' clock is the perf clock, which then
+# names trace time (the reference's SetGlobalClock)
+gzip -dc "$src/python_perfclock.data.gz" >plain.data
+meta=$("$tm" cat plain.data metadata.json)
+eq "no -k: trace time is the perf clock" "$(jq -c '.trace_time | [.clock, .clock_id, .owner]' <<<"$meta")" \
+	'["PERF",10,"file"]'
+eq "no -k: every sample placed" "$(jq '.files[0].events' <<<"$meta")" \
+	"$("$tm" cat plain.data timeline.tsv | awk -F'\t' '$5 == "sample"' | wc -l)"
+
+# damage: a cut file, a wrong header size (its 8-byte size field at 8),
+# bytes after the last feature section
+head -c $(($(stat -c %s node.data) / 2)) node.data >cut.data
+out=$("$tm" check cut.data 2>&1); rc=$?
+eq "a cut file fails with the reference's words" "$rc:$out" "1:Premature end of perf file. (ERR:tp-corrupt)"
+size=$(od -An -tu8 -j8 -N8 node.data | tr -d ' ')
+{ head -c 8 node.data; printf '\x70\0\0\0\0\0\0\0'; tail -c +17 node.data; } >size.data
+out=$("$tm" check size.data 2>&1); rc=$?
+eq "a header of another size fails so" "$rc:$out" "1:Failed to perf file header size. Expected $size, found 112"
+{ cat node.data; printf 'xyz'; } >tail.data
+out=$("$tm" check tail.data 2>&1); rc=$?
+eq "bytes after the last section fail so" "$rc:$out" "1:Unexpected data, 3"
+meta=$("$tm" cat cut.data metadata.json 2>/dev/null)
+eq "metadata.json of a cut file names the reason" "$(jq -c '[.status, .error]' <<<"$meta")" \
+	'["error","Premature end of perf file. (ERR:tp-corrupt)"]'
+
+if ! have_fuse; then
+	skip "perf.data: mount" "no /dev/fuse or fusermount3; the same checks ran through tracemount cat"
+	exit $T_FAILED
+fi
+if tm_mount node.data "$T_TMP/mnt"; then
+	eq "mount: timeline.tsv as cat gives it" "$(md5sum <"$T_TMP/mnt/timeline.tsv")" "$(md5sum <<<"$tl")"
+	eq "mount: profile.folded as cat gives it" "$(cat "$T_TMP/mnt/machines/machine0/profile.folded")" "$folded"
+	eq "mount: its size as stat says" "$(stat -c %s "$T_TMP/mnt/machines/machine0/profile.folded")" \
+		"$(printf '%s\n' "$folded" | wc -c)"
+	eq "mount: merged.pftrace as cat gives it" "$(md5sum <"$T_TMP/mnt/merged.pftrace")" \
+		"$("$tm" cat node.data merged.pftrace | md5sum)"
+	if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi
+else
+	fail "perf.data: mount" "$(cat "$T_TMP/mnt.log")"
+fi
+exit $T_FAILED
