@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/json.h"
 #include "util/statlist.h"
@@ -41,6 +42,36 @@ typedef struct tm_mrec_head {
 	uint32_t file_id;
 	uint32_t machine_row;
 } tm_mrec_head;
+
+/* A string in a record: a uint32 length, then its bytes. Read back with
+ * tm_mrec_get_str (0 when the bytes run short); a length of UINT32_MAX
+ * says none (*s NULL). */
+static inline void tm_mrec_put_str(tm_buf *b, const char *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, p, n);
+}
+
+static inline int tm_mrec_get_str(const char **p, const char *end, const char **s, size_t *n)
+{
+	uint32_t len;
+	if ((size_t)(end - *p) < sizeof len)
+		return 0;
+	memcpy(&len, *p, sizeof len);
+	*p += sizeof len;
+	if (len == UINT32_MAX) {
+		*s = NULL;
+		*n = 0;
+		return 1;
+	}
+	if ((size_t)(end - *p) < len)
+		return 0;
+	*s = *p;
+	*n = len;
+	*p += len;
+	return 1;
+}
 
 /* A systrace prev_state text as the raw kernel state the reference turns
  * it into (TaskState::FromSystrace(s).ToRawStateOnlyForSystraceConversions,

@@ -225,6 +225,62 @@ void scan_emit_name(scan_file *sf, int64_t pid, int64_t tid, const char *name)
  * pushes to its sorter: 1 with *out (>= 0); 0 when the conversion failed
  * (the tracker counted it) or the result is negative (counted here), so
  * the item is dropped before sorting. */
+void scan_place_sample(scan_file *sf, int64_t ts, int64_t raw_ts, int64_t pid, int64_t tid, int32_t cpu,
+		       const char *name, size_t name_n)
+{
+	if (!scan_wants_events(sf)) {
+		scan_place_times(sf, sf->base_row, ts, -1, raw_ts, TM_STAT_NEGATIVE_TS);
+		return;
+	}
+	tm_event ev = {0};
+	ev.machine_row = sf->base_row;
+	ev.kind = TM_EV_SAMPLE;
+	ev.ts = ts;
+	ev.raw_ts = raw_ts;
+	ev.dur = -1;
+	ev.pid = pid;
+	ev.tid = tid;
+	ev.name = name;
+	ev.name_len = name_n;
+	ev.cpu = cpu;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+}
+
+#define LINES_CHUNK (256u * 1024u)
+
+int scan_read_lines(tm_cursor *c, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, tm_buf *rest,
+		    tm_error *err)
+{
+	char *buf = tm_xmalloc(LINES_CHUNK);
+	int rc = 0;
+	rest->len = 0; /* a line begun in an earlier chunk */
+	while (rc == 0) {
+		ssize_t got = tm_cursor_read(c, buf, LINES_CHUNK, err);
+		if (got <= 0) {
+			rc = got < 0 ? -1 : 0;
+			break;
+		}
+		const char *p = buf, *end = buf + got;
+		while (rc == 0) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl) {
+				tm_buf_put(rest, p, (size_t)(end - p));
+				break;
+			}
+			if (rest->len) {
+				tm_buf_put(rest, p, (size_t)(nl - p));
+				rc = fn(ctx, rest->data, rest->len);
+				rest->len = 0;
+			} else {
+				rc = fn(ctx, p, (size_t)(nl - p));
+			}
+			p = nl + 1;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
 int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out)
 {
 	if (tm_tracker_to_trace_time(t, clock, 0, ts, 0, out) != TM_CONV_OK) {

@@ -100,6 +100,10 @@ int scan_place(scan_file *sf, tm_event *ev, tm_stat neg_stat);
  * none (scan_wants_events is 0: every pass but the tests'), where making
  * the event (its name, its thread) cost more than placing it. */
 int scan_place_times(scan_file *sf, uint32_t machine_row, int64_t ts, int64_t dur, int64_t raw_ts, tm_stat neg_stat);
+/* A stack sample placed (TM_EV_SAMPLE: its leaf's name, pid -1 for none,
+ * cpu -1 for none), or only counted when no sink reads events. */
+void scan_place_sample(scan_file *sf, int64_t ts, int64_t raw_ts, int64_t pid, int64_t tid, int32_t cpu,
+		       const char *name, size_t name_n);
 /* Does the sink read the placed events (tm_scan_sink.event)? */
 int scan_wants_events(const scan_file *sf);
 
@@ -119,6 +123,14 @@ void scan_emit_name(scan_file *sf, int64_t pid, int64_t tid, const char *name);
  * (the tracker counted it) or the result is negative (counted here), so
  * the item is dropped before sorting. */
 int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out);
+
+/* The cursor's bytes to their end as lines, for the text formats: fn(ctx,
+ * line, n) for each line ended by '\n' (without it), in order, until fn
+ * returns nonzero, which is returned. What follows the last '\n' is left
+ * in *rest (the formats differ on an unended last line). 0 at the end, -1
+ * with err set when the cursor fails. */
+int scan_read_lines(tm_cursor *c, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, tm_buf *rest,
+		    tm_error *err);
 
 /* Whether the scan reads nothing of a systrace line but its time and
  * bad_print, nor of a JSON event but its times: no records, names or

@@ -298,7 +298,8 @@ static void test_priorities(void)
 	CHECK_STR(tm_type_name(TM_TYPE_UNKNOWN), "unknown");
 	/* what the reference imports and tracemount only recognises says so;
 	 * what it merges, walks or cannot name does not */
-	CHECK(tm_type_unexported(TM_TYPE_PERF) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_PERF) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_SIMPLEPERF_PROTO) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_GECKO) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_ART_HPROF) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_PROTO) == NULL);

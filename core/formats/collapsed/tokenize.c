@@ -8,14 +8,6 @@
 
 #include "formats/collapsed/collapsed.h"
 
-#define CHUNK (256u * 1024u)
-
-static void put_str(tm_buf *b, const char *p, size_t n)
-{
-	uint32_t len = (uint32_t)n;
-	tm_buf_put(b, &len, sizeof len);
-	tm_buf_put(b, p, n);
-}
 
 static void line(scan_file *sf, tm_buf *rec, const char *p, size_t n)
 {
@@ -33,11 +25,23 @@ static void line(scan_file *sf, tm_buf *rec, const char *p, size_t n)
 	const char *f;
 	size_t fn;
 	while (collapsed_next_frame(stack, stack_n, &at, &f, &fn)) {
-		put_str(rec, f, fn);
+		tm_mrec_put_str(rec, f, fn);
 		r.n_frames++;
 	}
 	memcpy(rec->data + sizeof h, &r, sizeof r);
 	scan_record_side(sf, rec->data, rec->len);
+}
+
+struct lines {
+	scan_file *sf;
+	tm_buf rec;
+};
+
+static int each_line(void *ctx, const char *p, size_t n)
+{
+	struct lines *ls = ctx;
+	line(ls->sf, &ls->rec, p, n);
+	return 0;
 }
 
 static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
@@ -47,38 +51,14 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	(void)from;
 	if (!scan_wants_records(sf))
 		return 0; /* nothing of it is placed: only the model reads it */
-	tm_buf pend = {0}, rec = {0};
-	char *buf = tm_xmalloc(CHUNK);
-	int rc = 0;
-	for (;;) {
-		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		const char *p = buf, *end = buf + got;
-		for (;;) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			if (!nl) {
-				tm_buf_put(&pend, p, (size_t)(end - p));
-				break;
-			}
-			if (pend.len) {
-				tm_buf_put(&pend, p, (size_t)(nl - p));
-				line(sf, &rec, pend.data, pend.len);
-				pend.len = 0;
-			} else {
-				line(sf, &rec, p, (size_t)(nl - p));
-			}
-			p = nl + 1;
-		}
-	}
+	struct lines ls = {sf, {0}};
+	tm_buf pend = {0};
+	int rc = scan_read_lines(c, each_line, &ls, &pend, err);
 	/* the last line is read without its '\n' (OnPushDataToSorter) */
 	if (rc == 0 && pend.len)
-		line(sf, &rec, pend.data, pend.len);
-	free(buf);
+		line(sf, &ls.rec, pend.data, pend.len);
 	tm_buf_free(&pend);
-	tm_buf_free(&rec);
+	tm_buf_free(&ls.rec);
 	return rc;
 }
 

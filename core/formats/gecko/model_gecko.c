@@ -27,27 +27,6 @@ static m_file_stacks *file_ctx(tm_model *m, const tm_mrec_head *h)
 	return c->parsed_kind == TM_MREC_GECKO ? c->parsed : NULL;
 }
 
-/* A uint32 length and its bytes; a length of UINT32_MAX: none (*s NULL). */
-static int get_str(const char **p, const char *end, const char **s, size_t *n)
-{
-	uint32_t len;
-	if ((size_t)(end - *p) < sizeof len)
-		return 0;
-	memcpy(&len, *p, sizeof len);
-	*p += sizeof len;
-	if (len == UINT32_MAX) {
-		*s = NULL;
-		*n = 0;
-		return 1;
-	}
-	if ((size_t)(end - *p) < len)
-		return 0;
-	*s = *p;
-	*n = len;
-	*p += len;
-	return 1;
-}
-
 static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n, const void *pre,
 		  size_t pre_len)
 {
@@ -65,7 +44,7 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	if (r.first) {
 		const char *p = body + sizeof r, *name;
 		size_t name_n;
-		if (!get_str(&p, body + n, &name, &name_n) || !name)
+		if (!tm_mrec_get_str(&p, body + n, &name, &name_n) || !name)
 			return;
 		int64_t utid = m_update_thread(m, mc, r.tid, r.pid);
 		m_update_thread_name(m, utid, m_intern(&m->str, name, name_n), TP_OTHER);
@@ -92,7 +71,7 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 		if (n < sizeof id)
 			return;
 		memcpy(&id, body, sizeof id);
-		if (get_str(&p, end, &name, &name_n) && name && get_str(&p, end, &map, &map_n))
+		if (tm_mrec_get_str(&p, end, &name, &name_n) && name && tm_mrec_get_str(&p, end, &map, &map_n))
 			m_file_stacks_frame(m, fs, id, name, name_n, map, map_n, "gecko", h->file_id);
 	} else if (h->sub == GECKO_CALLSITE_DEF) {
 		tm_gecko_callsite c;

@@ -38,13 +38,6 @@ static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static void put_str(tm_buf *b, const char *p, size_t n)
-{
-	uint32_t len = (uint32_t)n;
-	tm_buf_put(b, &len, sizeof len);
-	tm_buf_put(b, p, n);
-}
-
 /* InternFrame: " (in LIB)" names LIB's mapping (up to the next ')', or
  * the end), the name before it the frame's; else the "gecko" mapping. */
 static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
@@ -92,9 +85,9 @@ static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
 	b->len = 0;
 	tm_buf_put(b, &hd, sizeof hd);
 	tm_buf_put(b, &id, sizeof id);
-	put_str(b, fn, fn_n);
+	tm_mrec_put_str(b, fn, fn_n);
 	if (map) {
-		put_str(b, map, map_n);
+		tm_mrec_put_str(b, map, map_n);
 	} else {
 		uint32_t none = UINT32_MAX;
 		tm_buf_put(b, &none, sizeof none);
@@ -149,24 +142,10 @@ static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t cal
 		tm_buf_put(b, &h, sizeof h);
 		tm_buf_put(b, &r, sizeof r);
 		if (t->first)
-			put_str(b, t->name, t->name_n);
+			tm_mrec_put_str(b, t->name, t->name_n);
 		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
 	}
-	if (!scan_wants_events(sf)) {
-		scan_place_times(sf, sf->base_row, ts, -1, raw, TM_STAT_NEGATIVE_TS);
-		return 1;
-	}
-	tm_event ev = {0};
-	ev.machine_row = sf->base_row;
-	ev.kind = TM_EV_SAMPLE;
-	ev.ts = ts;
-	ev.raw_ts = raw;
-	ev.dur = -1;
-	ev.pid = t->pid;
-	ev.tid = t->tid;
-	ev.name = "";
-	ev.cpu = -1;
-	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+	scan_place_sample(sf, ts, raw, t->pid, t->tid, -1, "", 0);
 	return 1;
 }
 

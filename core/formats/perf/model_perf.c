@@ -81,21 +81,6 @@ static pm_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
 	return c->parsed_kind == TM_MREC_PERF ? c->parsed : NULL;
 }
 
-static int get_str(const char **p, const char *end, const char **s, size_t *n)
-{
-	uint32_t len;
-	if ((size_t)(end - *p) < sizeof len)
-		return 0;
-	memcpy(&len, *p, sizeof len);
-	*p += sizeof len;
-	if ((size_t)(end - *p) < len)
-		return 0;
-	*s = *p;
-	*n = len;
-	*p += len;
-	return 1;
-}
-
 /* ---- address spaces ------------------------------------------------------------------- */
 
 static void space_put(pm_space *s, uint64_t start, uint64_t end, uint32_t mapping)
@@ -175,7 +160,7 @@ static void mmap_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 	if (!pc || n < sizeof r)
 		return;
 	memcpy(&r, body, sizeof r);
-	if (!get_str(&p, body + n, &name, &name_n))
+	if (!tm_mrec_get_str(&p, body + n, &name, &name_n))
 		return;
 	if (r.addr + r.len < r.addr) {
 		/* AddressRange would not hold it (the reference stops) */
@@ -358,7 +343,7 @@ static void comm_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 	if (n < sizeof ids)
 		return;
 	memcpy(ids, body, sizeof ids);
-	if (!get_str(&p, body + n, &comm, &comm_n))
+	if (!tm_mrec_get_str(&p, body + n, &comm, &comm_n))
 		return;
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t utid = m_update_thread(m, mc, ids[1], ids[0]);
@@ -427,7 +412,7 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 	memcpy(&r, body, sizeof r);
 	const char *name, *p = body + sizeof r;
 	size_t name_n;
-	if (r.index != pc->n_attrs || !get_str(&p, body + n, &name, &name_n))
+	if (r.index != pc->n_attrs || !tm_mrec_get_str(&p, body + n, &name, &name_n))
 		return;
 	TM_GROW(pc->attrs, pc->cap_attrs, pc->n_attrs + 1);
 	pc->attrs[pc->n_attrs++] = (pm_attr){tm_xstrndup(name, name_n), r.has_period, r.sample_period};

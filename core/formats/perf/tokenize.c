@@ -38,13 +38,6 @@ typedef struct pd_tok {
 	tm_error *err;
 } pd_tok;
 
-static void put_str(tm_buf *b, const char *p, size_t n)
-{
-	uint32_t len = (uint32_t)n;
-	tm_buf_put(b, &len, sizeof len);
-	tm_buf_put(b, p, n);
-}
-
 /* [off, off + n) of the file into *out: 0, or -1 with the reference's
  * premature end (the reference waits for bytes that never come). */
 static int read_range(pd_tok *st, uint64_t off, uint64_t n, uint8_t **out, tm_error *err)
@@ -150,21 +143,7 @@ static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t 
 			tm_buf_put(&st->rec, s->ips, s->n_frames * sizeof *s->ips);
 			tm_buf_put(&st->rec, s->modes, s->n_frames);
 		}
-		if (!scan_wants_events(sf)) {
-			scan_place_times(sf, sf->base_row, ts, -1, (int64_t)s->time, TM_STAT_NEGATIVE_TS);
-			return;
-		}
-		tm_event ev = {0};
-		ev.machine_row = sf->base_row;
-		ev.kind = TM_EV_SAMPLE;
-		ev.ts = ts;
-		ev.raw_ts = (int64_t)s->time;
-		ev.dur = -1;
-		ev.pid = s->pid;
-		ev.tid = s->tid;
-		ev.name = "";
-		ev.cpu = s->has_cpu ? (int32_t)s->cpu : -1;
-		scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+		scan_place_sample(sf, ts, (int64_t)s->time, s->pid, s->tid, s->has_cpu ? (int32_t)s->cpu : -1, "", 0);
 		return;
 	}
 	case PERF_RECORD_MMAP:
@@ -197,7 +176,7 @@ static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t 
 		}
 		head(st, PERF_MMAP);
 		tm_buf_put(&st->rec, &r, sizeof r);
-		put_str(&st->rec, mm.filename, mm.filename_n);
+		tm_mrec_put_str(&st->rec, mm.filename, mm.filename_n);
 		return;
 	}
 	case PERF_RECORD_COMM: {
@@ -210,7 +189,7 @@ static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t 
 		}
 		head(st, PERF_COMM);
 		tm_buf_put(&st->rec, ids, sizeof ids);
-		put_str(&st->rec, comm, comm_n);
+		tm_mrec_put_str(&st->rec, comm, comm_n);
 		return;
 	}
 	case PERF_RECORD_ITRACE_START: {
@@ -526,7 +505,7 @@ static void side_records(pd_tok *st, const int64_t skipped[256])
 		r.sample_period = a->sample_period;
 		head(st, PERF_ATTR);
 		tm_buf_put(&st->rec, &r, sizeof r);
-		put_str(&st->rec, a->event_name, strlen(a->event_name));
+		tm_mrec_put_str(&st->rec, a->event_name, strlen(a->event_name));
 		scan_record_side(st->sf, st->rec.data, st->rec.len);
 	}
 	for (int i = 0; i < 256; i++) {

@@ -18,25 +18,6 @@ typedef struct pt_ctx {
 	m_file_stacks st;
 } pt_ctx;
 
-typedef struct rd {
-	const char *p, *end;
-} rd;
-
-static int get_str(rd *r, const char **s, size_t *n)
-{
-	uint32_t len;
-	if ((size_t)(r->end - r->p) < sizeof len)
-		return 0;
-	memcpy(&len, r->p, sizeof len);
-	r->p += sizeof len;
-	if ((size_t)(r->end - r->p) < len)
-		return 0;
-	*s = r->p;
-	*n = len;
-	r->p += len;
-	return 1;
-}
-
 static void ctx_free(m_ctx *c)
 {
 	pt_ctx *pc = c->parsed;
@@ -64,12 +45,12 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	if (h->sub != PERF_TEXT_SAMPLE || n < sizeof r)
 		return;
 	memcpy(&r, body, sizeof r);
-	rd in = {body + sizeof r, body + n};
+	const char *in = body + sizeof r, *end = body + n;
 	const char *comm;
 	size_t comm_n;
 	pt_ctx *pc = file_ctx(m, h);
 	uint32_t callsite = pc ? m_file_stacks_get(&pc->st, r.callsite) : TM_NO_CALLSITE;
-	if (!get_str(&in, &comm, &comm_n) || callsite == TM_NO_CALLSITE)
+	if (!tm_mrec_get_str(&in, end, &comm, &comm_n) || !comm || callsite == TM_NO_CALLSITE)
 		return; /* not a record of ours */
 
 	m_mach *mc = m_machine(m, h->machine_row);
@@ -111,8 +92,8 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 		if (n < sizeof id)
 			return;
 		memcpy(&id, body, sizeof id);
-		rd in = {body + sizeof id, body + n};
-		if (get_str(&in, &sym, &sym_n) && get_str(&in, &map, &map_n))
+		const char *in = body + sizeof id, *end = body + n;
+		if (tm_mrec_get_str(&in, end, &sym, &sym_n) && sym && tm_mrec_get_str(&in, end, &map, &map_n) && map)
 			m_file_stacks_frame(m, &pc->st, id, sym, sym_n, map, map_n, NULL, h->file_id);
 	} else if (h->sub == PERF_TEXT_CALLSITE_DEF) {
 		tm_perf_text_callsite c;

@@ -10,7 +10,6 @@
 
 #include "formats/perf_text/perf_text.h"
 
-#define CHUNK (256u * 1024u)
 
 /* The file's frames, by symbol and mapping: a hash of the two to the
  * frame's id + 1, probing on past a collision of different strings. */
@@ -40,13 +39,6 @@ typedef struct pt_tok {
 	int64_t no_frames;
 	tm_error *err;
 } pt_tok;
-
-static void put_str(tm_buf *b, const char *p, size_t n)
-{
-	uint32_t len = (uint32_t)n;
-	tm_buf_put(b, &len, sizeof len);
-	tm_buf_put(b, p, n);
-}
 
 static uint64_t bytes_hash(uint64_t h, const char *p, size_t n)
 {
@@ -85,8 +77,8 @@ static uint32_t frame_id(pt_tok *st, const perf_text_frame *f)
 		b->len = 0;
 		tm_buf_put(b, &hd, sizeof hd);
 		tm_buf_put(b, &id, sizeof id);
-		put_str(b, f->symbol, f->symbol_n);
-		put_str(b, f->mapping, f->mapping_n);
+		tm_mrec_put_str(b, f->symbol, f->symbol_n);
+		tm_mrec_put_str(b, f->mapping, f->mapping_n);
 		scan_record_side(st->sf, b->data, b->len);
 	}
 	return id;
@@ -145,25 +137,11 @@ static void sample(pt_tok *st)
 		b->len = 0;
 		tm_buf_put(b, &h, sizeof h);
 		tm_buf_put(b, &r, sizeof r);
-		put_str(b, hd->comm.data, hd->comm.len);
+		tm_mrec_put_str(b, hd->comm.data, hd->comm.len);
 		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
 	}
-	if (!scan_wants_events(sf)) {
-		scan_place_times(sf, sf->base_row, ts, -1, hd->ts, TM_STAT_NEGATIVE_TS);
-		return;
-	}
-	tm_event ev = {0};
-	ev.machine_row = sf->base_row;
-	ev.kind = TM_EV_SAMPLE;
-	ev.ts = ts;
-	ev.raw_ts = hd->ts;
-	ev.dur = -1;
-	ev.pid = hd->has_pid ? (int64_t)hd->pid : -1;
-	ev.tid = hd->tid;
-	ev.name = st->leaf.data;
-	ev.name_len = st->leaf.len;
-	ev.cpu = hd->has_cpu ? (int32_t)hd->cpu : -1;
-	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+	scan_place_sample(sf, ts, hd->ts, hd->has_pid ? (int64_t)hd->pid : -1, hd->tid,
+			  hd->has_cpu ? (int32_t)hd->cpu : -1, st->leaf.data, st->leaf.len);
 }
 
 /* PerfTextTraceTokenizer::Parse of one line (its '\n' not included):
@@ -208,40 +186,20 @@ static int line(pt_tok *st, const char *p, size_t n)
 	return 0;
 }
 
+static int each_line(void *ctx, const char *p, size_t n)
+{
+	return line(ctx, p, n);
+}
+
 static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
 {
 	(void)log;
 	(void)from;
 	pt_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf), .err = err};
-	tm_buf pend = {0}; /* a line begun in an earlier chunk */
-	char *buf = tm_xmalloc(CHUNK);
-	int rc = 0;
-	while (rc == 0) {
-		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		const char *p = buf, *end = buf + got;
-		while (rc == 0) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			if (!nl) {
-				tm_buf_put(&pend, p, (size_t)(end - p));
-				break;
-			}
-			if (pend.len) {
-				tm_buf_put(&pend, p, (size_t)(nl - p));
-				rc = line(&st, pend.data, pend.len);
-				pend.len = 0;
-			} else {
-				rc = line(&st, p, (size_t)(nl - p));
-			}
-			p = nl + 1;
-		}
-	}
+	tm_buf pend = {0};
+	int rc = scan_read_lines(c, each_line, &st, &pend, err);
 	/* an unended last line, and a sample without its empty line, are
 	 * never read (the reference waits for them) */
-	free(buf);
 	tm_buf_free(&pend);
 	if (rc == 0 && scan_wants_records(sf) && st.no_frames) {
 		tm_mrec_head h = {TM_MREC_PERF_TEXT, PERF_TEXT_NO_FRAMES, 0, sf->f->id, sf->base_row};

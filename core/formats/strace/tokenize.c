@@ -9,7 +9,6 @@
 
 #include "formats/strace/strace.h"
 
-#define CHUNK (256u * 1024u)
 
 typedef struct strace_tok {
 	scan_file *sf;
@@ -73,39 +72,20 @@ static void line(strace_tok *st, const char *p, size_t n)
 	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
 }
 
+static int each_line(void *ctx, const char *p, size_t n)
+{
+	line(ctx, p, n);
+	return 0;
+}
+
 static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
 {
 	(void)log;
 	(void)from;
 	strace_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf)};
-	tm_buf pend = {0}; /* a line begun in an earlier chunk */
-	char *buf = tm_xmalloc(CHUNK);
-	int rc = 0;
-	for (;;) {
-		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		const char *p = buf, *end = buf + got;
-		for (;;) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			if (!nl) {
-				tm_buf_put(&pend, p, (size_t)(end - p));
-				break;
-			}
-			if (pend.len) {
-				tm_buf_put(&pend, p, (size_t)(nl - p));
-				line(&st, pend.data, pend.len);
-				pend.len = 0;
-			} else {
-				line(&st, p, (size_t)(nl - p));
-			}
-			p = nl + 1;
-		}
-	}
+	tm_buf pend = {0};
+	int rc = scan_read_lines(c, each_line, &st, &pend, err);
 	/* an unended last line is never read (the reference waits for its '\n') */
-	free(buf);
 	tm_buf_free(&pend);
 	if (rc == 0 && scan_wants_records(sf) && (st.parse_failure || st.unsupported_time || st.missing_pid)) {
 		tm_mrec_head h = {TM_MREC_STRACE, 1, 0, sf->f->id, sf->base_row};
