@@ -23,8 +23,10 @@
 #             log, one after another in one log (212,000 jobs, 14 MB)
 #   strace    BENCH_IMPORT_STRACE   (1000) x testdata/real/strace's capture
 #             (0.09 MB), one machine each, as the others
+#   perf      BENCH_IMPORT_PERF     (200) x testdata/real/perf's perf.data
+#             of node (0.16 MB)
 #   perf_text BENCH_IMPORT_PERF_TEXT (100) x testdata/real/perf's perf script
-#             text (1.2 MB)
+#             text of the same recording (1.2 MB)
 #   collapsed BENCH_IMPORT_COLLAPSED (200) x testdata/real/perf's collapsed
 #             stacks (0.5 MB; no time: nothing in merged.pftrace or
 #             timeline.tsv, but the pass reads them for profile.folded)
@@ -185,6 +187,7 @@ row systrace "$real/kernel_ftrace.txt.gz" "${BENCH_IMPORT_SYSTRACE:-500}" 40 20 
 # issue 35: a format's scan and generation next to the reference's import
 row ninja testdata/real/ninja/ninja_log "${BENCH_IMPORT_NINJA:-1000}" 0 0 0
 row strace testdata/real/strace/python_strace.txt.gz "${BENCH_IMPORT_STRACE:-1000}" 0 0 0
+row perf testdata/real/perf/node.data.gz "${BENCH_IMPORT_PERF:-200}" 0 0 0
 row perf_text testdata/real/perf/node_perf.txt.gz "${BENCH_IMPORT_PERF_TEXT:-100}" 0 0 0
 row collapsed testdata/real/perf/node.folded.gz "${BENCH_IMPORT_COLLAPSED:-200}" 0 0 0
 row gecko testdata/real/gecko/firefox_startup.json.gz "${BENCH_IMPORT_GECKO:-100}" 0 0 0

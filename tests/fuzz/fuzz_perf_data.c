@@ -91,14 +91,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tm_error err;
 	if (perf_read_header(data, size, &f.h, &err) != 0)
 		return 0;
-	if (!in_file(f.h.attrs.offset, f.h.attrs.size, size) ||
-	    perf_read_attrs(&f, data + f.h.attrs.offset, (size_t)f.h.attrs.size, &err) != 0)
+	size_t n_attrs;
+	if (!in_file(f.h.attrs.offset, f.h.attrs.size, size) || perf_attrs_check(&f.h, &n_attrs, &err) != 0)
 		goto out;
-	for (size_t i = 0; i < f.n_attrs; i++) {
-		perf_section ids = f.attrs[i].ids;
-		if (!in_file(ids.offset, ids.size, size))
+	for (size_t i = 0; i < n_attrs; i++) {
+		if (perf_read_attr(&f, data + f.h.attrs.offset + i * f.h.attr_size, (size_t)f.h.attr_size, &err) != 0)
 			goto out;
-		perf_add_ids(&f, i, data + ids.offset, (size_t)ids.size);
+		perf_section ids = f.attrs[i].ids;
+		if (!in_file(ids.offset, ids.size, size) ||
+		    perf_add_ids(&f, i, data + ids.offset, (size_t)ids.size, &err) != 0)
+			goto out;
 	}
 	if (perf_build_invocation(&f, &err) != 0)
 		goto out;

@@ -16,7 +16,10 @@ static void sample(exp_text *t, const tm_mobserved *o)
 	const perf_observed *p = o->event;
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, o->ts);
-	exp_perf pf = {p->attr, p->event, p->has_cpu, p->cpu, p->mode, p->has_count, (uint64_t)p->count};
+	/* the sum of the periods, whole (a double of 2^64 or more has no
+	 * uint64: the most there is) */
+	uint64_t count = p->count >= 18446744073709551615.0 ? UINT64_MAX : p->count > 0 ? (uint64_t)p->count : 0;
+	exp_perf pf = {p->attr, p->event, p->has_cpu, p->cpu, p->mode, p->has_count, count};
 	exp_sample s = {1, p->pid, p->tid, p->callsite, "linux.perf", &pf};
 	exp_text_stack_sample(t, o->model, o->head->file_id, o->head->machine_row, o->ts, &s);
 }

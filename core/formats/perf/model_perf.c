@@ -83,40 +83,8 @@ static pm_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
 
 /* ---- address spaces ------------------------------------------------------------------- */
 
-static void space_put(pm_space *s, uint64_t start, uint64_t end, uint32_t mapping)
-{
-	if (start >= end)
-		return; /* an empty range is not kept */
-	pm_range *out = tm_xmalloc((s->n + 2) * sizeof *out);
-	size_t k = 0, at = SIZE_MAX;
-	for (size_t i = 0; i < s->n; i++) {
-		pm_range r = s->v[i];
-		if (r.end <= start || r.start >= end) {
-			if (r.start >= end && at == SIZE_MAX) {
-				at = k;
-				out[k++] = (pm_range){start, end, mapping};
-			}
-			out[k++] = r;
-			continue;
-		}
-		if (r.start < start)
-			out[k++] = (pm_range){r.start, start, r.mapping};
-		if (at == SIZE_MAX) {
-			at = k;
-			out[k++] = (pm_range){start, end, mapping};
-		}
-		if (r.end > end)
-			out[k++] = (pm_range){end, r.end, r.mapping};
-	}
-	if (at == SIZE_MAX)
-		out[k++] = (pm_range){start, end, mapping};
-	free(s->v);
-	s->v = out;
-	s->n = k;
-	s->cap = k + 2;
-}
-
-static const pm_range *space_find(const pm_space *s, uint64_t addr)
+/* The first range that ends after addr. */
+static size_t space_after(const pm_space *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
@@ -126,7 +94,40 @@ static const pm_range *space_find(const pm_space *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < s->n && s->v[lo].start <= addr ? &s->v[lo] : NULL;
+	return lo;
+}
+
+static void space_put(pm_space *s, uint64_t start, uint64_t end, uint32_t mapping)
+{
+	if (start >= end)
+		return; /* an empty range is not kept */
+	size_t i = space_after(s, start), j = i;
+	/* what it overlaps: ranges i..j-1 */
+	while (j < s->n && s->v[j].start < end)
+		j++;
+	pm_range head = {0, 0, 0}, tail = {0, 0, 0};
+	int has_head = i < j && s->v[i].start < start, has_tail = i < j && s->v[j - 1].end > end;
+	if (has_head)
+		head = (pm_range){s->v[i].start, start, s->v[i].mapping};
+	if (has_tail)
+		tail = (pm_range){end, s->v[j - 1].end, s->v[j - 1].mapping};
+	size_t k = (size_t)has_head + 1 + (size_t)has_tail; /* what replaces i..j-1 */
+	size_t n = s->n - (j - i) + k;
+	TM_GROW(s->v, s->cap, n);
+	memmove(s->v + i + k, s->v + j, (s->n - j) * sizeof *s->v);
+	size_t at = i;
+	if (has_head)
+		s->v[at++] = head;
+	s->v[at++] = (pm_range){start, end, mapping};
+	if (has_tail)
+		s->v[at] = tail;
+	s->n = n;
+}
+
+static const pm_range *space_find(const pm_space *s, uint64_t addr)
+{
+	size_t i = space_after(s, addr);
+	return i < s->n && s->v[i].start <= addr ? &s->v[i] : NULL;
 }
 
 static pm_space *space_of(pm_ctx *pc, int64_t upid, int make)
@@ -348,8 +349,9 @@ static void comm_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t utid = m_update_thread(m, mc, ids[1], ids[0]);
 	uint32_t name = m_intern(&m->str, comm, comm_n);
+	int applies = utid >= 0 && name && TP_PERF_COMM >= m->threads[utid].pub.name_prio;
 	m_update_thread_name_and_maybe_process_name(m, utid, name, TP_PERF_COMM);
-	if (utid >= 0 && m->threads[utid].name_id == name)
+	if (applies)
 		m->threads[utid].pub.name_perf = 1;
 }
 

@@ -7,7 +7,6 @@
  * exact failures (and their texts) are the contract; no library reads it. */
 #include "formats/perf/perf_data.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +185,8 @@ static int read_attr(rd *r, size_t size, perf_attr *a)
 	return 1;
 }
 
-int perf_read_attrs(perf_file *f, const uint8_t *p, size_t n, tm_error *err)
+int perf_attrs_check(const perf_header *h, size_t *count, tm_error *err)
 {
-	const perf_header *h = &f->h;
 	if (h->attr_size == 0)
 		return tm_err(err, TM_EINPUT, "Invalid attr_size (0) in perf file header.");
 	if (h->attrs.size % h->attr_size != 0)
@@ -199,34 +197,70 @@ int perf_read_attrs(perf_file *f, const uint8_t *p, size_t n, tm_error *err)
 		return tm_err(err, TM_EINPUT,
 			      "Invalid attr_size in file header. Expected at least %u, found %" PRIu64,
 			      PERF_SECTION_SIZE, h->attr_size);
-	size_t attr_size = (size_t)(h->attr_size - PERF_SECTION_SIZE);
-	size_t k = (size_t)(n / h->attr_size);
-	f->attrs = tm_xcalloc(k ? k : 1, sizeof *f->attrs);
-	rd r = {p, p + n};
-	for (size_t i = 0; i < k; i++) {
-		perf_attr *a = &f->attrs[i];
-		if (!read_attr(&r, attr_size, a) || !get(&r, &a->ids, sizeof a->ids))
-			return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
-		f->n_attrs = i + 1;
-		a->event_name = tm_xstrdup("");
-		derive(a);
-		if (a->size != attr_size)
-			return tm_err(err, TM_EINPUT, "Invalid attr.size. Expected %zu, but found %" PRIu32, attr_size,
-				      a->size);
-		if (a->ids.size % 8 != 0)
-			return tm_err(err, TM_EINPUT, "Invalid id section size: %" PRIu64, a->ids.size);
-	}
+	*count = (size_t)(h->attrs.size / h->attr_size);
 	return 0;
 }
 
-void perf_add_ids(perf_file *f, size_t attr, const uint8_t *p, size_t n)
+int perf_read_attr(perf_file *f, const uint8_t *p, size_t n, tm_error *err)
+{
+	size_t attr_size = (size_t)(f->h.attr_size - PERF_SECTION_SIZE);
+	TM_GROW(f->attrs, f->cap_attrs, f->n_attrs + 1);
+	perf_attr *a = &f->attrs[f->n_attrs];
+	rd r = {p, p + n};
+	if (!read_attr(&r, attr_size, a) || !get(&r, &a->ids, sizeof a->ids))
+		return tm_err(err, TM_EINPUT, PERF_ERR_PREMATURE);
+	f->n_attrs++;
+	a->event_name = tm_xstrdup("");
+	derive(a);
+	if (a->size != attr_size)
+		return tm_err(err, TM_EINPUT, "Invalid attr.size. Expected %zu, but found %" PRIu32, attr_size, a->size);
+	if (a->ids.size % 8 != 0)
+		return tm_err(err, TM_EINPUT, "Invalid id section size: %" PRIu64, a->ids.size);
+	return 0;
+}
+
+/* A set of the ids seen, to find the first repeated one in file order as
+ * the reference's FlatHashMap::Insert does: open addressing, id + 1 as
+ * the key (0 empty). */
+static int id_seen(uint64_t **set, size_t *cap, size_t *n, uint64_t id)
+{
+	if ((*n + 1) * 2 > *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		uint64_t *ns = tm_xcalloc(nc, sizeof *ns);
+		for (size_t i = 0; i < *cap; i++)
+			if ((*set)[i]) {
+				size_t k = (size_t)(((*set)[i] * 0x9e3779b97f4a7c15ull) >> 7) & (nc - 1);
+				while (ns[k])
+					k = (k + 1) & (nc - 1);
+				ns[k] = (*set)[i];
+			}
+		free(*set);
+		*set = ns;
+		*cap = nc;
+	}
+	uint64_t key = id + 1; /* UINT64_MAX (key 0) is the caller's */
+	size_t k = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 7) & (*cap - 1);
+	while ((*set)[k]) {
+		if ((*set)[k] == key)
+			return 1;
+		k = (k + 1) & (*cap - 1);
+	}
+	(*set)[k] = key;
+	(*n)++;
+	return 0;
+}
+
+int perf_add_ids(perf_file *f, size_t attr, const uint8_t *p, size_t n, tm_error *err)
 {
 	size_t k = n / 8;
+	if (k > PERF_MAX_IDS - f->n_by_id)
+		return tm_err(err, TM_EINPUT, "perf: more than %u perf_event_attr ids", PERF_MAX_IDS);
 	f->by_id = realloc(f->by_id, (f->n_by_id + k + 1) * sizeof *f->by_id);
 	if (!f->by_id)
 		abort();
 	for (size_t i = 0; i < k; i++)
 		f->by_id[f->n_by_id++] = (struct perf_id_attr){le64(p + 8 * i), (uint32_t)attr};
+	return 0;
 }
 
 static int by_id_cmp(const void *a, const void *b)
@@ -248,28 +282,33 @@ int perf_build_invocation(perf_file *f, tm_error *err)
 	if (f->n_attrs == 0)
 		return tm_err(err, TM_EINPUT, "No perf_event_attr");
 	const perf_attr *first = &f->attrs[0];
-	/* the checks in the reference's order: per attr, its flags, then its
-	 * ids, the first repeated id named (the lowest attr that repeats it) */
-	qsort(f->by_id, f->n_by_id, sizeof *f->by_id, by_id_cmp);
-	uint32_t dup_attr = UINT32_MAX;
-	uint64_t dup_id = 0;
-	for (size_t i = 1; i < f->n_by_id; i++)
-		if (f->by_id[i].id == f->by_id[i - 1].id && f->by_id[i].attr < dup_attr) {
-			dup_attr = f->by_id[i].attr;
-			dup_id = f->by_id[i].id;
-		}
-	for (size_t i = 0; i < f->n_attrs; i++) {
+	/* the reference's order: per attr, its flags, then its ids in order
+	 * (the ids are in f->by_id by attr, as added) */
+	uint64_t *set = NULL;
+	size_t cap = 0, n = 0, at = 0;
+	int rc = 0, has_max = 0;
+	for (size_t i = 0; i < f->n_attrs && rc == 0; i++) {
 		const perf_attr *a = &f->attrs[i];
 		if (PERF_ATTR_SAMPLE_ID_ALL(first) != PERF_ATTR_SAMPLE_ID_ALL(a))
-			return tm_err(err, TM_EINPUT, "perf_event_attr with different sample_id_all values");
-		if (!offsets_match(first, a))
-			return tm_err(err, TM_EINPUT, "perf_event_attr with different id offsets");
-		if (dup_attr == i)
-			return tm_err(err, TM_EINPUT, "Same id maps to multiple perf_event_attr: %" PRIu64, dup_id);
+			rc = tm_err(err, TM_EINPUT, "perf_event_attr with different sample_id_all values");
+		else if (!offsets_match(first, a))
+			rc = tm_err(err, TM_EINPUT, "perf_event_attr with different id offsets");
+		for (; rc == 0 && at < f->n_by_id && f->by_id[at].attr == i; at++) {
+			uint64_t id = f->by_id[at].id;
+			int dup = id == UINT64_MAX ? has_max : id_seen(&set, &cap, &n, id);
+			if (id == UINT64_MAX)
+				has_max = 1;
+			if (dup)
+				rc = tm_err(err, TM_EINPUT, "Same id maps to multiple perf_event_attr: %" PRIu64, id);
+		}
 	}
+	free(set);
+	if (rc)
+		return rc;
 	if (f->n_attrs > 1 &&
 	    (first->id_from_start < 0 || (PERF_ATTR_SAMPLE_ID_ALL(first) && first->id_from_end < 0)))
 		return tm_err(err, TM_EINPUT, "No id offsets for multiple perf_event_attr");
+	qsort(f->by_id, f->n_by_id, sizeof *f->by_id, by_id_cmp);
 	return 0;
 }
 
@@ -411,24 +450,39 @@ static int read_group_desc(const uint8_t *p, size_t n, tm_error *err)
 	return 0;
 }
 
-/* base::StringToUInt64 / StringToUInt32: the whole token in base 10. */
+/* base::StringToUInt64 / StringToUInt32: the whole token read by
+ * strtoull (saturating, a '-' negating), cut to the type's width. */
 static int to_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	if (!*s)
 		return 0;
 	char *end;
-	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno == ERANGE || v > max)
+	if (*end)
 		return 0;
-	*out = v;
+	*out = max == UINT32_MAX ? (uint64_t)(uint32_t)v : (uint64_t)v;
 	return 1;
 }
 
 /* The event_type_info entry: lines of "name,type,config"
  * (ParseEventTypeInfo; base::SplitString drops empty pieces). */
+struct type_config {
+	uint64_t type, config;
+};
+
+static int type_info_seen(const struct type_config *seen, size_t n, uint64_t type, uint64_t config)
+{
+	for (size_t i = 0; i < n; i++)
+		if (seen[i].type == type && seen[i].config == config)
+			return 1;
+	return 0;
+}
+
 static int event_type_info(perf_file *f, const char *v, size_t n, tm_error *err)
 {
+	/* at most one entry a line: n / 2 + 1 lines */
+	struct type_config *seen = tm_xcalloc(n / 2 + 1, sizeof *seen);
+	size_t count = 0, *n_seen = &count;
 	char *copy = tm_xstrndup(v, n), *save = NULL;
 	int rc = 0;
 	for (char *line = strtok_r(copy, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
@@ -446,16 +500,20 @@ static int event_type_info(perf_file *f, const char *v, size_t n, tm_error *err)
 			rc = tm_err(err, TM_EINPUT, "Could not parse type in event_type_info: '%s'", tok[1]);
 		else if (!to_u64(tok[2], UINT64_MAX, &config))
 			rc = tm_err(err, TM_EINPUT, "Could not parse config in event_type_info: '%s'", tok[2]);
-		else
-			/* SetEventName(type, config, name): every attr of them */
+		else if (!type_info_seen(seen, *n_seen, type, config)) {
+			/* the first line of a (type, config) is kept (Insert);
+			 * SetEventName(type, config, name): every attr of them */
+			seen[(*n_seen)++] = (struct type_config){type, config};
 			for (size_t i = 0; i < f->n_by_id; i++) {
 				perf_attr *a = &f->attrs[f->by_id[i].attr];
 				if (a->type == type && a->config == config)
 					name_attr(f, f->by_id[i].attr, tok[0], strlen(tok[0]));
 			}
+		}
 		free(l2);
 	}
 	free(copy);
+	free(seen);
 	return rc;
 }
 

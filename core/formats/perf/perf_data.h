@@ -112,7 +112,7 @@ typedef struct perf_build_id {
 typedef struct perf_file {
 	perf_header h;
 	perf_attr *attrs;
-	size_t n_attrs;
+	size_t n_attrs, cap_attrs;
 	struct perf_id_attr {
 		uint64_t id;
 		uint32_t attr;
@@ -132,14 +132,18 @@ int perf_read_header(const uint8_t *p, size_t n, perf_header *h, tm_error *err);
  * their number. */
 size_t perf_feature_ids(const perf_header *h, uint8_t ids[256]);
 
-/* The attrs section (its bytes) into f->attrs, each with where its ids
- * are: 0, or -1 with err set. */
-int perf_read_attrs(perf_file *f, const uint8_t *p, size_t n, tm_error *err);
-
-/* An attr's ids (the bytes at attrs[i].ids, whose size is a multiple of 8,
- * checked by perf_read_attrs); then, once every attr has them,
- * perf_build_invocation checks them as PerfInvocation::Builder::Build. */
-void perf_add_ids(perf_file *f, size_t attr, const uint8_t *p, size_t n);
+/* The attrs section's shape (AttrsSectionReader::Create): 0 with its
+ * number of entries, or -1 with err set. Then each entry (attr_size bytes,
+ * in order) into f->attrs with where its ids are, and the entry's ids (the
+ * bytes there, a multiple of 8 bytes, checked by perf_read_attr) before
+ * the next entry, as the reference reads them: 0, or -1 with err set. At
+ * most PERF_MAX_IDS ids in all (attrs may share their id sections: the
+ * reference's memory grows with their product). Once every attr has its
+ * ids, perf_build_invocation checks them as PerfInvocation::Builder::Build. */
+#define PERF_MAX_IDS (1u << 20)
+int perf_attrs_check(const perf_header *h, size_t *count, tm_error *err);
+int perf_read_attr(perf_file *f, const uint8_t *p, size_t n, tm_error *err);
+int perf_add_ids(perf_file *f, size_t attr, const uint8_t *p, size_t n, tm_error *err);
 int perf_build_invocation(perf_file *f, tm_error *err);
 
 /* Some attr's times are on the perf clock (HasPerfClock). */

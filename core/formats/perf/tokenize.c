@@ -35,6 +35,7 @@ typedef struct pd_tok {
 	tm_buf pending, comms;
 	tm_buf rec;
 	perf_sample smp;
+	int aux_info;           /* an AUXTRACE_INFO was read */
 	tm_error *err;
 } pd_tok;
 
@@ -69,7 +70,7 @@ static int read_range(pd_tok *st, uint64_t off, uint64_t n, uint8_t **out, tm_er
  * NULL when the file ends first. */
 static const uint8_t *window(pd_tok *st, uint64_t at, size_t n)
 {
-	if (at >= st->win_at && at + n <= st->win_at + st->win_n)
+	if (at >= st->win_at && at - st->win_at <= st->win_n && n <= st->win_n - (at - st->win_at))
 		return st->win + (at - st->win_at);
 	ssize_t got = tm_cursor_pread(st->c, st->win, WINDOW, at, st->err);
 	if (got < 0)
@@ -256,7 +257,9 @@ static void maybe_push(pd_tok *st, uint32_t type, uint16_t misc, int64_t attr, c
 	uint64_t time;
 	int64_t ts = 0;
 	/* ToTraceTime: a time it cannot convert is no time (its stat counted) */
-	int timed = perf_record_time(a, type, p, n, &time) && time <= INT64_MAX &&
+	/* a time of 2^63 or more is negative to the reference: its sorter
+	 * drops it (and it lowers the least time) */
+	int timed = perf_record_time(a, type, p, n, &time) &&
 		    tm_tracker_to_trace_time(st->t, a->clock, 0, (int64_t)time, 0, &ts) == TM_CONV_OK;
 	if (timed && (!st->has_min || ts < st->min_ts)) {
 		st->has_min = 1;
@@ -299,25 +302,48 @@ static void flush_comms(pd_tok *st)
 	}
 }
 
-/* The records the tokenizer itself consumes (AUX area tracing: its data is
- * not read, tracemount(1), "Divergences"): 0, or -1 with the reference's
- * text. *aux_data is the bytes that follow an AUXTRACE record. */
-static int tokenizer_record(pd_tok *st, uint32_t type, const uint8_t *p, size_t n, uint64_t *aux_data)
+/* The trailing sample_id of a record (SampleId::ParseFromRecord): 0 with
+ * whether it holds a CPU, or -1 with the reference's text. */
+static int sample_id_cpu(pd_tok *st, int64_t attr, uint32_t type, size_t n, int *has_cpu)
+{
+	*has_cpu = 0;
+	const perf_attr *a = attr >= 0 ? &st->f.attrs[attr] : NULL;
+	if (!a || !PERF_ATTR_SAMPLE_ID_ALL(a) || type >= PERF_RECORD_USER_TYPE_START)
+		return 0;
+	if (a->sample_id_size > n)
+		return tm_err(st->err, TM_EINPUT,
+			      "Record is too small to hold a SampleId. Expected at least %zu bytes, but found %zu",
+			      a->sample_id_size, n);
+	*has_cpu = (a->sample_type & PERF_SAMPLE_CPU) != 0;
+	return 0;
+}
+
+#define PER_CPU_ONLY "Aux data handling only implemented for per cpu data."
+
+/* The records the tokenizer itself consumes, AUX area tracing's (Intel
+ * PT, Arm SPE): their checks and the reference's texts, its AUX data
+ * skipped (tracemount(1), "Divergences"). 0, or -1 with err set;
+ * *aux_data is the bytes that follow an AUXTRACE record. */
+static int tokenizer_record(pd_tok *st, uint32_t type, int64_t attr, const uint8_t *p, size_t n, uint64_t *aux_data)
 {
 	uint64_t v[2];
+	int has_cpu;
 	switch (type) {
 	case PERF_RECORD_AUXTRACE:
 		/* size, offset, reference, idx, tid, cpu, reserved */
-		if (n < 48)
+		if (n < 40)
 			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_AUXTRACE");
 		memcpy(v, p, 16);
 		if (v[1] > UINT64_MAX - v[0])
 			return tm_err(st->err, TM_EINPUT, "AUXTRACE record overflows");
-		*aux_data = v[0];
+		*aux_data = v[0]; /* then checked once its data is there */
 		return 0;
 	case PERF_RECORD_AUXTRACE_INFO:
 		if (n < 8)
 			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_AUXTRACE_INFO");
+		if (st->aux_info)
+			return tm_err(st->err, TM_EINPUT, "Multiple PERF_RECORD_AUXTRACE_INFO not supported.");
+		st->aux_info = 1;
 		return 0;
 	case PERF_RECORD_AUX:
 		if (n < 24)
@@ -325,14 +351,42 @@ static int tokenizer_record(pd_tok *st, uint32_t type, const uint8_t *p, size_t 
 		memcpy(v, p, 16);
 		if (v[0] > UINT64_MAX - v[1])
 			return tm_err(st->err, TM_EINPUT, "AUX record overflows");
+		if (sample_id_cpu(st, attr, type, n, &has_cpu))
+			return -1;
+		if (!st->aux_info)
+			return tm_err(st->err, TM_EINPUT, "PERF_RECORD_AUX without previous PERF_RECORD_AUXTRACE_INFO.");
+		if (!has_cpu)
+			return tm_err(st->err, TM_EINPUT, PER_CPU_ONLY);
 		return 0;
 	case PERF_RECORD_TIME_CONV:
-		if (n < 24)
+		if (n < 48)
 			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_TIME_CONV");
+		return 0;
+	case PERF_RECORD_ITRACE_START:
+		if (n < 8)
+			return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_ITRACE_START");
+		if (sample_id_cpu(st, attr, type, n, &has_cpu))
+			return -1;
+		/* its AUX stream is its CPU's (the reference asserts an
+		 * AUXTRACE_INFO came first) */
+		if (!has_cpu || !st->aux_info)
+			return tm_err(st->err, TM_EINPUT, PER_CPU_ONLY);
 		return 0;
 	default:
 		return 0;
 	}
+}
+
+/* An AUXTRACE record once its data is there (OnAuxtraceRecord). */
+static int auxtrace_read(pd_tok *st, const uint8_t *p)
+{
+	uint32_t cpu;
+	if (!st->aux_info)
+		return tm_err(st->err, TM_EINPUT, "PERF_RECORD_AUXTRACE without previous PERF_RECORD_AUXTRACE_INFO.");
+	memcpy(&cpu, p + 32, 4);
+	if (cpu == UINT32_MAX)
+		return tm_err(st->err, TM_EINPUT, PER_CPU_ONLY);
+	return 0;
 }
 
 static int records(pd_tok *st)
@@ -367,15 +421,21 @@ static int records(pd_tok *st)
 		case PERF_RECORD_AUXTRACE_INFO:
 		case PERF_RECORD_AUX:
 		case PERF_RECORD_TIME_CONV:
-			if (tokenizer_record(st, type, p, n, &aux) != 0)
+			if (tokenizer_record(st, type, attr, p, n, &aux) != 0)
 				return -1;
-			if (at + aux < at)
-				return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+			if (aux) {
+				/* the data must be there (the reference waits for it) */
+				uint8_t last;
+				if (at + aux < at || tm_cursor_pread(st->c, &last, 1, at + aux - 1, st->err) != 1)
+					return st->err->code != TM_OK ? -1 : tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+			}
+			if (type == PERF_RECORD_AUXTRACE && auxtrace_read(st, p) != 0)
+				return -1;
 			at += aux;
 			continue;
 		case PERF_RECORD_ITRACE_START:
-			if (n < 8)
-				return tm_err(st->err, TM_EINPUT, "Failed to parse PERF_RECORD_ITRACE_START");
+			if (tokenizer_record(st, type, attr, p, n, &aux) != 0)
+				return -1;
 			if (scan_wants_records(st->sf)) {
 				head(st, PERF_THREAD);
 				tm_buf_put(&st->rec, p, 8);
@@ -427,7 +487,7 @@ static int features(pd_tok *st, int64_t skipped[256], tm_error *err)
 	uint64_t pos = at + (uint64_t)k * PERF_SECTION_SIZE;
 	int rc = 0;
 	for (size_t i = 0; i < k && rc == 0; i++) {
-		if (s[i].size && s[i].offset < pos) {
+		if (s[i].offset < pos) {
 			rc = tm_err(err, TM_EINPUT, "perf: feature section %u overlaps what comes before it",
 				    (unsigned)s[i].id);
 			break;
@@ -440,8 +500,7 @@ static int features(pd_tok *st, int64_t skipped[256], tm_error *err)
 		rc = perf_read_feature(&st->f, s[i].id, p ? p : (const uint8_t *)"", (size_t)s[i].size, skipped,
 				       err);
 		free(p);
-		if (s[i].size && s[i].offset + s[i].size > pos)
-			pos = s[i].offset + s[i].size;
+		pos = s[i].offset + s[i].size; /* PopFrontUntil(section.end()) */
 	}
 	free(s);
 	if (rc)
@@ -474,20 +533,26 @@ static int header_and_attrs(pd_tok *st)
 		return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
 	if (read_range(st, h->attrs.offset, h->attrs.size, &p, st->err))
 		return -1;
-	int rc = perf_read_attrs(&st->f, p, (size_t)h->attrs.size, st->err);
-	free(p);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < st->f.n_attrs; i++) {
+	size_t n;
+	int rc = perf_attrs_check(h, &n, st->err);
+	/* each entry, then its ids (ParseAttrs) */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = perf_read_attr(&st->f, p + i * h->attr_size, (size_t)h->attr_size, st->err);
+		if (rc)
+			break;
 		perf_section ids = st->f.attrs[i].ids;
+		uint8_t *q;
 		if (ids.size && ids.offset < PERF_HEADER_SIZE)
-			return tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
-		if (read_range(st, ids.offset, ids.size, &p, st->err))
-			return -1;
-		perf_add_ids(&st->f, i, p, (size_t)ids.size);
-		free(p);
+			rc = tm_err(st->err, TM_EINPUT, PERF_ERR_PREMATURE);
+		else if (read_range(st, ids.offset, ids.size, &q, st->err))
+			rc = -1;
+		else {
+			rc = perf_add_ids(&st->f, i, q, (size_t)ids.size, st->err);
+			free(q);
+		}
 	}
-	return perf_build_invocation(&st->f, st->err);
+	free(p);
+	return rc ? rc : perf_build_invocation(&st->f, st->err);
 }
 
 /* What the model needs of each attr, and the features skipped. */
