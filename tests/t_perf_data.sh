@@ -67,6 +67,26 @@ eq "threads.tsv: perf script's threads" \
 	"$("$tm" cat node.data machines/machine0/threads.tsv | awk -F'\t' 'NR > 1 && $1 != 0 { print $1 }' | sort | md5sum)" \
 	"$(cut -d' ' -f1 heads | sort -u | md5sum)"
 
+# a manifest: perf.data on machine "server" naming trace time, its perf
+# script text on machine "client" related to it by offset_ns (the
+# reference agrees: interop fixture perf_data_machines)
+mkdir two
+cp "$src/machines_manifest.json" two/perfetto_manifest.json
+cp node.data node_perf.txt two/
+(cd two && zip -q -X ../two.zip perfetto_manifest.json node.data node_perf.txt)
+offset=$(sed -n 's/.*"offset_ns": *\(-\{0,1\}[0-9]*\).*/\1/p' two/perfetto_manifest.json)
+eq "manifest: a machine each" "$("$tm" ls two.zip machines | sort | tr '\n' ' ')" "client server "
+"$tm" cat two.zip machines/server/timeline.tsv | awk -F'\t' '$5 == "sample" { print $1 }' >server_ts
+"$tm" cat two.zip machines/client/timeline.tsv | awk -F'\t' '$5 == "sample" { print $1 }' >client_ts
+eq "manifest: perf.data's samples on server, at their own times" \
+	"$("$tm" cat two.zip machines/server/timeline.tsv | awk -F'\t' '$5 == "sample" {
+		printf "%s %d.%06d\n", $10, int($1 / 1e9), int(($1 % 1e9) / 1000) }' | sort | md5sum)" "$(md5sum <heads)"
+# (perf script's seconds are read as a double times 1000 three times, as
+# the reference reads them: a nanosecond lower at times)
+eq "manifest: each perf script sample on client at its perf.data time (to the microsecond) plus offset_ns" \
+	"$(paste server_ts client_ts | awk -v o="$offset" '{ d = $2 - int($1 / 1000) * 1000
+		if (d != o && d != o - 1) bad++ } END { print NR, bad + 0 }')" "$samples 0"
+
 # recorded without -k: the attrs' clock is the perf clock, which then
 # names trace time (the reference's SetGlobalClock)
 gzip -dc "$src/python_perfclock.data.gz" >plain.data
