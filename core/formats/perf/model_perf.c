@@ -29,9 +29,7 @@ typedef struct pm_space {
 } pm_space;
 
 typedef struct pm_attr {
-	char *name;
-	int has_period;
-	uint64_t period;
+	char *name;    /* its event's (the counter track's name) */
 } pm_attr;
 
 /* Per file and machine. */
@@ -417,7 +415,7 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 	if (r.index != pc->n_attrs || !tm_mrec_get_str(&p, body + n, &name, &name_n))
 		return;
 	TM_GROW(pc->attrs, pc->cap_attrs, pc->n_attrs + 1);
-	pc->attrs[pc->n_attrs++] = (pm_attr){tm_xstrndup(name, name_n), r.has_period, r.sample_period};
+	pc->attrs[pc->n_attrs++] = (pm_attr){tm_xstrndup(name, name_n)};
 }
 
 const tm_parser tm_perf_parser = {.apply = apply, .side = side, .ctx_free = ctx_free};

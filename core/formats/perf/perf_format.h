@@ -62,9 +62,6 @@ typedef struct tm_perf_mmap_rec {
 
 typedef struct tm_perf_attr_rec {
 	uint32_t index;
-	uint8_t has_period;  /* not freq: sample_period is the period */
-	uint8_t is_timebase;
-	uint64_t sample_period;
 } tm_perf_attr_rec;
 
 /* TM_MREC_PERF records into the tables (model_perf.c). */

@@ -565,9 +565,6 @@ static void side_records(pd_tok *st, const int64_t skipped[256])
 		tm_perf_attr_rec r;
 		memset(&r, 0, sizeof r);
 		r.index = (uint32_t)i;
-		r.has_period = (uint8_t)!PERF_ATTR_FREQ(a);
-		r.is_timebase = (uint8_t)(a->sample_period < (1ull << 62));
-		r.sample_period = a->sample_period;
 		head(st, PERF_ATTR);
 		tm_buf_put(&st->rec, &r, sizeof r);
 		tm_mrec_put_str(&st->rec, a->event_name, strlen(a->event_name));
