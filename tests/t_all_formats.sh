@@ -3,7 +3,8 @@
 # reads beside kernel ftrace, recorded at the same time on one machine
 # (testdata/real/all, its README says how): perf's own file (perf.data),
 # its perf script text and its collapsed stacks of a node process, strace text of a python process,
-# sched_switch from tracefs, a ninja build's log, and a manifest that
+# sched_switch from tracefs, a ninja build's log, a Java heap dump (of no
+# clock: testdata/real/hprof's), and a manifest that
 # relates strace's REALTIME to the perf samples' MONOTONIC by the offset
 # measured when recording. Built here as a ZIP and as a TAR (the
 # reference refuses both: the ninja log inside an archive, and, in the
@@ -28,7 +29,8 @@ done
 mkdir in
 for f in node_perf.txt node.folded python.strace sched.systrace perf.data; do gzip -dc "$src/$f.gz" >in/$f; done
 cp "$src/ninja_log" "$src/perfetto_manifest.json" in/
-members="perfetto_manifest.json ninja_log node.folded node_perf.txt python.strace sched.systrace perf.data"
+gzip -dc "$TESTDATA/real/hprof/small.hprof.gz" >in/heap.hprof
+members="perfetto_manifest.json ninja_log node.folded node_perf.txt python.strace sched.systrace perf.data heap.hprof"
 # shellcheck disable=SC2086
 (cd in && zip -q -X ../all.zip $members && tar cf ../all.tar $members)
 
@@ -50,7 +52,7 @@ for a in all.zip all.tar; do
 	eq "$a: merges" "$(jq -r '.status' <<<"$meta")" ok
 	eq "$a: every file of a format tracemount reads, none unexported" \
 		"$(jq -c '[.files[] | select(.parent != null) | [.path, .type, (.not_exported == null)]] | sort' <<<"$meta")" \
-		'[["ninja_log","ninja_log",true],["node.folded","collapsed_stack",true],["node_perf.txt","perf_text",true],["perf.data","perf",true],["perfetto_manifest.json","perfetto_manifest",true],["python.strace","strace",true],["sched.systrace","systrace",true]]'
+		'[["heap.hprof","art_hprof",true],["ninja_log","ninja_log",true],["node.folded","collapsed_stack",true],["node_perf.txt","perf_text",true],["perf.data","perf",true],["perfetto_manifest.json","perfetto_manifest",true],["python.strace","strace",true],["sched.systrace","systrace",true]]'
 	eq "$a: trace time is the perf samples' MONOTONIC, as the manifest says" \
 		"$(jq -c '.trace_time | [.clock, .owner]' <<<"$meta")" '["MONOTONIC","manifest"]'
 	eq "$a: strace's REALTIME reaches it by the manifest's offset" \
@@ -66,6 +68,11 @@ for a in all.zip all.tar; do
 	eq "$a: profile.folded holds both perf samples and the collapsed stacks' counts" \
 		"$("$tm" cat $a machines/machine0/profile.folded | awk '{ n += $NF } END { print n }')" \
 		"$((2 * samples + folded))"
+	eq "$a: heap.tsv holds the heap dump's classes, as the dump alone gives them" \
+		"$("$tm" cat $a machines/machine0/heap.tsv | md5sum)" "$("$tm" cat in/heap.hprof machines/machine0/heap.tsv | md5sum)"
+	eq "$a: the heap dump's counters in its file's stats" \
+		"$(jq -c '.files[] | select(.path == "heap.hprof") | .stats.hprof_instance_counter' <<<"$meta")" \
+		"$("$tm" cat in/heap.hprof metadata.json | jq -c '.files[0].stats.hprof_instance_counter')"
 done
 eq "the ZIP and the TAR make the same timeline.tsv" "$("$tm" cat all.zip timeline.tsv | md5sum)" \
 	"$("$tm" cat all.tar timeline.tsv | md5sum)"

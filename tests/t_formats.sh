@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # tests/t_formats.sh - no format is dropped in silence (issue 33, part 4):
 # a file in a format the reference imports and tracemount only recognises
-# (a heap dump) keeps its own
+# (Android logcat text) keeps its own
 # type in metadata.json, "events": null and a not_exported reason;
 # `tracemount check`, a foreground mount and `pack` print one warning line
 # naming the file and its format; `pack --strict` fails on it. The formats
 # tracemount reads (perf.data, a ninja log, strace and perf script text,
-# collapsed stacks, a Gecko profile: issue 35) beside them have their
+# collapsed stacks, a Gecko profile, a heap dump: issue 35) beside them have their
 # events counted and in
 # timeline.tsv (collapsed stacks, of no time, in profile.folded), and no
 # warning.
@@ -30,18 +30,20 @@ printf '%s\n' '{"meta":{"version":27,"interval":1},"libs":[],"threads":[{"name":
 	'"samples":{"schema":{"stack":0,"time":1},"data":[[1,7.75]]}}]}' >in/firefox.json
 printf '# ninja log v5\n10\t20\t0\tout.o\t1a2b\n' >in/.ninja_log_copy
 cp in/.ninja_log_copy in/build.ninja_log
+# a heap dump's header cut short: no graph, a stat (the real ones: t_hprof.sh)
 printf 'JAVA PROFILE 1.0.2\0\0\0\0\x08' >in/heap.hprof
-(cd in && zip -q -X ../mixed.zip app.json perf.data stacks.folded run.strace app.perf firefox.json build.ninja_log heap.hprof)
+printf '11-29 10:00:00.123  1234  1234 I tag: hello\n' >in/app.logcat
+(cd in && zip -q -X ../mixed.zip app.json perf.data stacks.folded run.strace app.perf firefox.json build.ninja_log heap.hprof app.logcat)
 
 # what each file is, by the reference's names, in archive order
-expect_types='["zip","json","perf","collapsed_stack","strace","perf_text","gecko","ninja_log","art_hprof"]'
-expect_warn=$(for f in heap.hprof:art_hprof; do
+expect_types='["zip","json","perf","collapsed_stack","strace","perf_text","gecko","ninja_log","art_hprof","android_logcat"]'
+expect_warn=$(for f in app.logcat:android_logcat; do
 	echo "tracemount: warning: mixed.zip: ${f%%:*}: ${f#*:} events not exported: tracemount does not read this format yet"
 done)
 
 out=$("$tm" check mixed.zip 2>check.err); rc=$?
 eq "check: such files still merge" "$rc" 0
-contains "check: the summary names their formats" "$out" "8 trace files (1 perf, 1 art_hprof, 1 gecko, 1 json, 1 ninja_log, 1 collapsed_stack, 1 perf_text, 1 strace)"
+contains "check: the summary names their formats" "$out" "9 trace files (1 perf, 1 art_hprof, 1 gecko, 1 json, 1 ninja_log, 1 android_logcat, 1 collapsed_stack, 1 perf_text, 1 strace)"
 eq "check: one warning line per file, naming it and its format" "$(cat check.err)" "$expect_warn"
 
 "$tm" ls mixed.zip files >/dev/null 2>ls.err
@@ -51,7 +53,7 @@ eq "cat prints no warning" "$(cat cat.err)" ""
 eq "metadata: the type is the reference's name" "$(jq -c '[.files[].type]' <<<"$meta")" "$expect_types"
 eq "metadata: no separate format field" "$(jq '[.files[] | select(has("format"))] | length' <<<"$meta")" 0
 eq "metadata: events null where not exported" \
-	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack", "gecko", "perf") | not) | .events]' <<<"$meta")" \
+	"$(jq -c '[.files[] | select(.type | IN("json", "zip", "ninja_log", "strace", "perf_text", "collapsed_stack", "gecko", "perf", "art_hprof") | not) | .events]' <<<"$meta")" \
 	'[null]'
 eq "metadata: each says why" \
 	"$(jq -r '[.files[] | select(.not_exported != null)] | length' <<<"$meta")" 1
@@ -89,7 +91,10 @@ eq "timeline.tsv: the job on worker 1 of the Build process" \
 	"$("$tm" cat mixed.zip timeline.tsv | awk -F'\t' '$7 == "out.o" { print $1, $2, $5, $9, $10 }')" \
 	"10000000 10000000 slice 1 1"
 contains "threads.tsv: the worker" "$("$tm" cat mixed.zip machines/machine0/threads.tsv 2>&1)" "$(printf '1\tWorker\t1')"
-contains "metadata: the reason names the outputs" "$(jq -r '.files[] | select(.type == "art_hprof") | .not_exported' <<<"$meta")" \
+eq "metadata: a heap dump is exported, places no event (it has no clock) and counts its cut header" \
+	"$(jq -c '.files[] | select(.type == "art_hprof") | [.events, .not_exported, .stats]' <<<"$meta")" \
+	'[0,null,{"hprof_header_errors":1}]'
+contains "metadata: the reason names the outputs" "$(jq -r '.files[] | select(.type == "android_logcat") | .not_exported' <<<"$meta")" \
 	"none of them is in merged.pftrace, timeline.tsv or the tables"
 eq "metadata: a merged file counts its events and has no reason" \
 	"$(jq -c '.files[1] | [.events, has("not_exported")]' <<<"$meta")" '[1,false]'
@@ -124,17 +129,17 @@ eq "a Gecko profile cut short: the reference's error" "$(cat bad.err)" \
 	"Syntactic error while parsing Gecko trace: Error parsing JSON object field: ; please use an external JSON tool (e.g. jq) to understand the source of the error."
 
 # A single input of such a format: named by its path, without a member.
-"$tm" check in/heap.hprof >/dev/null 2>single.err
-eq "check of a lone heap dump names the input" "$(cat single.err)" \
-	"tracemount: warning: in/heap.hprof: art_hprof events not exported: tracemount does not read this format yet"
+"$tm" check in/app.logcat >/dev/null 2>single.err
+eq "check of a lone logcat names the input" "$(cat single.err)" \
+	"tracemount: warning: in/app.logcat: android_logcat events not exported: tracemount does not read this format yet"
 
 # pack: reported with the drops; --strict refuses.
 mkdir out
-"$tm" pack -o out/p.zip in/app.json in/heap.hprof in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
+"$tm" pack -o out/p.zip in/app.json in/app.logcat in/heap.hprof in/firefox.json in/run.strace >pack.out 2>pack.err; rc=$?
 eq "pack: writes the archive" "$rc" 0
 eq "pack: reports each file not exported" "$(grep -c 'events not exported' pack.err)" 1
-contains "pack: names the file" "$(cat pack.err)" "p.zip: heap.hprof: art_hprof events not exported"
-"$tm" pack --strict -o out/s.zip in/app.json in/heap.hprof >/dev/null 2>strict.err; rc=$?
+contains "pack: names the file" "$(cat pack.err)" "p.zip: app.logcat: android_logcat events not exported"
+"$tm" pack --strict -o out/s.zip in/app.json in/app.logcat >/dev/null 2>strict.err; rc=$?
 eq "pack --strict: fails" "$rc" 1
 contains "pack --strict: says why" "$(cat strict.err)" \
 	"tracemount: pack: --strict: the events of 1 file are not exported, out/s.zip not written"
@@ -146,7 +151,7 @@ if have_fuse; then
 	if tm_mount mixed.zip "$T_TMP/mnt"; then
 		eq "mount: metadata.json as cat gives it" "$(cat "$T_TMP/mnt/metadata.json")" "$meta"
 		eq "mount: events null through the mount" \
-			"$(jq -c '.files[] | select(.type == "art_hprof") | .events' "$T_TMP/mnt/metadata.json")" null
+			"$(jq -c '.files[] | select(.type == "android_logcat") | .events' "$T_TMP/mnt/metadata.json")" null
 		eq "mount: profile.folded as cat gives it" "$(cat "$T_TMP/mnt/machines/machine0/profile.folded")" \
 			"$("$tm" cat mixed.zip machines/machine0/profile.folded)"
 		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi

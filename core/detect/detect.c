@@ -655,7 +655,7 @@ static const struct {
 	[TM_TYPE_ZSTD] = {"zstd", 1, 1, 1},
 	[TM_TYPE_ART_METHOD_V2] = {"art_method_v2", 2, 0, 0},
 	[TM_TYPE_ART_METHOD] = {"art_method", 2, 0, 0},
-	[TM_TYPE_ART_HPROF] = {"art_hprof", 2, 0, 0},
+	[TM_TYPE_ART_HPROF] = {"art_hprof", 2, 0, 1},
 	[TM_TYPE_MANIFEST] = {"perfetto_manifest", -1, 0, 1},
 	[TM_TYPE_GECKO] = {"gecko", 2, 0, 1},
 	[TM_TYPE_JSON] = {"json", 2, 0, 1},

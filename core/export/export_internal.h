@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "wire/proto.h"
 #include "sort/spool.h"
+#include "trace.pb-c.h"
 
 /* ---- the wire level both halves write ---------------------------------------- */
 
@@ -312,6 +313,13 @@ struct exp_perf {
  * A perf sample is a PerfSample packet instead, on its attr's sequence. */
 void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t ts,
 			   const exp_sample *smp);
+/* A TracePacket of (file, row) at ts (none when < 0) holding msg in
+ * `field` (an F_TracePacket_ data field), on the file's sequence `seq`
+ * (a key of the encoder's, apart from export_text.c's: EVENT_SEQ and the
+ * others count down from UINT64_MAX, perf's from UINT64_MAX - 8), the
+ * sequence's first packet marking its incremental state cleared. */
+void exp_text_message(exp_text *t, uint32_t file, uint32_t row, uint64_t seq, int64_t ts, uint32_t field,
+		      const ProtobufCMessage *msg);
 /* After the replay: pending ends, and the threads and processes the model
  * made with their names. */
 void exp_text_finish(exp_text *t, const tm_model *model);

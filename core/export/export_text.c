@@ -132,6 +132,12 @@ static void write_packet_on(exp_text *t, uint32_t file, uint32_t row, uint64_t s
 	exp_emit(x, row, b->data, b->len);
 }
 
+void exp_text_message(exp_text *t, uint32_t file, uint32_t row, uint64_t seq, int64_t ts, uint32_t field,
+		      const ProtobufCMessage *msg)
+{
+	write_packet_on(t, file, row, seq, ts, field, (body){.msg = msg});
+}
+
 static void write_packet(exp_text *t, uint32_t file, uint32_t row, int64_t ts, uint32_t field, body in)
 {
 	uint64_t seq = field == F_TracePacket_track_descriptor ? DESCRIPTOR_SEQ : EVENT_SEQ;

@@ -444,16 +444,87 @@ static void write_profile(tm_parts *out, tm_tables_build *b, const tm_model *mod
 	tm_buf_free(&o);
 }
 
+/* heap.tsv: per machine, each class name of its heap dumps with its
+ * objects and their self sizes (a name loaded twice, or in two dumps, one
+ * line), by bytes descending, then objects descending, then name; a class
+ * without objects is left out, as jmap -histo leaves it. */
+typedef struct heap_line {
+	uint32_t machine_row;
+	const char *name;
+	size_t name_n;
+	uint64_t objects, bytes;
+} heap_line;
+
+static int heap_by_name(const void *a, const void *b)
+{
+	const heap_line *x = a, *y = b;
+	if (x->machine_row != y->machine_row)
+		return x->machine_row < y->machine_row ? -1 : 1;
+	size_t n = x->name_n < y->name_n ? x->name_n : y->name_n;
+	int c = memcmp(x->name, y->name, n);
+	return c ? c : x->name_n < y->name_n ? -1 : x->name_n > y->name_n;
+}
+
+static int heap_by_size(const void *a, const void *b)
+{
+	const heap_line *x = a, *y = b;
+	if (x->machine_row != y->machine_row)
+		return x->machine_row < y->machine_row ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->objects != y->objects)
+		return x->objects > y->objects ? -1 : 1;
+	return heap_by_name(a, b);
+}
+
+static void write_heap(tm_parts *out, const tm_model *model)
+{
+	put_headers(out, TM_HEAP_HEADER);
+	size_t nc = tm_model_n_heap_classes(model), n = 0;
+	heap_line *h = tm_xcalloc(nc ? nc : 1, sizeof *h);
+	for (size_t i = 0; i < nc; i++) {
+		const tm_mheap_class *c = tm_model_heap_class(model, i);
+		if (!c->objects || c->machine_row >= out->n)
+			continue;
+		size_t len;
+		const char *name = tm_model_string(model, c->name, &len);
+		h[n++] = (heap_line){c->machine_row, name ? name : "", name ? len : 0, c->objects, c->bytes};
+	}
+	qsort(h, n, sizeof *h, heap_by_name);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && heap_by_name(&h[m - 1], &h[i]) == 0) {
+			h[m - 1].objects += h[i].objects;
+			h[m - 1].bytes += h[i].bytes;
+		} else {
+			h[m++] = h[i];
+		}
+	}
+	qsort(h, m, sizeof *h, heap_by_size);
+	tm_buf o = {0};
+	for (size_t i = 0; i < m; i++) {
+		o.len = 0;
+		tm_buf_put_field(&o, h[i].name, h[i].name_n);
+		char num[48];
+		snprintf(num, sizeof num, "\t%" PRIu64 "\t%" PRIu64 "\n", h[i].objects, h[i].bytes);
+		tm_buf_puts(&o, num);
+		tm_parts_put(out, h[i].machine_row, o.data, o.len);
+	}
+	tm_buf_free(&o);
+	free(h);
+}
+
 tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error *err)
 {
 	size_t nm = b->scan->machines.n;
-	enum { N_FILES = 4 };
+	enum { N_FILES = 5 };
 	tm_parts out[N_FILES];
 	for (int f = 0; f < N_FILES; f++) {
 		memset(&out[f], 0, sizeof out[f]);
 		out[f].file.fd = -1;
 	}
-	static const char *const what[N_FILES] = {"processes.tsv", "threads.tsv", "slices.tsv", "profile.folded"};
+	static const char *const what[N_FILES] = {"processes.tsv", "threads.tsv", "slices.tsv", "profile.folded",
+						     "heap.tsv"};
 	tm_tables *res = NULL;
 	if (b->err.code != TM_OK) {
 		*err = b->err;
@@ -468,6 +539,7 @@ tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error 
 	write_threads(&out[1], model, b);
 	write_slices(&out[2], b);
 	write_profile(&out[3], b, model);
+	write_heap(&out[4], model);
 	for (int f = 0; f < N_FILES; f++)
 		if (tm_parts_finish(&out[f], what[f], err))
 			goto out;
@@ -476,6 +548,7 @@ tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error 
 	res->threads = tm_spooled_take(NULL, &out[1]);
 	res->slices = tm_spooled_take(NULL, &out[2]);
 	res->profile = tm_spooled_take(NULL, &out[3]);
+	res->heap = tm_spooled_take(NULL, &out[4]);
 out:
 	for (int f = 0; f < N_FILES; f++)
 		tm_parts_close(&out[f]);
@@ -505,5 +578,6 @@ void tm_tables_free(tm_tables *t)
 	tm_spooled_free(t->threads);
 	tm_spooled_free(t->slices);
 	tm_spooled_free(t->profile);
+	tm_spooled_free(t->heap);
 	free(t);
 }

@@ -22,6 +22,12 @@
  *                a space and its count (the collapsed-stack form that
  *                flamegraph.pl, inferno and speedscope read), in byte
  *                order; no header.
+ * heap.tsv       class objects bytes
+ *                per class name of the machine's heap dumps, its objects
+ *                and their self sizes (summed over dumps and over classes
+ *                of one name), by bytes descending, then objects
+ *                descending, then name; classes without objects left
+ *                out (as jmap -histo).
  * Fields are escaped as in timeline.tsv (core/export/timeline.h).
  *
  * Memory: a counter per track and one line per distinct slice name; the
@@ -39,6 +45,7 @@
 
 #define TM_PROCESSES_HEADER "pid\tname\tstart_ts\tend_ts\tparent_pid\n"
 #define TM_THREADS_HEADER "tid\tname\tpid\tstart_ts\tend_ts\tslices\tbusy_ns\n"
+#define TM_HEAP_HEADER "class\tobjects\tbytes\n"
 #define TM_SLICES_HEADER "name\tcount\ttotal_ns\tmin_ns\tmedian_ns\tp90_ns\tmax_ns\tunfinished\n"
 
 typedef struct tm_tables_build tm_tables_build;
@@ -46,7 +53,7 @@ typedef struct tm_tables_build tm_tables_build;
 /* The files hold one spool per machine row; their `fd` (a whole merge's
  * file) is -1. */
 typedef struct tm_tables {
-	tm_spooled *processes, *threads, *slices, *profile;
+	tm_spooled *processes, *threads, *slices, *profile, *heap;
 } tm_tables;
 
 /* Tables for the machines of `scan`; `run_bytes` as in tm_xsort_new. */

@@ -17,7 +17,8 @@ typedef enum tm_mrec_kind {
 	TM_MREC_COLLAPSED,    /* a collapsed stack (core/formats/collapsed/collapsed_format.h) */
 	TM_MREC_GECKO,        /* a Gecko profile's sample (core/formats/gecko/gecko_format.h) */
 	TM_MREC_PERF,         /* a perf.data record (core/formats/perf/perf_format.h) */
-	TM_MREC_LAST = TM_MREC_PERF
+	TM_MREC_HPROF,        /* a heap dump's rows (core/formats/hprof/hprof_format.h) */
+	TM_MREC_LAST = TM_MREC_HPROF
 } tm_mrec_kind;
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "formats/collapsed/collapsed_format.h"
 #include "formats/gecko/gecko_format.h"
+#include "formats/hprof/hprof_format.h"
 #include "formats/json/json_format.h"
 #include "formats/ninja/ninja_format.h"
 #include "formats/perf/perf_format.h"
@@ -30,6 +31,7 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_COLLAPSED_STACK] = {&tm_collapsed_tokenizer, 0, &tm_collapsed_parser, NULL},
 	[TM_TYPE_GECKO] = {&tm_gecko_tokenizer, 0, &tm_gecko_parser, &tm_gecko_encoder},
 	[TM_TYPE_PERF] = {&tm_perf_tokenizer, 0, &tm_perf_parser, &tm_perf_encoder},
+	[TM_TYPE_ART_HPROF] = {&tm_hprof_tokenizer, 0, &tm_hprof_parser, &tm_hprof_encoder},
 	/* clocks only */
 	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
 	[TM_TYPE_PRIMES] = {&this_file, 0},
@@ -65,6 +67,7 @@ static const tm_type kind_format[TM_MREC_KINDS] = {
 	[TM_MREC_COLLAPSED] = TM_TYPE_COLLAPSED_STACK,
 	[TM_MREC_GECKO] = TM_TYPE_GECKO,
 	[TM_MREC_PERF] = TM_TYPE_PERF,
+	[TM_MREC_HPROF] = TM_TYPE_ART_HPROF,
 };
 
 static const tm_format *format_of_kind(unsigned kind)

@@ -268,6 +268,16 @@ typedef struct tm_maggregate {
 	uint32_t machine_row;
 } tm_maggregate;
 
+/* A class of a heap dump (the reference's heap_graph_class, an hprof
+ * file's) with its objects and their self sizes, of no time. */
+typedef struct tm_mheap_class {
+	uint32_t name;          /* the model's string */
+	uint64_t objects;
+	uint64_t bytes;
+	uint32_t file_id;
+	uint32_t machine_row;
+} tm_mheap_class;
+
 /* What the model saw an event of a text format do, for the exporter: the
  * track it landed on (UINT32_MAX: none) and, for a JSON X event moved off
  * its thread because it overlapped partially, that it spilled. */
@@ -343,7 +353,7 @@ typedef struct tm_parser {
 	void (*ctx_free)(struct m_ctx *c);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
-#define TM_MREC_KINDS 10 /* the record kinds there can be, 0 unused
+#define TM_MREC_KINDS 11 /* the record kinds there can be, 0 unused
 			  * (core/formats/kinds.h; the registry checks) */
 
 /* A model whose records of kind k go to parsers[k] (NULL: ignored). `sink`
@@ -407,6 +417,8 @@ const tm_mframe *tm_model_frame(const tm_model *m, uint32_t id);
 const tm_mmapping *tm_model_mapping(const tm_model *m, uint32_t id);
 size_t tm_model_n_aggregates(const tm_model *m);
 const tm_maggregate *tm_model_aggregate(const tm_model *m, size_t i);
+size_t tm_model_n_heap_classes(const tm_model *m);
+const tm_mheap_class *tm_model_heap_class(const tm_model *m, size_t i);
 /* The reference's stats the model counts (flow_*, misplaced_end_event,
  * mismatched_sched_switch_tids, ...), per trace file and machine (the
  * record's own file and machine row) as the reference keeps them, in

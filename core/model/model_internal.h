@@ -216,6 +216,8 @@ struct tm_model {
 	size_t n_callsites, cap_callsites;
 	tm_maggregate *aggregates;
 	size_t n_aggregates, cap_aggregates;
+	tm_mheap_class *heap_classes;
+	size_t n_heap_classes, cap_heap_classes;
 };
 
 /* Count a stat for the record being applied (its file and machine). */
@@ -396,6 +398,8 @@ void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const ch
 /* An aggregate sample of the record being applied (kept in the model:
  * side records come before the sinks exist). */
 void m_aggregate(tm_model *m, uint32_t callsite, int64_t value);
+/* A heap dump's class of the record being applied, with its objects. */
+void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, uint64_t bytes);
 void m_stack_free(tm_model *m);
 void m_json_compact(tm_buf *b, const tj_value *v);
 void m_json_double(tm_buf *b, double d);

@@ -126,9 +126,17 @@ void m_aggregate(tm_model *m, uint32_t callsite, int64_t value)
 	m->aggregates[m->n_aggregates++] = (tm_maggregate){callsite, value, m->cur_file, m->cur_row};
 }
 
+void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, uint64_t bytes)
+{
+	TM_GROW(m->heap_classes, m->cap_heap_classes, m->n_heap_classes + 1);
+	m->heap_classes[m->n_heap_classes++] =
+		(tm_mheap_class){m_intern(&m->str, name, n), objects, bytes, m->cur_file, m->cur_row};
+}
+
 void m_stack_free(tm_model *m)
 {
 	free(m->aggregates);
+	free(m->heap_classes);
 	free(m->mappings);
 	free(m->frames);
 	free(m->callsites);
@@ -168,4 +176,14 @@ size_t tm_model_n_aggregates(const tm_model *m)
 const tm_maggregate *tm_model_aggregate(const tm_model *m, size_t i)
 {
 	return i < m->n_aggregates ? &m->aggregates[i] : NULL;
+}
+
+size_t tm_model_n_heap_classes(const tm_model *m)
+{
+	return m->n_heap_classes;
+}
+
+const tm_mheap_class *tm_model_heap_class(const tm_model *m, size_t i)
+{
+	return i < m->n_heap_classes ? &m->heap_classes[i] : NULL;
 }

@@ -49,6 +49,7 @@ typedef enum gen_kind {
 	GEN_THREADS,   /* machines/<dir>/threads.tsv */
 	GEN_SLICES,    /* machines/<dir>/slices.tsv */
 	GEN_PROFILE,   /* machines/<dir>/profile.folded */
+	GEN_HEAP,      /* machines/<dir>/heap.tsv */
 } gen_kind;
 
 #define ROW_ALL UINT32_MAX /* a spooled file of the whole merge */
@@ -680,7 +681,7 @@ static void load_sizes(tm_vtree *t, const void *p, size_t len)
 	gen_sizes got = {0};
 	if (tm_index_sizes_load(p, len, &e, &n, &why) == 0) {
 		for (size_t i = 0; i < n && !why; i++) {
-			if (e[i].kind < GEN_PFTRACE || e[i].kind > GEN_PROFILE)
+			if (e[i].kind < GEN_PFTRACE || e[i].kind > GEN_HEAP)
 				why = "a size of no such file";
 			else if (size_note(&got, size_key((gen_kind)e[i].kind, e[i].row), e[i].size) != 1)
 				why = "two sizes of one file";
@@ -975,6 +976,7 @@ static void ensure_machines(tm_vtree *t)
 			node_of(t, add_gen(t, dir, "threads.tsv", GEN_THREADS))->row = r;
 			node_of(t, add_gen(t, dir, "slices.tsv", GEN_SLICES))->row = r;
 			node_of(t, add_gen(t, dir, "profile.folded", GEN_PROFILE))->row = r;
+			node_of(t, add_gen(t, dir, "heap.tsv", GEN_HEAP))->row = r;
 			for (size_t j = rf.first[r]; j < rf.first[r + 1]; j++) {
 				size_t i = rf.files[j];
 				if (i >= t->n_file_node || !t->file_node[i])
@@ -1069,6 +1071,7 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 		{TM_GEN_TABLES, GEN_THREADS, g->tables ? g->tables->threads : NULL},
 		{TM_GEN_TABLES, GEN_SLICES, g->tables ? g->tables->slices : NULL},
 		{TM_GEN_TABLES, GEN_PROFILE, g->tables ? g->tables->profile : NULL},
+		{TM_GEN_TABLES, GEN_HEAP, g->tables ? g->tables->heap : NULL},
 	};
 	gen_sizes *z = &t->sizes;
 	int added = 0, changed = 0;
@@ -1281,7 +1284,8 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 			       : n->gen == GEN_PROCESSES ? gen->tables->processes
 			       : n->gen == GEN_THREADS	? gen->tables->threads
 			       : n->gen == GEN_SLICES	? gen->tables->slices
-							: gen->tables->profile;
+			       : n->gen == GEN_PROFILE	? gen->tables->profile
+							: gen->tables->heap;
 	if (n->row == ROW_ALL ? sp->fd < 0 && !sp->streamed : n->row >= sp->n_mach || sp->mach_fd < 0)
 		return tm_err(err, TM_EIO, "%s: no such machine", n->name);
 	if (n->row == ROW_ALL && sp->streamed) {

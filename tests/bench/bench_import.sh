@@ -32,6 +32,8 @@
 #             timeline.tsv, but the pass reads them for profile.folded)
 #   gecko     BENCH_IMPORT_GECKO    (100) x testdata/real/gecko's Firefox
 #             profile (0.7 MB)
+#   hprof     BENCH_IMPORT_HPROF    (50) x testdata/real/hprof's HotSpot
+#             heap dump (1.9 MB; no time: nothing in timeline.tsv)
 # Without TRACE_PROCESSOR_SHELL, `cat ARCHIVE` stands in for the
 # reference. Numbers only: the aims are printed, never asserted.
 set -u
@@ -191,3 +193,4 @@ row perf testdata/real/perf/node.data.gz "${BENCH_IMPORT_PERF:-200}" 0 0 0
 row perf_text testdata/real/perf/node_perf.txt.gz "${BENCH_IMPORT_PERF_TEXT:-100}" 0 0 0
 row collapsed testdata/real/perf/node.folded.gz "${BENCH_IMPORT_COLLAPSED:-200}" 0 0 0
 row gecko testdata/real/gecko/firefox_startup.json.gz "${BENCH_IMPORT_GECKO:-100}" 0 0 0
+row hprof testdata/real/hprof/small.hprof.gz "${BENCH_IMPORT_HPROF:-50}" 0 0 0

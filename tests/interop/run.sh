@@ -29,7 +29,9 @@
 # table (name, ts, dur, machine) against the slice and instant rows of
 # every machines/<dir>/timeline.tsv, tsv_sample the stack samples (machine,
 # ts, tid, leaf frame) against its sample rows, tsv_profile the stack and
-# aggregate samples (stack, count) against every profile.folded, tsv_thread
+# aggregate samples (stack, count) against every profile.folded, tsv_heap
+# the heap graphs' classes (machine, name, objects, bytes) against every
+# heap.tsv, tsv_thread
 # and tsv_process the thread
 # and process tables (machine, id, name) against threads.tsv and
 # processes.tsv.
@@ -51,9 +53,9 @@ fi
 scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1; }
 
 tables="slice thread_slice instant thread thread_ids process process_ids counter sched thread_state flow args sample callsite
-	mapping perf_sample perf_callsite perf_mapping aggregate stats"
+	mapping perf_sample perf_callsite perf_mapping heap_class heap_object heap_reference aggregate stats"
 # compared with tracemount's text views instead of merged.pftrace's import
-tsv_tables="tsv_slice tsv_sample tsv_profile tsv_thread tsv_process"
+tsv_tables="tsv_slice tsv_sample tsv_profile tsv_heap tsv_thread tsv_process"
 # compared with metadata.json's stats (tables.sql)
 meta_tables="meta_stats file_stats"
 differences=$here/differences
@@ -115,7 +117,7 @@ compare_fixture() { # name archive [member]
 	# the text views, in the reference's terms: machine folders by name
 	local d mname tb
 	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_sample.rows.u"; : >"$w/m/tsv_profile.rows.f"
-	: >"$w/m/tsv_thread.rows.u"
+	: >"$w/m/tsv_thread.rows.u"; : >"$w/m/tsv_heap.rows.u"
 	: >"$w/m/tsv_process.rows.u"
 	for d in $("$TRACEMOUNT" ls "$a" machines); do
 		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
@@ -124,6 +126,8 @@ compare_fixture() { # name archive [member]
 		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 && $5 == "sample" { print m "\t" $1 "\t" $10 "\t" $7 }' >>"$w/m/tsv_sample.rows.u"
 		"$TRACEMOUNT" cat "$a" "machines/$d/profile.folded" >>"$w/m/tsv_profile.rows.f"
+		"$TRACEMOUNT" cat "$a" "machines/$d/heap.tsv" | awk -F'\t' -v m="$mname" \
+			'NR > 1 { print m "\t" $1 "\t" $2 "\t" $3 }' >>"$w/m/tsv_heap.rows.u"
 		"$TRACEMOUNT" cat "$a" "machines/$d/threads.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 { print m "\t" $1 "\t" $2 }' >>"$w/m/tsv_thread.rows.u"
 		"$TRACEMOUNT" cat "$a" "machines/$d/processes.tsv" | awk -F'\t' -v m="$mname" \

@@ -301,7 +301,8 @@ static void test_priorities(void)
 	CHECK(tm_type_unexported(TM_TYPE_PERF) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_SIMPLEPERF_PROTO) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_GECKO) == NULL);
-	CHECK(tm_type_unexported(TM_TYPE_ART_HPROF) != NULL);
+	CHECK(tm_type_unexported(TM_TYPE_ART_HPROF) == NULL);
+	CHECK(tm_type_unexported(TM_TYPE_ANDROID_LOGCAT) != NULL);
 	CHECK(tm_type_unexported(TM_TYPE_PROTO) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_NINJA_LOG) == NULL);
 	CHECK(tm_type_unexported(TM_TYPE_STRACE) == NULL);
