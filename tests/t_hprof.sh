@@ -133,6 +133,25 @@ eq "a dump of a header cut short: a stat, no graph" \
 	"$("$tm" cat header.hprof metadata.json | jq -c '.files[0].stats'):$("$tm" cat header.hprof machines/machine0/heap.tsv | wc -l)" \
 	'{"hprof_header_errors":1}:1'
 
+# Names cut at a NUL, as the reference reads them (C strings); a class
+# that is its own superclass ends its chain there (the class object: no
+# java.lang.Class in the dump, no static field: 0 bytes)
+python3 - <<'PY'
+import struct
+def rec(tag, body): return struct.pack(">BII", tag, 0, len(body)) + body
+def i4(v): return struct.pack(">I", v)
+out = bytearray(b"JAVA PROFILE 1.0.3\0" + struct.pack(">III", 4, 0, 1000))
+out += rec(1, i4(1) + b"com/example/Nul\0Tail") + rec(1, i4(2) + b"fi\0eld")
+out += rec(2, i4(1) + i4(0x100) + i4(0) + i4(1))
+dump = bytes([0x20]) + i4(0x100) + i4(0) + i4(0x100) + i4(0) * 5 + i4(4)   # its own superclass
+dump += struct.pack(">HHH", 0, 0, 1) + i4(2) + bytes([10])                 # one int field
+dump += bytes([0x21]) + i4(0x200) + i4(0) + i4(0x100) + i4(4) + i4(7)
+open("nul.hprof", "wb").write(out + rec(0x1C, dump))
+PY
+eq "a class name cut at its NUL; a chain that loops ends" \
+	"$("$tm" cat nul.hprof machines/machine0/heap.tsv | sort)" \
+	"$(printf '%s\n' 'class	objects	bytes' 'com.example.Nul	1	4' 'java.lang.Class<com.example.Nul>	1	0' | sort)"
+
 # ---- the real HotSpot dump against the JVM's own histogram -----------------------
 gzip -dc "$TESTDATA/real/hprof/small.hprof.gz" >small.hprof
 "$tm" cat small.hprof machines/machine0/heap.tsv >small.tsv

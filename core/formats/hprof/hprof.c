@@ -124,8 +124,12 @@ static size_t type_size(uint8_t t, uint32_t id_size)
 	}
 }
 
+/* Text in hprof_dump.text. Offsets are 64-bit: names made of names
+ * (Class.field up a chain of long class names) can take more than the
+ * file (the reference's strings grow the same). */
 typedef struct text_ref {
-	uint32_t at, n;
+	uint64_t at;
+	uint32_t n;
 } text_ref;
 
 typedef struct hfield {
@@ -146,6 +150,7 @@ typedef struct hclass {
 	uint32_t chain_at, n_chain;    /* every class's up the chain, qualified (chain), once made */
 	uint8_t has_chain, ref_type, kind;
 	uint32_t row, obj_row;         /* class rows: its own, its class object's (NONE) */
+	uint64_t walked;               /* the last chain walk that passed it (make_chain) */
 } hclass;
 
 typedef struct hstatic {
@@ -180,7 +185,12 @@ typedef struct hp {
 	uint32_t id_size;
 	hprof_dump *d;
 	tm_u64map strings;             /* string id -> index in strs */
-	struct { const uint8_t *p; uint32_t n; } *strs;
+	struct hstr {
+		const uint8_t *p;
+		uint32_t n;
+		int copied;            /* text holds it: at */
+		text_ref at;
+	} *strs;
 	size_t n_strs, cap_strs;
 	tm_u64map class_ix;            /* class object id -> index in cls */
 	hclass *cls;
@@ -204,13 +214,14 @@ typedef struct hp {
 	text_ref *names;
 	size_t n_names, cap_names;
 	tm_buf scratch;
+	uint64_t walks;                /* chain walks made (make_chain) */
 } hp;
 
 /* ---- text --------------------------------------------------------------------- */
 
 static text_ref put_text(hp *h, const void *s, size_t n)
 {
-	text_ref t = {(uint32_t)h->d->text.len, (uint32_t)n};
+	text_ref t = {h->d->text.len, (uint32_t)n};
 	tm_buf_put(&h->d->text, s, n);
 	tm_buf_putc(&h->d->text, '\0');
 	return t;
@@ -218,12 +229,20 @@ static text_ref put_text(hp *h, const void *s, size_t n)
 
 static const char *txt(const hp *h, text_ref t) { return h->d->text.data + t.at; }
 
-/* LookupString */
+/* LookupString: the string up to its first NUL (the reference's
+ * c_str()), copied into the text once */
 static text_ref lookup(hp *h, uint64_t id)
 {
 	const uint32_t *v = tm_u64map_get(&h->strings, id);
-	if (v)
-		return put_text(h, h->strs[*v - 1].p, h->strs[*v - 1].n);
+	if (v) {
+		struct hstr *s = &h->strs[*v - 1];
+		if (!s->copied) {
+			const uint8_t *nul = memchr(s->p, 0, s->n);
+			s->at = put_text(h, s->p, nul ? (size_t)(nul - s->p) : s->n);
+			s->copied = 1;
+		}
+		return s->at;
+	}
 	char b[64];
 	int n = snprintf(b, sizeof b, "[unknown string ID: %" PRIu64 "]", id);
 	return put_text(h, b, (size_t)n);
@@ -369,8 +388,7 @@ static int utf8(hp *h, uint32_t len)
 		ix = (uint32_t)h->n_strs++;
 		tm_u64map_put(&h->strings, id, ix);
 	}
-	h->strs[ix].p = p;
-	h->strs[ix].n = (uint32_t)n;
+	h->strs[ix] = (struct hstr){p, (uint32_t)n, 0, {0, 0}};
 	h->d->stats[HPROF_STAT_STRINGS]++;
 	return 1;
 }
@@ -483,8 +501,10 @@ static int class_dump(hp *h)
 		if (!u2(&h->r, &index) || !u1(&h->r, &type) || !skip(&h->r, type_size(type, h->id_size)))
 			return 0;
 	}
+	/* objects_[id], made anew while its id reads 0 (never there for a
+	 * class object of id 0: each dump of it starts it again) */
 	hobj *o = obj_of(h, id);
-	if (!o)
+	if (!o || o->id == 0)
 		o = new_obj(h, id, id, OT_CLASS);
 	if (!u2(&h->r, &n))
 		return 0;
@@ -649,18 +669,19 @@ static int header(hp *h)
 /* ---- the graph ---------------------------------------------------------------- */
 
 /* GetClassHierarchyFields: the instance fields of c and every class up
- * its chain, named "Class.field" (interned). A chain that loops ends
- * where it would (the reference's does not). */
+ * its chain, named "Class.field" (interned). A chain that loops ends at
+ * the first class it comes back to (the reference's never ends). */
 static void make_chain(hp *h, hclass *c)
 {
 	if (c->has_chain)
 		return;
 	uint32_t at = (uint32_t)h->n_chain;
-	uint64_t cur = c->id;
-	for (size_t steps = 0; cur != 0 && steps <= h->n_cls; steps++) {
+	uint64_t cur = c->id, walk = ++h->walks;
+	while (cur != 0) {
 		hclass *k = class_of(h, cur);
-		if (!k)
+		if (!k || k->walked == walk)
 			break;
+		k->walked = walk;
 		for (uint32_t i = 0; i < k->n_fields; i++) {
 			const hfield *f = &h->fld[k->fields_at + i];
 			tm_buf *b = &h->scratch;
@@ -932,7 +953,7 @@ static uint32_t field_row(hp *h, tm_u64map *ix, const href *r, text_ref *unknown
 	}
 	text_ref name = h->names[r->name];
 	d->fields = tm_xrealloc(d->fields, (d->n_fields + 1) * sizeof *d->fields);
-	d->fields[d->n_fields] = (hprof_field_row){name.at, name.n, type.at, type.n};
+	d->fields[d->n_fields] = (hprof_field_row){name.at, type.at, name.n, type.n};
 	tm_u64map_put(ix, key, (uint32_t)d->n_fields);
 	return (uint32_t)d->n_fields++;
 }

@@ -45,7 +45,8 @@ extern const char *const hprof_stat_names[HPROF_N_STATS];
  * ("java.lang.Class<NAME>"). kind: HeapGraphType.Kind's value (0 the
  * reference's "[unknown class kind]"; 8-11 a reference class). */
 typedef struct hprof_class_row {
-	uint32_t name_at, name_n; /* in hprof_dump.text */
+	uint64_t name_at;         /* in hprof_dump.text */
+	uint32_t name_n;
 	uint8_t kind;
 	uint64_t objects;         /* its objects */
 	uint64_t bytes;           /* their self sizes */
@@ -75,7 +76,8 @@ typedef struct hprof_ref_row {
  * element), the type the class of the object it pointed at, or
  * "unknown". */
 typedef struct hprof_field_row {
-	uint32_t name_at, name_n, type_at, type_n;
+	uint64_t name_at, type_at;
+	uint32_t name_n, type_n;
 } hprof_field_row;
 
 typedef struct hprof_dump {
@@ -103,6 +105,6 @@ void hprof_read(const uint8_t *p, size_t n, hprof_dump *d);
 void hprof_dump_free(hprof_dump *d);
 
 /* The row's text (name or type). */
-static inline const char *hprof_text(const hprof_dump *d, uint32_t at) { return d->text.data + at; }
+static inline const char *hprof_text(const hprof_dump *d, uint64_t at) { return d->text.data + at; }
 
 #endif
