@@ -45,12 +45,13 @@ typedef struct tm_mrec_head {
 
 /* A string in a record: a uint32 length, then its bytes. Read back with
  * tm_mrec_get_str (0 when the bytes run short); a length of UINT32_MAX
- * says none (*s NULL). */
+ * says none (*s NULL): tm_mrec_put_str(b, NULL, UINT32_MAX) writes it. */
 static inline void tm_mrec_put_str(tm_buf *b, const char *p, size_t n)
 {
 	uint32_t len = (uint32_t)n;
 	tm_buf_put(b, &len, sizeof len);
-	tm_buf_put(b, p, n);
+	if (n != UINT32_MAX)
+		tm_buf_put(b, p, n);
 }
 
 static inline int tm_mrec_get_str(const char **p, const char *end, const char **s, size_t *n)
@@ -106,6 +107,7 @@ typedef enum tm_mtrack_kind {
 	TM_MT_CPU_COUNTER,      /* cpu_frequency, cpu_idle, ... per CPU */
 	TM_MT_GLOBAL_COUNTER,   /* clock_*, thermal, ... by name */
 	TM_MT_PROTO,            /* a proto TrackDescriptor or legacy track */
+	TM_MT_GECKO_MARKER,     /* Firefox markers per (thread, category, name) */
 	TM_MT_KIND_COUNT
 } tm_mtrack_kind;
 

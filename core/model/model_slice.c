@@ -197,72 +197,20 @@ uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t
 
 /* ---- slices ------------------------------------------------------------------- */
 
-/* Compact JSON of a value (numbers as the reference reads them). */
-static void json_compact(tm_buf *b, const tj_value *v);
-static void json_members(tm_buf *b, const tj_value *v);
-
-static void json_double(tm_buf *b, double d)
-{
-	size_t at = b->len;
-	tm_buf_put_double(b, d);
-	/* a double stays one when read back: "3" becomes "3.0" */
-	const char *t = b->data + at;
-	size_t n = b->len - at;
-	if (!memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'n', n) && !memchr(t, 'i', n))
-		tm_buf_put(b, ".0", 2);
-}
-
-static void json_compact(tm_buf *b, const tj_value *v)
-{
-	switch (v->type) {
-	case TJ_NULL: tm_buf_puts(b, "null"); break;
-	case TJ_BOOL: tm_buf_puts(b, v->b ? "true" : "false"); break;
-	case TJ_INT: tm_buf_put_i64(b, v->i); break;
-	case TJ_DOUBLE: json_double(b, v->d); break;
-	case TJ_STRING: tm_buf_json_string(b, v->s, v->len); break;
-	case TJ_ARRAY:
-		tm_buf_put(b, "[", 1);
-		for (size_t i = 0; i < v->len; i++) {
-			if (i)
-				tm_buf_put(b, ",", 1);
-			json_compact(b, &v->items[i]);
-		}
-		tm_buf_put(b, "]", 1);
-		break;
-	case TJ_OBJECT:
-		tm_buf_put(b, "{", 1);
-		json_members(b, v);
-		tm_buf_put(b, "}", 1);
-		break;
-	}
-}
-
-/* An object's members as compact JSON, without its braces. */
-static void json_members(tm_buf *b, const tj_value *v)
-{
-	for (size_t i = 0; i < v->len; i++) {
-		if (i)
-			tm_buf_put(b, ",", 1);
-		tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
-		tm_buf_put(b, ":", 1);
-		json_compact(b, &v->items[i]);
-	}
-}
-
 void m_json_compact(tm_buf *b, const tj_value *v)
 {
-	json_compact(b, v);
+	tj_write(b, v);
 }
 
 void m_json_double(tm_buf *b, double d)
 {
-	json_double(b, d);
+	tj_write_double(b, d);
 }
 
 void tm_model_json_args_text(tm_buf *b, const tj_value *args)
 {
 	if (args && args->type == TJ_OBJECT)
-		json_members(b, args);
+		tj_write_members(b, args);
 }
 
 void m_slice_add_arg(tm_model *m, uint32_t track, size_t ix, const char *key, const char *json_value)

@@ -46,12 +46,6 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
 void tm_spool_put_field(tm_spool *s, const char *f, size_t n);
 /* The same into a buffer. */
 void tm_buf_put_field(tm_buf *b, const char *f, size_t n);
-/* v in decimal. */
-void tm_buf_put_i64(tm_buf *b, int64_t v);
-/* v as the first of printf's %.15g, %.16g and %.17g that reads back as
- * v ("nan" or "inf" where v is one): the numbers of the timeline's and
- * the args' JSON. */
-void tm_buf_put_double(tm_buf *b, double v);
 void tm_spool_close(tm_spool *s);
 
 /* Many write-once streams in ONE temporary file: the machines' views of a

@@ -1092,3 +1092,52 @@ tj_value *tj_copy_in(char *base, size_t root)
 	copy_in(v, base);
 	return v;
 }
+
+/* ---- writing ------------------------------------------------------------------ */
+
+void tj_write_double(tm_buf *b, double d)
+{
+	size_t at = b->len;
+	tm_buf_put_double(b, d);
+	/* a double stays one when read back: "3" becomes "3.0" */
+	const char *t = b->data + at;
+	size_t n = b->len - at;
+	if (!memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'n', n) && !memchr(t, 'i', n))
+		tm_buf_put(b, ".0", 2);
+}
+
+void tj_write(tm_buf *b, const tj_value *v)
+{
+	switch (v->type) {
+	case TJ_NULL: tm_buf_puts(b, "null"); break;
+	case TJ_BOOL: tm_buf_puts(b, v->b ? "true" : "false"); break;
+	case TJ_INT: tm_buf_put_i64(b, v->i); break;
+	case TJ_DOUBLE: tj_write_double(b, v->d); break;
+	case TJ_STRING: tm_buf_json_string(b, v->s, v->len); break;
+	case TJ_ARRAY:
+		tm_buf_put(b, "[", 1);
+		for (size_t i = 0; i < v->len; i++) {
+			if (i)
+				tm_buf_put(b, ",", 1);
+			tj_write(b, &v->items[i]);
+		}
+		tm_buf_put(b, "]", 1);
+		break;
+	case TJ_OBJECT:
+		tm_buf_put(b, "{", 1);
+		tj_write_members(b, v);
+		tm_buf_put(b, "}", 1);
+		break;
+	}
+}
+
+void tj_write_members(tm_buf *b, const tj_value *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		if (i)
+			tm_buf_put(b, ",", 1);
+		tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
+		tm_buf_put(b, ":", 1);
+		tj_write(b, &v->items[i]);
+	}
+}

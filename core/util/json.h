@@ -139,6 +139,14 @@ int tj_is_number(const tj_value *v);
 size_t tj_copy_out(const tj_value *v, tm_buf *b);
 tj_value *tj_copy_in(char *base, size_t root);
 
+/* `v` as compact JSON appended to b: numbers as read (an integer as one, a
+ * double with a '.' or an exponent, so that it reads back as a double),
+ * strings escaped, no space. tj_write_members writes an object's members
+ * without its braces; tj_write_double a double as tj_write does. */
+void tj_write(tm_buf *b, const tj_value *v);
+void tj_write_members(tm_buf *b, const tj_value *obj);
+void tj_write_double(tm_buf *b, double d);
+
 /* Free a tree returned by tj_parse (NULL is fine). */
 void tj_free(tj_value *v);
 

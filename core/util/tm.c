@@ -2,6 +2,7 @@
 #include "util/tm.h"
 #include "util/per_thread.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -343,4 +344,94 @@ void tm_run_halves(void *(*fn)(void *), void *a, void *b)
 		pthread_join(helper, NULL);
 	else
 		fn(b);
+}
+
+/* ---- numbers as text (timeline.tsv, the tables, compact JSON) -------------------- */
+
+void tm_buf_put_i64(tm_buf *b, int64_t v)
+{
+	/* written in place from its last digit, two digits a step: a
+	 * timeline row has a few numbers of up to 19 digits, and a division
+	 * and a copy per digit were a tenth of the proto timeline's model
+	 * thread (callgrind) */
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				    "8081828384858687888990919293949596979899";
+	static const uint64_t pow10[20] = {1ull,
+					   10ull,
+					   100ull,
+					   1000ull,
+					   10000ull,
+					   100000ull,
+					   1000000ull,
+					   10000000ull,
+					   100000000ull,
+					   1000000000ull,
+					   10000000000ull,
+					   100000000000ull,
+					   1000000000000ull,
+					   10000000000000ull,
+					   100000000000000ull,
+					   1000000000000000ull,
+					   10000000000000000ull,
+					   100000000000000000ull,
+					   1000000000000000000ull,
+					   10000000000000000000ull};
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	/* its digits: log10 from the bit length, then one comparison */
+	unsigned t = (unsigned)(64 - __builtin_clzll(u | 1)) * 1233 >> 12;
+	size_t n = t + 1 - (u < pow10[t]);
+	if (!n)
+		n = 1;
+	size_t sign = v < 0;
+	if (b->len + sign + n + 1 > b->cap)
+		tm_grow((void **)&b->data, &b->cap, b->len + sign + n + 1, 1);
+	char *d = b->data + b->len;
+	if (sign)
+		*d++ = '-';
+	char *e = d + n;
+	*e = '\0';
+	while (u >= 100) {
+		unsigned r = (unsigned)(u % 100);
+		u /= 100;
+		e -= 2;
+		e[0] = pairs[2 * r];
+		e[1] = pairs[2 * r + 1];
+	}
+	if (u >= 10) {
+		e -= 2;
+		e[0] = pairs[2 * u];
+		e[1] = pairs[2 * u + 1];
+	} else {
+		*--e = (char)('0' + u);
+	}
+	b->len += sign + n;
+}
+
+/* A whole number below 1e15 in magnitude as %.15g writes it (its digits,
+ * "-0" for negative zero; that text reads back as v): 1, or 0 and nothing
+ * written for any other v. Counter values mostly are such, and snprintf
+ * and strtod cost a hundred times as much. */
+static int put_whole(tm_buf *b, double v)
+{
+	if (!(v > -1e15 && v < 1e15) || (double)(int64_t)v != v)
+		return 0;
+	if (v == 0 && signbit(v))
+		tm_buf_put(b, "-0", 2);
+	else
+		tm_buf_put_i64(b, (int64_t)v);
+	return 1;
+}
+
+void tm_buf_put_double(tm_buf *b, double v)
+{
+	if (put_whole(b, v))
+		return;
+	char t[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, sizeof t, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	tm_buf_puts(b, t);
 }

@@ -2,8 +2,10 @@
  * on arbitrary bytes, read twice into a sink that interns as the
  * tokenizer does (a new id per frame name and per callsite): every
  * callsite names a frame and a parent it was given, one level deeper than
- * that parent (0 for a root), every sample a callsite it was given, and
- * both reads hand over the same. */
+ * that parent (0 for a root), every sample a callsite it was given, every
+ * marker a name, a duration not below 0 (none but for an interval) and
+ * data that is an object or an array, and both reads hand over the same. */
+#include "util/json.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +56,27 @@ static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t cal
 	return raw >= 0; /* a dropped sample leaves the thread's first to come */
 }
 
+static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *m)
+{
+	seen *s = ctx;
+	if (!m->name || m->dur < 0 || (m->phase != 1 && m->dur) || m->phase > 255 ||
+	    (m->data && m->data->type != TJ_OBJECT && m->data->type != TJ_ARRAY))
+		abort();
+	for (size_t i = 0; i < m->name_n; i++)
+		mix(s, (unsigned char)m->name[i]);
+	for (size_t i = 0; m->cat && i < m->cat_n; i++)
+		mix(s, (unsigned char)m->cat[i]);
+	mix(s, t->tid);
+	mix(s, (uint64_t)m->raw_ts);
+	mix(s, (uint64_t)m->dur);
+	return m->raw_ts >= 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	seen a = {0}, b = {0};
-	gecko_sink sa = {&a, on_frame, on_callsite, on_sample}, sb = {&b, on_frame, on_callsite, on_sample};
+	gecko_sink sa = {&a, on_frame, on_callsite, on_sample, on_marker},
+		   sb = {&b, on_frame, on_callsite, on_sample, on_marker};
 	tm_error ea, eb;
 	int ra = gecko_read((const char *)data, size, &sa, &ea);
 	int rb = gecko_read((const char *)data, size, &sb, &eb);

@@ -7,7 +7,8 @@
 -- dimension it hangs off: thread (utid), process (upid), cpu, or global.
 -- Args: JSON args import under `args.`, debug annotations under `debug.`;
 -- the comparison reads both as `args.` (tracemount(1), "merged.pftrace"),
--- and an strace slice's (`args`, `ret`) without the prefix.
+-- as it reads a Firefox marker's `data.*` (debug annotation `data` in
+-- merged.pftrace), and an strace slice's (`args`, `ret`) without the prefix.
 
 CREATE PERFETTO FUNCTION tm_kind(track_id LONG) RETURNS STRING AS
 SELECT CASE
@@ -79,7 +80,10 @@ JOIN track t ON t.id = so.track_id;
 
 SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
        tm_s(CASE WHEN a.key GLOB 'debug.*' AND s.category = 'strace' THEN substr(a.key, 7)
-                 WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7) ELSE a.key END) || char(9) ||
+                 WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7)
+                 WHEN a.key GLOB 'data.*' AND (SELECT t.type FROM track t WHERE t.id = s.track_id) = 'firefox_marker'
+                   THEN 'args.' || a.key
+                 ELSE a.key END) || char(9) ||
        tm_s(a.display_value) AS row
 FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id;
 

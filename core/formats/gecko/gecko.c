@@ -3,7 +3,7 @@
  * read as the reference's SimpleJsonParser gives their values (an unsigned
  * integer is any number >= 0, a double cut; a list of unsigned integers or
  * strings drops the elements that are not), then per thread its frames,
- * its stacks and its samples, handed to a sink. */
+ * its stacks, its samples and its markers, handed to a sink. */
 #include "formats/gecko/gecko.h"
 
 #include <stdlib.h>
@@ -132,6 +132,11 @@ typedef struct gk_thread {
 	double *times;
 	size_t n_times;
 	int preprocessed;
+	/* markers (ParseMarkersTable): the columns, index-aligned */
+	u32s mk_name, mk_phase, mk_cat;
+	double *mk_start, *mk_end;
+	size_t n_mk_start, n_mk_end;
+	vals mk_data;          /* an object or array each, or a null (none) */
 } gk_thread;
 
 static void thread_free(gk_thread *t)
@@ -142,12 +147,51 @@ static void thread_free(gk_thread *t)
 		free(ls[i]->schema.v);
 		free(ls[i]->rows.v);
 	}
-	u32s *us[5] = {&t->frame_func, &t->func_names, &t->stack_prefix, &t->stack_frame, &t->sample_stack};
-	for (int i = 0; i < 5; i++) {
+	u32s *us[8] = {&t->frame_func, &t->func_names, &t->stack_prefix, &t->stack_frame, &t->sample_stack,
+		       &t->mk_name, &t->mk_phase, &t->mk_cat};
+	for (int i = 0; i < 8; i++) {
 		free(us[i]->v);
 		free(us[i]->has);
 	}
 	free(t->times);
+	free(t->mk_start);
+	free(t->mk_end);
+	free(t->mk_data.v);
+}
+
+/* CollectDoubleArray (assigned) */
+static void collect_doubles(double **out, size_t *n, const tj_value *a)
+{
+	free(*out);
+	*out = tm_xmalloc((a->len ? a->len : 1) * sizeof **out);
+	*n = 0;
+	for (size_t e = 0; e < a->len; e++)
+		if (get_double(&a->items[e], &(*out)[*n]))
+			(*n)++;
+}
+
+/* ParseMarkersTable; the data column's objects and arrays kept (appended),
+ * any other value none */
+static void read_markers(gk_thread *t, const tj_value *m)
+{
+	for (size_t k = 0; k < m->len; k++) {
+		const tj_value *a = &m->items[k];
+		if (a->type != TJ_ARRAY)
+			continue;
+		if (key_is(m, k, "name"))
+			collect_u32(&t->mk_name, a);
+		else if (key_is(m, k, "startTime"))
+			collect_doubles(&t->mk_start, &t->n_mk_start, a);
+		else if (key_is(m, k, "endTime"))
+			collect_doubles(&t->mk_end, &t->n_mk_end, a);
+		else if (key_is(m, k, "phase"))
+			collect_u32(&t->mk_phase, a);
+		else if (key_is(m, k, "category"))
+			collect_u32(&t->mk_cat, a);
+		else if (key_is(m, k, "data"))
+			for (size_t e = 0; e < a->len; e++)
+				vals_push(&t->mk_data, &a->items[e]);
+	}
 }
 
 /* ReadUint32OrStringifiedUint32 */
@@ -216,6 +260,8 @@ static void read_thread(gk_thread *t, const tj_value *o)
 					collect_u32(&t->stack_frame, &v->items[k]);
 				}
 			}
+		} else if (key_is(o, i, "markers") && v->type == TJ_OBJECT) {
+			read_markers(t, v);
 		} else if (key_is(o, i, "samples") && v->type == TJ_OBJECT) {
 			for (size_t k = 0; k < v->len; k++) {
 				read_legacy(&t->samples, v, k);
@@ -367,15 +413,74 @@ static void samples(const gecko_sink *st, const gk_thread *t, const gk_callsites
 	}
 }
 
+/* ProcessMarkers: the columns up to the shortest; a marker whose name is
+ * not in the strings is none */
+static void markers(const gecko_sink *st, const gk_thread *t, const vals *strings, const vals *categories)
+{
+	size_t n = t->mk_name.n;
+	n = t->n_mk_start < n ? t->n_mk_start : n;
+	n = t->n_mk_end < n ? t->n_mk_end : n;
+	n = t->mk_phase.n < n ? t->mk_phase.n : n;
+	n = t->mk_cat.n < n ? t->mk_cat.n : n;
+	int first = 1;
+	for (size_t i = 0; i < n; i++) {
+		const tj_value *name = string_at(strings, t->mk_name.v[i]);
+		if (!name)
+			continue;
+		gecko_marker m = {(uint8_t)t->mk_phase.v[i], 0, 0, name->s, name->len, NULL, 0, NULL};
+		const tj_value *cat = string_at(categories, t->mk_cat.v[i]);
+		if (cat) {
+			m.cat = cat->s;
+			m.cat_n = cat->len;
+		}
+		double start = t->mk_start[i], end = t->mk_end[i];
+		m.raw_ts = ms_to_ns(m.phase == 3 ? end : start);
+		if (m.phase == 1) {
+			int64_t d = ms_to_ns(end - start);
+			m.dur = d > 0 ? d : 0;
+		}
+		if (i < t->mk_data.n && (t->mk_data.v[i]->type == TJ_OBJECT || t->mk_data.v[i]->type == TJ_ARRAY))
+			m.data = t->mk_data.v[i];
+		gecko_thread th = {t->tid, t->pid, t->name ? t->name->s : "", t->name ? t->name->len : 0, first};
+		if (st->marker(st->ctx, &th, &m))
+			first = 0;
+	}
+}
+
+/* ParseMetaCategories: each object's name ("" for none) */
+static void categories(vals *out, const tj_value *meta, tj_value *empty)
+{
+	for (size_t i = 0; i < meta->len; i++) {
+		if (!key_is(meta, i, "categories") || meta->items[i].type != TJ_ARRAY)
+			continue;
+		const tj_value *a = &meta->items[i];
+		for (size_t k = 0; k < a->len; k++) {
+			const tj_value *c = &a->items[k];
+			if (c->type != TJ_OBJECT)
+				continue;
+			const tj_value *name = empty;
+			for (size_t f = 0; f < c->len; f++)
+				if (key_is(c, f, "name"))
+					name = c->items[f].type == TJ_STRING ? &c->items[f] : empty;
+			vals_push(out, name);
+		}
+	}
+}
+
 static void profile(const gecko_sink *st, const tj_value *root)
 {
+	vals cats = {0};
+	static char none[1];
+	tj_value empty = {.type = TJ_STRING, .s = none, .len = 0};
 	gk_thread *threads = NULL, shared;
 	size_t n = 0, cap = 0;
 	int has_shared = 0;
 	memset(&shared, 0, sizeof shared);
 	for (size_t i = 0; root->type == TJ_OBJECT && i < root->len; i++) {
 		const tj_value *v = &root->items[i];
-		if (key_is(root, i, "shared") && v->type == TJ_OBJECT) {
+		if (key_is(root, i, "meta") && v->type == TJ_OBJECT) {
+			categories(&cats, v, &empty);
+		} else if (key_is(root, i, "shared") && v->type == TJ_OBJECT) {
 			thread_free(&shared);
 			memset(&shared, 0, sizeof shared);
 			has_shared = 1;
@@ -407,7 +512,9 @@ static void profile(const gecko_sink *st, const tj_value *root)
 			free(cs.id);
 			free(cs.depth);
 		}
+		markers(st, t, strings, &cats);
 	}
+	free(cats.v);
 	free(shared_cs.id);
 	free(shared_cs.depth);
 	for (size_t i = 0; i < n; i++)

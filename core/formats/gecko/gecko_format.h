@@ -12,7 +12,12 @@
  * `shared` block's strings and tables serve every thread. A thread's
  * first sample makes it (UpdateThread(tid, pid), named kOther), each
  * sample a stack sample of source "gecko" on GetOrCreateThread(tid).
- * The processed shape's markers are not read yet (tracemount(1)). */
+ * A processed thread's markers (its `markers` table) follow its samples:
+ * each at its time on the same clock (an interval end's endTime, else its
+ * startTime), its thread made (UpdateThread, named) with its first, a
+ * slice of its category and name on a track of (thread, category, name):
+ * an instant or interval a whole slice, a start and an end a begin and an
+ * end matched by name; its data flattened into args under `data`. */
 #ifndef TM_GECKO_FORMAT_H
 #define TM_GECKO_FORMAT_H
 
@@ -43,16 +48,35 @@ typedef struct tm_gecko_callsite {
 	uint32_t depth;      /* from 0 at the root */
 } tm_gecko_callsite;
 
-enum { GECKO_SAMPLE, GECKO_FRAME_DEF, GECKO_CALLSITE_DEF };
+/* sub 3, a marker: tm_gecko_marker_rec, then its name, its category
+ * (UINT32_MAX for none), for a thread's first its thread's name, its args
+ * as compact JSON members without braces ("data":...; UINT32_MAX for
+ * none) and its data as TrackEvent debug annotation fields (maybe empty),
+ * each a uint32 length and its bytes. */
+typedef struct tm_gecko_marker_rec {
+	uint32_t tid, pid;
+	int64_t dur;
+	uint8_t phase;
+	uint8_t first;
+} tm_gecko_marker_rec;
+
+enum { GECKO_SAMPLE, GECKO_FRAME_DEF, GECKO_CALLSITE_DEF, GECKO_MARKER };
 
 /* TM_MREC_GECKO records into the tables (model_gecko.c). */
 extern const tm_parser tm_gecko_parser;
 
-/* What the parser hands the encoder of a sample (tm_mobserved.event). */
+/* What the parser hands the encoder of a sample or a marker
+ * (tm_mobserved.event; a marker's track is tm_mobserved.track). */
 typedef struct gecko_observed {
 	int first;           /* the thread's first sample: its pid goes with it */
 	uint32_t pid, tid;
 	uint32_t callsite;
+	int marker;          /* a marker: the rest */
+	int phase;
+	int64_t dur;
+	const char *name, *cat; /* NUL-terminated; cat NULL for none */
+	const char *annot;   /* its debug annotation fields */
+	size_t annot_n;
 } gecko_observed;
 
 /* Its samples into merged.pftrace (encode.c). */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "formats/gecko/gecko.h"
+#include "export/export_internal.h"
+#include "util/json.h"
 
 #define CHUNK (1u << 20)
 
@@ -28,6 +30,7 @@ typedef struct gk_tok {
 	tm_u64map callsites;   /* (parent + 1) << 32 | frame -> id + 1 */
 	uint32_t n_callsites;
 	tm_buf rec;
+	tm_buf args;           /* a marker's args, then its annotations */
 } gk_tok;
 
 static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
@@ -149,6 +152,60 @@ static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t cal
 	return 1;
 }
 
+static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *mk)
+{
+	gk_tok *st = ctx;
+	scan_file *sf = st->sf;
+	int64_t ts;
+	if (!scan_push_time(sf, st->t, TM_CLOCK_THIS_FILE, mk->raw_ts, &ts))
+		return 0;
+	if (scan_wants_records(sf)) {
+		tm_mrec_head h = {TM_MREC_GECKO, GECKO_MARKER, 0, sf->f->id, sf->base_row};
+		tm_gecko_marker_rec r = {t->tid, t->pid, mk->dur, (uint8_t)mk->phase, (uint8_t)t->first};
+		tm_buf *b = &st->rec;
+		b->len = 0;
+		tm_buf_put(b, &h, sizeof h);
+		tm_buf_put(b, &r, sizeof r);
+		tm_mrec_put_str(b, mk->name, mk->name_n);
+		tm_mrec_put_str(b, mk->cat, mk->cat ? mk->cat_n : UINT32_MAX);
+		if (t->first)
+			tm_mrec_put_str(b, t->name, t->name_n);
+		tm_buf *a = &st->args;
+		a->len = 0;
+		if (mk->data) {
+			tm_buf_puts(a, "\"data\":");
+			tj_write(a, mk->data);
+			tm_mrec_put_str(b, a->data, a->len);
+			a->len = 0;
+			exp_json_annotation(a, "data", 4, mk->data);
+			tm_mrec_put_str(b, a->data, a->len);
+		} else {
+			tm_mrec_put_str(b, NULL, UINT32_MAX);
+			tm_mrec_put_str(b, "", 0);
+		}
+		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
+	}
+	/* placed as an event of the file: an interval to its end */
+	int64_t dur = mk->phase == 1 ? mk->dur : -1;
+	if (!scan_wants_events(sf)) {
+		scan_place_times(sf, sf->base_row, ts, dur, mk->raw_ts, TM_STAT_NEGATIVE_TS);
+		return 1;
+	}
+	tm_event ev = {0};
+	ev.machine_row = sf->base_row;
+	ev.kind = mk->phase == 1 ? TM_EV_SLICE : mk->phase == 2 ? TM_EV_BEGIN : mk->phase == 3 ? TM_EV_END : TM_EV_INSTANT;
+	ev.ts = ts;
+	ev.raw_ts = mk->raw_ts;
+	ev.dur = dur;
+	ev.pid = t->pid;
+	ev.tid = t->tid;
+	ev.name = mk->name;
+	ev.name_len = mk->name_n;
+	ev.cpu = -1;
+	scan_place(sf, &ev, TM_STAT_NEGATIVE_TS);
+	return 1;
+}
+
 static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *log, size_t from, tm_error *err)
 {
 	(void)log;
@@ -167,13 +224,14 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	free(buf);
 	if (rc == 0) {
 		gk_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf)};
-		gecko_sink sink = {&st, on_frame, on_callsite, on_sample};
+		gecko_sink sink = {&st, on_frame, on_callsite, on_sample, on_marker};
 		rc = gecko_read(doc.data, doc.len, &sink, err);
 		tm_u64map_free(&st.frames_by_hash);
 		tm_u64map_free(&st.callsites);
 		tm_buf_free(&st.arena);
 		free(st.fr);
 		tm_buf_free(&st.rec);
+		tm_buf_free(&st.args);
 	}
 	tm_buf_free(&doc);
 	return rc;
