@@ -247,6 +247,17 @@ void scan_place_sample(scan_file *sf, int64_t ts, int64_t raw_ts, int64_t pid, i
 }
 
 #define LINES_CHUNK (256u * 1024u)
+#define WHOLE_CHUNK (1u << 20)
+
+int scan_read_whole(tm_cursor *c, tm_buf *doc, tm_error *err)
+{
+	char *buf = tm_xmalloc(WHOLE_CHUNK);
+	ssize_t got;
+	while ((got = tm_cursor_read(c, buf, WHOLE_CHUNK, err)) > 0)
+		tm_buf_put(doc, buf, (size_t)got);
+	free(buf);
+	return got < 0 ? -1 : 0;
+}
 
 int scan_read_lines(tm_cursor *c, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, tm_buf *rest,
 		    tm_error *err)

@@ -132,6 +132,11 @@ int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t t
 int scan_read_lines(tm_cursor *c, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, tm_buf *rest,
 		    tm_error *err);
 
+/* The cursor's bytes to their end appended to *doc, for the formats read
+ * whole (a Gecko profile, a heap dump): 0, or -1 with err set when the
+ * cursor fails. */
+int scan_read_whole(tm_cursor *c, tm_buf *doc, tm_error *err);
+
 /* Whether the scan reads nothing of a systrace line but its time and
  * bad_print, nor of a JSON event but its times: no records, names or
  * events are wanted, as in the scan alone. */

@@ -12,7 +12,6 @@
 #include "export/export_internal.h"
 #include "util/json.h"
 
-#define CHUNK (1u << 20)
 
 /* ---- the file's frames and callsites, interned as the reference's tokenizer does -- */
 
@@ -211,17 +210,7 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	(void)log;
 	(void)from;
 	tm_buf doc = {0};
-	char *buf = tm_xmalloc(CHUNK);
-	int rc = 0;
-	for (;;) {
-		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		tm_buf_put(&doc, buf, (size_t)got);
-	}
-	free(buf);
+	int rc = scan_read_whole(c, &doc, err);
 	if (rc == 0) {
 		gk_tok st = {.sf = sf, .t = t, .queue = scan_new_queue(sf)};
 		gecko_sink sink = {&st, on_frame, on_callsite, on_sample, on_marker};

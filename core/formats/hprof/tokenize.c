@@ -13,7 +13,6 @@
 
 #include "formats/hprof/hprof.h"
 
-#define CHUNK (1u << 20)
 #define PART_BYTES (1u << 20) /* a part's objects and references, about */
 
 _Static_assert(sizeof(((tm_hprof_dump_rec *)0)->stats) / sizeof(int64_t) == HPROF_N_STATS,
@@ -113,17 +112,7 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	if (!scan_wants_records(sf))
 		return 0; /* nothing of it is placed: only the model reads it */
 	tm_buf doc = {0};
-	char *buf = tm_xmalloc(CHUNK);
-	int rc = 0;
-	for (;;) {
-		ssize_t got = tm_cursor_read(c, buf, CHUNK, err);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		tm_buf_put(&doc, buf, (size_t)got);
-	}
-	free(buf);
+	int rc = scan_read_whole(c, &doc, err);
 	if (rc == 0 && doc.len) {
 		hprof_dump d;
 		hprof_read((const uint8_t *)doc.data, doc.len, &d);
