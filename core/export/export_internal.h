@@ -259,6 +259,11 @@ static inline void exp_ftrace_end(tm_buf *b, exp_ev_pos at)
 exp_text *exp_text_new(exp *x, const tm_encoders *enc);
 /* A TrackEvent packet of (file, row) at ts, on the file's event sequence. */
 void exp_text_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, const exp_te *te);
+/* Where a thread's descriptor is still to be written and the model has
+ * no process of it yet, write it now with `pid`: the process an event of
+ * a later time gives the thread (a Firefox marker before its thread's
+ * first in time), so that the reference does not make the thread twice. */
+void exp_text_thread_pid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid, int64_t pid);
 /* The uuid of a model track, its descriptor written on first use. */
 uint64_t exp_text_track(exp_text *t, const tm_model *m, uint32_t id);
 /* A SLICE_END of track uuid written once the replay passes ts. */
@@ -318,6 +323,10 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
  * members and items left out, as the reference skips them), appended to
  * b: what a reader keeps of an event's args for its encoder. */
 void exp_json_annotation(tm_buf *b, const char *name, size_t name_n, const tj_value *v);
+/* The same for JSON text, as a DebugAnnotation's legacy_json_value: the
+ * reference parses it and flattens it as it flattens a trace's JSON args
+ * (keys as they are; a dict entry's name would be made a C identifier). */
+void exp_json_annotation_text(tm_buf *b, const char *name, size_t name_n, const char *json, size_t json_n);
 /* A TracePacket of (file, row) at ts (none when < 0) holding msg in
  * `field` (an F_TracePacket_ data field), on the file's sequence `seq`
  * (a key of the encoder's, apart from export_text.c's: EVENT_SEQ and the

@@ -172,6 +172,14 @@ void exp_json_annotation(tm_buf *b, const char *name, size_t name_n, const tj_va
 	nested_end(b, at);
 }
 
+void exp_json_annotation_text(tm_buf *b, const char *name, size_t name_n, const char *json, size_t json_n)
+{
+	size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
+	put_cstr(b, F_DebugAnnotation_legacy_json_value, json, json_n);
+	put_cstr(b, F_DebugAnnotation_name, name, name_n);
+	nested_end(b, at);
+}
+
 void exp_text_message(exp_text *t, uint32_t file, uint32_t row, uint64_t seq, int64_t ts, uint32_t field,
 		      const ProtobufCMessage *msg)
 {
@@ -215,7 +223,7 @@ static int64_t thread_pid(const tm_model *m, int64_t utid);
 /* The root descriptor of a thread: the reference gives every descriptor
  * of one thread its one thread track, so each of our thread tracks is a
  * child of it (see track_uuid). */
-static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid)
+static uint64_t thread_root_uuid_of(exp_text *t, const tm_model *m, uint32_t row, int64_t utid, int64_t pid)
 {
 	uint64_t uuid = exp_scoped(0, row, SALT_MTHREAD, (uint64_t)utid + 1);
 	exp_map_slot *s = exp_map_find(&t->threads, row, (uint64_t)utid, 1);
@@ -225,7 +233,7 @@ static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, i
 	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
 	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	td.has_pid = 1;
-	td.pid = tm_model_id32(m, thread_pid(m, utid));
+	td.pid = tm_model_id32(m, pid >= 0 ? pid : thread_pid(m, utid));
 	td.has_tid = 1;
 	td.tid = th ? tm_model_id32(m, th->tid) : 0;
 	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
@@ -234,6 +242,17 @@ static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, i
 	d.thread = &td;
 	write_descriptor(t, 0, row, &d);
 	return uuid;
+}
+
+static uint64_t thread_root_uuid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid)
+{
+	return thread_root_uuid_of(t, m, row, utid, -1);
+}
+
+void exp_text_thread_pid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid, int64_t pid)
+{
+	if (thread_pid(m, utid) == 0)
+		thread_root_uuid_of(t, m, row, utid, pid);
 }
 
 static int64_t thread_pid(const tm_model *m, int64_t utid)

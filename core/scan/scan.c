@@ -292,17 +292,22 @@ int scan_read_lines(tm_cursor *c, int (*fn)(void *ctx, const char *p, size_t n),
 	return rc;
 }
 
-int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out)
+int scan_convert_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out)
 {
 	if (tm_tracker_to_trace_time(t, clock, 0, ts, 0, out) != TM_CONV_OK) {
 		scan_lost(sf);
-		return 0;
+		return SCAN_TIME_LOST;
 	}
 	if (*out < 0) {
 		scan_count(sf, TM_STAT_NEGATIVE_TS, 1);
-		return 0;
+		return SCAN_TIME_NEGATIVE;
 	}
-	return 1;
+	return SCAN_TIME_OK;
+}
+
+int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out)
+{
+	return scan_convert_time(sf, t, clock, ts, out) == SCAN_TIME_OK;
 }
 
 int scan_wants_records(const scan_file *sf)

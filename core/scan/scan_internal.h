@@ -122,6 +122,12 @@ void scan_emit_name(scan_file *sf, int64_t pid, int64_t tid, const char *name);
  * pushes to its sorter: 1 with *out (>= 0); 0 when the conversion failed
  * (the tracker counted it) or the result is negative (counted here), so
  * the item is dropped before sorting. */
+/* scan_push_time's three outcomes: placed; converted but negative (the
+ * reference's tokenizer pushed it, its sorter drops it: counted
+ * trace_sorter_negative_timestamp_dropped); not converted (lost, its stat
+ * counted). */
+enum { SCAN_TIME_OK, SCAN_TIME_NEGATIVE, SCAN_TIME_LOST };
+int scan_convert_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out);
 int scan_push_time(scan_file *sf, tm_clock_tracker *t, uint32_t clock, int64_t ts, int64_t *out);
 
 /* The cursor's bytes to their end as lines, for the text formats: fn(ctx,

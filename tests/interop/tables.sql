@@ -81,7 +81,7 @@ JOIN track t ON t.id = so.track_id;
 SELECT 'args' || char(9) || tm_s(s.name) || char(9) || s.ts || char(9) ||
        tm_s(CASE WHEN a.key GLOB 'debug.*' AND s.category = 'strace' THEN substr(a.key, 7)
                  WHEN a.key GLOB 'debug.*' THEN 'args.' || substr(a.key, 7)
-                 WHEN a.key GLOB 'data.*' AND (SELECT t.type FROM track t WHERE t.id = s.track_id) = 'firefox_marker'
+                 WHEN a.key GLOB 'data[.[]*' AND (SELECT t.type FROM track t WHERE t.id = s.track_id) = 'firefox_marker'
                    THEN 'args.' || a.key
                  ELSE a.key END) || char(9) ||
        tm_s(a.display_value) AS row

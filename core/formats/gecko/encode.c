@@ -17,6 +17,7 @@ static void marker(exp_text *t, const tm_mobserved *o, const gecko_observed *g)
 {
 	if (o->track == UINT32_MAX)
 		return;
+	exp_text_thread_pid(t, o->model, o->head->machine_row, tm_model_track(o->model, o->track)->utid, g->pid);
 	exp_te te = {.track_uuid = exp_text_track(t, o->model, o->track), .category = g->cat, .name = g->name,
 		     .annot = g->annot, .annot_n = g->annot_n};
 	switch (g->phase) {

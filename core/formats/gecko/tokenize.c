@@ -129,13 +129,28 @@ static uint32_t on_callsite(void *ctx, uint32_t parent, uint32_t frame, uint32_t
 	return intern_callsite(ctx, parent, frame, depth);
 }
 
+/* A sample or marker whose time did not place: one before the clock's
+ * start was pushed by the reference, its thread's metadata with it when
+ * it was the thread's first, and both dropped by its sorter: the thread
+ * is then made later without its process and name (1: taken). One whose
+ * time did not convert was not pushed (0). */
+static int negative_first(scan_file *sf, const gecko_thread *t, int tr)
+{
+	if (tr == SCAN_TIME_LOST)
+		return 0;
+	if (t->first)
+		scan_count(sf, TM_STAT_NEGATIVE_TS, 1);
+	return 1;
+}
+
 static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t callsite)
 {
 	gk_tok *st = ctx;
 	scan_file *sf = st->sf;
 	int64_t ts;
-	if (!scan_push_time(sf, st->t, TM_CLOCK_THIS_FILE, raw, &ts))
-		return 0;
+	int tr = scan_convert_time(sf, st->t, TM_CLOCK_THIS_FILE, raw, &ts);
+	if (tr != SCAN_TIME_OK)
+		return negative_first(sf, t, tr);
 	if (scan_wants_records(sf)) {
 		tm_mrec_head h = {TM_MREC_GECKO, GECKO_SAMPLE, 0, sf->f->id, sf->base_row};
 		tm_gecko_rec r = {t->tid, t->pid, (uint8_t)t->first, callsite};
@@ -156,8 +171,9 @@ static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *mk)
 	gk_tok *st = ctx;
 	scan_file *sf = st->sf;
 	int64_t ts;
-	if (!scan_push_time(sf, st->t, TM_CLOCK_THIS_FILE, mk->raw_ts, &ts))
-		return 0;
+	int tr = scan_convert_time(sf, st->t, TM_CLOCK_THIS_FILE, mk->raw_ts, &ts);
+	if (tr != SCAN_TIME_OK)
+		return negative_first(sf, t, tr);
 	if (scan_wants_records(sf)) {
 		tm_mrec_head h = {TM_MREC_GECKO, GECKO_MARKER, 0, sf->f->id, sf->base_row};
 		tm_gecko_marker_rec r = {t->tid, t->pid, mk->dur, (uint8_t)mk->phase, (uint8_t)t->first};
@@ -172,12 +188,16 @@ static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *mk)
 		tm_buf *a = &st->args;
 		a->len = 0;
 		if (mk->data) {
+			/* the args: "data":JSON; the annotation: JSON, which
+			 * the reference flattens as it flattens the profile's */
 			tm_buf_puts(a, "\"data\":");
+			size_t json = a->len;
 			tj_write(a, mk->data);
 			tm_mrec_put_str(b, a->data, a->len);
-			a->len = 0;
-			exp_json_annotation(a, "data", 4, mk->data);
-			tm_mrec_put_str(b, a->data, a->len);
+			tm_buf ann = {0};
+			exp_json_annotation_text(&ann, "data", 4, a->data + json, a->len - json);
+			tm_mrec_put_str(b, ann.data, ann.len);
+			tm_buf_free(&ann);
 		} else {
 			tm_mrec_put_str(b, NULL, UINT32_MAX);
 			tm_mrec_put_str(b, "", 0);
