@@ -318,15 +318,6 @@ struct exp_perf {
  * A perf sample is a PerfSample packet instead, on its attr's sequence. */
 void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32_t row, int64_t ts,
 			   const exp_sample *smp);
-/* A JSON value as one TrackEvent.debug_annotations field named `name`
- * (nested dict entries and array values; nothing for null, and null
- * members and items left out, as the reference skips them), appended to
- * b: what a reader keeps of an event's args for its encoder. */
-void exp_json_annotation(tm_buf *b, const char *name, size_t name_n, const tj_value *v);
-/* The same for JSON text, as a DebugAnnotation's legacy_json_value: the
- * reference parses it and flattens it as it flattens a trace's JSON args
- * (keys as they are; a dict entry's name would be made a C identifier). */
-void exp_json_annotation_text(tm_buf *b, const char *name, size_t name_n, const char *json, size_t json_n);
 /* A TracePacket of (file, row) at ts (none when < 0) holding msg in
  * `field` (an F_TracePacket_ data field), on the file's sequence `seq`
  * (a key of the encoder's, apart from export_text.c's: EVENT_SEQ and the

@@ -132,54 +132,6 @@ static void write_packet_on(exp_text *t, uint32_t file, uint32_t row, uint64_t s
 	exp_emit(x, row, b->data, b->len);
 }
 
-/* One JSON value as a DebugAnnotation's fields, named when `name`. A
- * member or item whose value is null is left out, as the reference
- * skips it. */
-static void annot_wire(tm_buf *b, const tj_value *v, const char *name, size_t name_n)
-{
-	switch (v->type) {
-	case TJ_BOOL: put_uint(b, F_DebugAnnotation_bool_value, v->b ? 1 : 0); break;
-	case TJ_INT: put_uint(b, F_DebugAnnotation_int_value, (uint64_t)v->i); break;
-	case TJ_DOUBLE: {
-		uint64_t bits;
-		memcpy(&bits, &v->d, sizeof bits);
-		put_fixed64(b, F_DebugAnnotation_double_value, bits);
-		break;
-	}
-	case TJ_STRING: put_cstr(b, F_DebugAnnotation_string_value, v->s, v->len); break;
-	default: break;
-	}
-	if (name)
-		put_cstr(b, F_DebugAnnotation_name, name, name_n);
-	if (v->type != TJ_OBJECT && v->type != TJ_ARRAY)
-		return;
-	int dict = v->type == TJ_OBJECT;
-	for (size_t i = 0; i < v->len; i++) {
-		if (v->items[i].type == TJ_NULL)
-			continue;
-		size_t at = nested_begin(b, dict ? F_DebugAnnotation_dict_entries : F_DebugAnnotation_array_values);
-		annot_wire(b, &v->items[i], dict ? v->keys[i] : NULL, dict ? v->key_lens[i] : 0);
-		nested_end(b, at);
-	}
-}
-
-void exp_json_annotation(tm_buf *b, const char *name, size_t name_n, const tj_value *v)
-{
-	if (v->type == TJ_NULL)
-		return;
-	size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
-	annot_wire(b, v, name, name_n);
-	nested_end(b, at);
-}
-
-void exp_json_annotation_text(tm_buf *b, const char *name, size_t name_n, const char *json, size_t json_n)
-{
-	size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
-	put_cstr(b, F_DebugAnnotation_legacy_json_value, json, json_n);
-	put_cstr(b, F_DebugAnnotation_name, name, name_n);
-	nested_end(b, at);
-}
-
 void exp_text_message(exp_text *t, uint32_t file, uint32_t row, uint64_t seq, int64_t ts, uint32_t field,
 		      const ProtobufCMessage *msg)
 {

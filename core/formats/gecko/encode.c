@@ -11,15 +11,28 @@
 
 /* A marker: a TrackEvent on its track (an instant, a complete event, a
  * begin, an end with its name and category, which the reference matches),
- * its data the debug annotation "data" (the reference's import shows it as
- * debug.data.*, the archive's as data.*: tracemount(1), "Divergences"). */
+ * its data the debug annotation "data" as JSON text (legacy_json_value),
+ * which the reference parses and flattens as it flattens the profile's
+ * (keys as they are; a dict entry's name would be made a C identifier).
+ * Its import shows them as debug.data.*, the profile's as data.*:
+ * tracemount(1), "Divergences". */
 static void marker(exp_text *t, const tm_mobserved *o, const gecko_observed *g)
 {
 	if (o->track == UINT32_MAX)
 		return;
 	exp_text_thread_pid(t, o->model, o->head->machine_row, tm_model_track(o->model, o->track)->utid, g->pid);
-	exp_te te = {.track_uuid = exp_text_track(t, o->model, o->track), .category = g->cat, .name = g->name,
-		     .annot = g->annot, .annot_n = g->annot_n};
+	uint64_t uuid = exp_text_track(t, o->model, o->track);
+	tm_buf *b = &t->line;
+	b->len = 0;
+	size_t prefix = sizeof GECKO_DATA_ARG - 1;
+	if (g->args && g->args_n > prefix) {
+		size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
+		put_cstr(b, F_DebugAnnotation_legacy_json_value, g->args + prefix, g->args_n - prefix);
+		put_cstr(b, F_DebugAnnotation_name, "data", 4);
+		nested_end(b, at);
+	}
+	exp_te te = {.track_uuid = uuid, .category = g->cat, .name = g->name,
+		     .annot = b->data, .annot_n = b->len};
 	switch (g->phase) {
 	case 0: te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT; break;
 	case 1: exp_te_complete(t, &te, o->ts, g->dur, o->head->file_id, o->head->machine_row); break;

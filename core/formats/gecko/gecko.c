@@ -270,12 +270,7 @@ static void read_thread(gk_thread *t, const tj_value *o)
 					t->preprocessed = 1;
 					collect_opt_u32(&t->sample_stack, a);
 				} else if (key_is(v, k, "time") && a->type == TJ_ARRAY) {
-					free(t->times);
-					t->times = tm_xmalloc((a->len ? a->len : 1) * sizeof *t->times);
-					t->n_times = 0;
-					for (size_t e = 0; e < a->len; e++)
-						if (get_double(&a->items[e], &t->times[t->n_times]))
-							t->n_times++;
+					collect_doubles(&t->times, &t->n_times, a);
 				}
 			}
 		}

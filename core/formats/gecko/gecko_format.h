@@ -49,10 +49,10 @@ typedef struct tm_gecko_callsite {
 } tm_gecko_callsite;
 
 /* sub 3, a marker: tm_gecko_marker_rec, then its name, its category
- * (UINT32_MAX for none), for a thread's first its thread's name, its args
- * as compact JSON members without braces ("data":...; UINT32_MAX for
- * none) and its data as TrackEvent debug annotation fields (maybe empty),
- * each a uint32 length and its bytes. */
+ * (UINT32_MAX for none), for a thread's first its thread's name, and its
+ * args as compact JSON members without braces: GECKO_DATA_ARG, then the
+ * data's JSON (UINT32_MAX for none), each a uint32 length and its bytes. */
+#define GECKO_DATA_ARG "\"data\":"
 typedef struct tm_gecko_marker_rec {
 	uint32_t tid, pid;
 	int64_t dur;
@@ -75,8 +75,8 @@ typedef struct gecko_observed {
 	int phase;
 	int64_t dur;
 	const char *name, *cat; /* NUL-terminated; cat NULL for none */
-	const char *annot;   /* its debug annotation fields */
-	size_t annot_n;
+	const char *args;    /* its args (GECKO_DATA_ARG and the data's JSON), or NULL */
+	size_t args_n;
 } gecko_observed;
 
 /* Its samples into merged.pftrace (encode.c). */

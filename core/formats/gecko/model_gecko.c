@@ -42,14 +42,14 @@ static void observe(tm_model *m, const tm_mrec_head *h, int64_t ts, const gecko_
 static void marker(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n)
 {
 	tm_gecko_marker_rec r;
-	const char *p = body + sizeof r, *end = body + n, *name, *cat, *tname = NULL, *args, *annot;
-	size_t name_n, cat_n, tname_n = 0, args_n, annot_n;
+	const char *p = body + sizeof r, *end = body + n, *name, *cat, *tname = NULL, *args;
+	size_t name_n, cat_n, tname_n = 0, args_n;
 	if (n < sizeof r)
 		return;
 	memcpy(&r, body, sizeof r);
 	if (!tm_mrec_get_str(&p, end, &name, &name_n) || !name || !tm_mrec_get_str(&p, end, &cat, &cat_n) ||
 	    (r.first && (!tm_mrec_get_str(&p, end, &tname, &tname_n) || !tname)) ||
-	    !tm_mrec_get_str(&p, end, &args, &args_n) || !tm_mrec_get_str(&p, end, &annot, &annot_n) || !annot)
+	    !tm_mrec_get_str(&p, end, &args, &args_n))
 		return;
 	m_mach *mc = m_machine(m, h->machine_row);
 	if (r.first) { /* ParseThreadMetadata */
@@ -80,7 +80,7 @@ static void marker(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *b
 		made = 0; /* a phase the reference makes nothing of */
 	}
 	gecko_observed go = {r.first, r.pid, r.tid, TM_NO_CALLSITE, 1, r.phase, r.dur, nm ? m_str(&m->str, nm) : NULL,
-			     ct ? m_str(&m->str, ct) : NULL, annot, annot_n};
+			     ct ? m_str(&m->str, ct) : NULL, args, an};
 	observe(m, h, ts, &go, made ? track : UINT32_MAX);
 }
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "formats/gecko/gecko.h"
-#include "export/export_internal.h"
 #include "util/json.h"
 
 
@@ -29,7 +28,7 @@ typedef struct gk_tok {
 	tm_u64map callsites;   /* (parent + 1) << 32 | frame -> id + 1 */
 	uint32_t n_callsites;
 	tm_buf rec;
-	tm_buf args;           /* a marker's args, then its annotations */
+	tm_buf args;           /* a marker's args */
 } gk_tok;
 
 static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
@@ -185,22 +184,14 @@ static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *mk)
 		tm_mrec_put_str(b, mk->cat, mk->cat ? mk->cat_n : UINT32_MAX);
 		if (t->first)
 			tm_mrec_put_str(b, t->name, t->name_n);
-		tm_buf *a = &st->args;
-		a->len = 0;
 		if (mk->data) {
-			/* the args: "data":JSON; the annotation: JSON, which
-			 * the reference flattens as it flattens the profile's */
-			tm_buf_puts(a, "\"data\":");
-			size_t json = a->len;
+			tm_buf *a = &st->args;
+			a->len = 0;
+			tm_buf_puts(a, GECKO_DATA_ARG);
 			tj_write(a, mk->data);
 			tm_mrec_put_str(b, a->data, a->len);
-			tm_buf ann = {0};
-			exp_json_annotation_text(&ann, "data", 4, a->data + json, a->len - json);
-			tm_mrec_put_str(b, ann.data, ann.len);
-			tm_buf_free(&ann);
 		} else {
 			tm_mrec_put_str(b, NULL, UINT32_MAX);
-			tm_mrec_put_str(b, "", 0);
 		}
 		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
 	}

@@ -29,12 +29,48 @@
 #define SALT_FLOW_V1 0x666c6f7776316964ull
 #define SALT_FLOW_V2 0x666c6f7776326964ull
 
+/* One JSON value as a DebugAnnotation's fields, named when `name`. A
+ * member or item whose value is null is left out, as the reference
+ * skips it. */
+static void annot_wire(tm_buf *b, const tj_value *v, const char *name, size_t name_n)
+{
+	switch (v->type) {
+	case TJ_BOOL: put_uint(b, F_DebugAnnotation_bool_value, v->b ? 1 : 0); break;
+	case TJ_INT: put_uint(b, F_DebugAnnotation_int_value, (uint64_t)v->i); break;
+	case TJ_DOUBLE: {
+		uint64_t bits;
+		memcpy(&bits, &v->d, sizeof bits);
+		put_fixed64(b, F_DebugAnnotation_double_value, bits);
+		break;
+	}
+	case TJ_STRING: put_cstr(b, F_DebugAnnotation_string_value, v->s, v->len); break;
+	default: break;
+	}
+	if (name)
+		put_cstr(b, F_DebugAnnotation_name, name, name_n);
+	if (v->type != TJ_OBJECT && v->type != TJ_ARRAY)
+		return;
+	int dict = v->type == TJ_OBJECT;
+	for (size_t i = 0; i < v->len; i++) {
+		if (v->items[i].type == TJ_NULL)
+			continue;
+		size_t at = nested_begin(b, dict ? F_DebugAnnotation_dict_entries : F_DebugAnnotation_array_values);
+		annot_wire(b, &v->items[i], dict ? v->keys[i] : NULL, dict ? v->key_lens[i] : 0);
+		nested_end(b, at);
+	}
+}
+
 void tm_export_json_args(tm_buf *b, const tj_value *args)
 {
 	if (!args || args->type != TJ_OBJECT)
 		return;
-	for (size_t i = 0; i < args->len; i++)
-		exp_json_annotation(b, args->keys[i], args->key_lens[i], &args->items[i]);
+	for (size_t i = 0; i < args->len; i++) {
+		if (args->items[i].type == TJ_NULL)
+			continue;
+		size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
+		annot_wire(b, &args->items[i], args->keys[i], args->key_lens[i]);
+		nested_end(b, at);
+	}
 }
 
 static void json_event(exp_text *t, const tm_mobserved *o)
