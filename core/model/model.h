@@ -54,13 +54,21 @@ static inline void tm_mrec_put_str(tm_buf *b, const char *p, size_t n)
 		tm_buf_put(b, p, n);
 }
 
+/* n bytes of a record into v, *p moved past them: 0 when they run short. */
+static inline int tm_mrec_get(const char **p, const char *end, void *v, size_t n)
+{
+	if ((size_t)(end - *p) < n)
+		return 0;
+	memcpy(v, *p, n);
+	*p += n;
+	return 1;
+}
+
 static inline int tm_mrec_get_str(const char **p, const char *end, const char **s, size_t *n)
 {
 	uint32_t len;
-	if ((size_t)(end - *p) < sizeof len)
+	if (!tm_mrec_get(p, end, &len, sizeof len))
 		return 0;
-	memcpy(&len, *p, sizeof len);
-	*p += sizeof len;
 	if (len == UINT32_MAX) {
 		*s = NULL;
 		*n = 0;

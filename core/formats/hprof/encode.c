@@ -27,15 +27,6 @@ static void emit(exp_text *t, const tm_mobserved *o, Perfetto__Protos__HeapGraph
 			 &hg->base);
 }
 
-static int take(const char **p, const char *end, void *v, size_t n)
-{
-	if ((size_t)(end - *p) < n)
-		return 0;
-	memcpy(v, *p, n);
-	*p += n;
-	return 1;
-}
-
 static void objects(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec *pr, const char *q,
 		    const char *end)
 {
@@ -49,7 +40,7 @@ static void objects(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec 
 	uint32_t k = 0;
 	for (; k < pr->n; k++) {
 		tm_hprof_obj_rec r;
-		if (!take(&q, end, &r, sizeof r) || r.n_refs > n_refs - used)
+		if (!tm_mrec_get(&q, end, &r, sizeof r) || r.n_refs > n_refs - used)
 			break;
 		Perfetto__Protos__HeapGraphObject *ob = &objs[k];
 		perfetto__protos__heap_graph_object__init(ob);
@@ -62,7 +53,7 @@ static void objects(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec 
 		uint64_t *fields = ids + 2 * used, *targets = fields + r.n_refs;
 		for (uint32_t j = 0; j < r.n_refs; j++) {
 			uint32_t f;
-			if (!take(&q, end, &f, sizeof f) || !take(&q, end, &targets[j], sizeof targets[j]))
+			if (!tm_mrec_get(&q, end, &f, sizeof f) || !tm_mrec_get(&q, end, &targets[j], sizeof targets[j]))
 				break;
 			fields[j] = (uint64_t)f + 1;
 		}
@@ -93,27 +84,23 @@ static void end_part(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec
 	char **names = tm_xcalloc(pr->n ? pr->n : 1, sizeof *names);
 	size_t nt = 0;
 	for (; nt < pr->n; nt++) {
-		uint8_t kind;
-		uint64_t counts[2];
-		const char *name;
-		size_t name_n;
-		if (!take(&q, end, &kind, sizeof kind) || !take(&q, end, counts, sizeof counts) ||
-		    !tm_mrec_get_str(&q, end, &name, &name_n) || !name)
+		tm_hprof_class c;
+		if (!tm_hprof_get_class(&q, end, &c))
 			break;
 		Perfetto__Protos__HeapGraphType *ty = &types[nt];
 		perfetto__protos__heap_graph_type__init(ty);
 		ty->has_id = 1;
 		ty->id = nt + 1;
-		names[nt] = tm_xstrndup(name, name_n);
+		names[nt] = tm_xstrndup(c.name, c.name_n);
 		ty->class_name = names[nt];
-		if (kind) {
+		if (c.kind) {
 			ty->has_kind = 1;
-			ty->kind = (Perfetto__Protos__HeapGraphType__Kind)kind;
+			ty->kind = (Perfetto__Protos__HeapGraphType__Kind)c.kind;
 		}
 		tp[nt] = ty;
 	}
 	uint32_t nf = 0;
-	take(&q, end, &nf, sizeof nf);
+	tm_mrec_get(&q, end, &nf, sizeof nf);
 	Perfetto__Protos__InternedString *fs = tm_xcalloc(nf ? nf : 1, sizeof *fs);
 	Perfetto__Protos__InternedString **fp = tm_xcalloc(nf ? nf : 1, sizeof *fp);
 	tm_buf text = {0};
@@ -144,13 +131,13 @@ static void end_part(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec
 	/* the roots, one message per type */
 	enum { N_ROOT_TYPES = 15 };
 	uint32_t nr = 0;
-	take(&q, end, &nr, sizeof nr);
+	tm_mrec_get(&q, end, &nr, sizeof nr);
 	Perfetto__Protos__HeapGraphRoot roots[N_ROOT_TYPES], *rp[N_ROOT_TYPES];
 	uint64_t *ids = tm_xcalloc(nr ? nr : 1, sizeof *ids);
 	uint8_t *types_of = tm_xcalloc(nr ? nr : 1, 1);
 	uint32_t got = 0;
 	for (; got < nr; got++)
-		if (!take(&q, end, &types_of[got], 1) || !take(&q, end, &ids[got], sizeof ids[got]) ||
+		if (!tm_mrec_get(&q, end, &types_of[got], 1) || !tm_mrec_get(&q, end, &ids[got], sizeof ids[got]) ||
 		    types_of[got] >= N_ROOT_TYPES)
 			break;
 	uint64_t *sorted = tm_xcalloc(nr ? nr : 1, sizeof *sorted);
@@ -201,7 +188,7 @@ static void observed(exp_text *t, const tm_mobserved *o)
 	const hprof_observed *ho = o->event;
 	tm_hprof_part_rec pr;
 	const char *q = ho->body, *end = ho->body + ho->n;
-	if (!take(&q, end, &pr, sizeof pr))
+	if (!tm_mrec_get(&q, end, &pr, sizeof pr))
 		return;
 	if (ho->sub == HPROF_OBJECTS)
 		objects(t, o, &pr, q, end);

@@ -341,6 +341,19 @@ static hobj *obj_of(hp *h, uint64_t id)
 	return v ? &h->obj[*v - 1] : NULL;
 }
 
+/* The index of id in ix; where it has none, a new element appended to
+ * the array (*arr, *n, *cap of elem bytes) is its (the caller fills it
+ * in). The reference's map[id], for each of its id maps. */
+static uint32_t index_of(tm_u64map *ix, uint64_t id, void **arr, size_t *n, size_t *cap, size_t elem)
+{
+	const uint32_t *v = tm_u64map_get(ix, id);
+	if (v)
+		return *v - 1;
+	tm_grow(arr, cap, *n + 1, elem);
+	tm_u64map_put(ix, id, (uint32_t)*n);
+	return (uint32_t)(*n)++;
+}
+
 static int rid(hp *h, uint64_t *v)
 {
 	if (h->id_size != 4 && h->id_size != 8)
@@ -351,15 +364,8 @@ static int rid(hp *h, uint64_t *v)
 /* objects_[id] = a new object (replacing one of that id where it was) */
 static hobj *new_obj(hp *h, uint64_t id, uint64_t class_id, int type)
 {
-	const uint32_t *v = tm_u64map_get(&h->obj_ix, id);
-	hobj *o;
-	if (v) {
-		o = &h->obj[*v - 1];
-	} else {
-		TM_GROW(h->obj, h->cap_obj, h->n_obj + 1);
-		o = &h->obj[h->n_obj++];
-		tm_u64map_put(&h->obj_ix, id, (uint32_t)(h->n_obj - 1));
-	}
+	uint32_t ix = index_of(&h->obj_ix, id, (void **)&h->obj, &h->n_obj, &h->cap_obj, sizeof *h->obj);
+	hobj *o = &h->obj[ix]; /* after the call: it may move the array */
 	memset(o, 0, sizeof *o);
 	o->id = id;
 	o->class_id = class_id;
@@ -379,15 +385,7 @@ static int utf8(hp *h, uint32_t len)
 	const uint8_t *p = h->r.p + h->r.at;
 	if (!skip(&h->r, n))
 		return 0;
-	const uint32_t *v = tm_u64map_get(&h->strings, id);
-	uint32_t ix;
-	if (v) {
-		ix = *v - 1;
-	} else {
-		TM_GROW(h->strs, h->cap_strs, h->n_strs + 1);
-		ix = (uint32_t)h->n_strs++;
-		tm_u64map_put(&h->strings, id, ix);
-	}
+	uint32_t ix = index_of(&h->strings, id, (void **)&h->strs, &h->n_strs, &h->cap_strs, sizeof *h->strs);
 	h->strs[ix] = (struct hstr){p, (uint32_t)n, 0, {0, 0}};
 	h->d->stats[HPROF_STAT_STRINGS]++;
 	return 1;
@@ -400,15 +398,8 @@ static int load_class(hp *h)
 	if (!u4(&h->r, &serial) || !rid(h, &id) || !u4(&h->r, &stack) || !rid(h, &name_id))
 		return 0;
 	text_ref name = normalize(h, lookup(h, name_id));
-	const uint32_t *v = tm_u64map_get(&h->class_ix, id);
-	hclass *c;
-	if (v) {
-		c = &h->cls[*v - 1];
-	} else {
-		TM_GROW(h->cls, h->cap_cls, h->n_cls + 1);
-		c = &h->cls[h->n_cls++];
-		tm_u64map_put(&h->class_ix, id, (uint32_t)(h->n_cls - 1));
-	}
+	uint32_t ix = index_of(&h->class_ix, id, (void **)&h->cls, &h->n_cls, &h->cap_cls, sizeof *h->cls);
+	hclass *c = &h->cls[ix];
 	memset(c, 0, sizeof *c);
 	c->id = id;
 	c->name = name;
@@ -668,6 +659,17 @@ static int header(hp *h)
 
 /* ---- the graph ---------------------------------------------------------------- */
 
+/* "Class.field", interned: a reference's name */
+static uint32_t qualified(hp *h, text_ref cls, text_ref field)
+{
+	tm_buf *b = &h->scratch;
+	b->len = 0;
+	tm_buf_put(b, txt(h, cls), cls.n);
+	tm_buf_putc(b, '.');
+	tm_buf_put(b, txt(h, field), field.n);
+	return intern_name(h, b->data, b->len);
+}
+
 /* GetClassHierarchyFields: the instance fields of c and every class up
  * its chain, named "Class.field" (interned). A chain that loops ends at
  * the first class it comes back to (the reference's never ends). */
@@ -684,12 +686,7 @@ static void make_chain(hp *h, hclass *c)
 		k->walked = walk;
 		for (uint32_t i = 0; i < k->n_fields; i++) {
 			const hfield *f = &h->fld[k->fields_at + i];
-			tm_buf *b = &h->scratch;
-			b->len = 0;
-			tm_buf_put(b, txt(h, k->name), k->name.n);
-			tm_buf_putc(b, '.');
-			tm_buf_put(b, txt(h, f->name), f->name.n);
-			uint32_t name = intern_name(h, b->data, b->len);
+			uint32_t name = qualified(h, k->name, f->name);
 			TM_GROW(h->chain, h->cap_chain, h->n_chain + 1);
 			h->chain[h->n_chain++] = (hchain){name, f->type};
 		}
@@ -718,12 +715,7 @@ static void object_refs(hp *h, hobj *o, hclass *c)
 		hobj *t = obj_of(h, s->target);
 		if (!t)
 			continue;
-		tm_buf *b = &h->scratch;
-		b->len = 0;
-		tm_buf_put(b, txt(h, c->name), c->name.n);
-		tm_buf_putc(b, '.');
-		tm_buf_put(b, txt(h, s->name), s->name.n);
-		add_ref(h, intern_name(h, b->data, b->len), t->class_id, s->target);
+		add_ref(h, qualified(h, c->name, s->name), t->class_id, s->target);
 	}
 	if (!o->len)
 		return;

@@ -22,9 +22,8 @@ extern const tm_tokenizer tm_hprof_tokenizer;
  *   HPROF_OBJECTS: tm_hprof_part_rec, then n objects, each a
  *     tm_hprof_obj_rec and its n_refs references (a uint32 field, from
  *     0 in the dump's field list, and a uint64 object id, 0 for none);
- *   HPROF_END: tm_hprof_part_rec (n: the classes), then each class (a
- *     uint8 kind, two uint64: its objects and their bytes, its name: a
- *     uint32 length and its bytes), a uint32 count of fields and each
+ *   HPROF_END: tm_hprof_part_rec (n: the classes), then each class
+ *     (tm_hprof_get_class reads one), a uint32 count of fields and each
  *     (its name and its type name, as the class's), a uint32 count of
  *     roots and each (a uint8 type, a uint64 object id).
  * OBJECTS and END, at the dump's time on a queue of the file, only when
@@ -32,8 +31,6 @@ extern const tm_tokenizer tm_hprof_tokenizer;
 enum { HPROF_DUMP, HPROF_OBJECTS, HPROF_END };
 
 typedef struct tm_hprof_dump_rec {
-	uint64_t ts;
-	uint8_t has_rows;
 	int64_t stats[14]; /* HPROF_N_STATS (hprof.h) */
 } tm_hprof_dump_rec;
 
@@ -50,6 +47,23 @@ typedef struct tm_hprof_obj_rec {
 	uint32_t n_refs;
 	uint8_t root;        /* HeapGraphRoot.Type + 1, 0 none */
 } tm_hprof_obj_rec;
+
+/* A class of an END record: a uint8 kind (HeapGraphType.Kind), two
+ * uint64 (its objects and their bytes), its name (a uint32 length and its
+ * bytes). 0 when the bytes run short. */
+typedef struct tm_hprof_class {
+	uint8_t kind;
+	uint64_t objects, bytes;
+	const char *name;
+	size_t name_n;
+} tm_hprof_class;
+
+static inline int tm_hprof_get_class(const char **p, const char *end, tm_hprof_class *c)
+{
+	return tm_mrec_get(p, end, &c->kind, sizeof c->kind) && tm_mrec_get(p, end, &c->objects, sizeof c->objects) &&
+	       tm_mrec_get(p, end, &c->bytes, sizeof c->bytes) && tm_mrec_get_str(p, end, &c->name, &c->name_n) &&
+	       c->name;
+}
 
 /* TM_MREC_HPROF records into the tables (model_hprof.c). */
 extern const tm_parser tm_hprof_parser;

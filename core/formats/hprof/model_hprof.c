@@ -36,26 +36,16 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 {
 	(void)pre;
 	(void)pre_len;
+	const char *q = body, *end = body + n;
 	tm_hprof_part_rec p;
-	if (n < sizeof p)
+	if (!tm_mrec_get(&q, end, &p, sizeof p))
 		return;
-	memcpy(&p, body, sizeof p);
 	if (h->sub == HPROF_END) {
-		const char *q = body + sizeof p, *end = body + n;
+		tm_hprof_class c;
 		for (uint32_t i = 0; i < p.n; i++) {
-			uint8_t kind;
-			uint64_t objects, bytes;
-			const char *name;
-			size_t name_n;
-			if ((size_t)(end - q) < sizeof kind + 2 * sizeof objects)
+			if (!tm_hprof_get_class(&q, end, &c))
 				return;
-			memcpy(&kind, q, sizeof kind);
-			memcpy(&objects, q + sizeof kind, sizeof objects);
-			memcpy(&bytes, q + sizeof kind + sizeof objects, sizeof bytes);
-			q += sizeof kind + 2 * sizeof objects;
-			if (!tm_mrec_get_str(&q, end, &name, &name_n) || !name)
-				return;
-			m_heap_class(m, name, name_n, objects, bytes);
+			m_heap_class(m, c.name, c.name_n, c.objects, c.bytes);
 		}
 	}
 	observe(m, h, ts, body, n);

@@ -43,9 +43,6 @@ static void records(scan_file *sf, const hprof_dump *d)
 	tm_buf b = {0};
 	head(sf, &b, HPROF_DUMP);
 	tm_hprof_dump_rec r;
-	memset(&r, 0, sizeof r);
-	r.ts = d->ts;
-	r.has_rows = (uint8_t)d->has_rows;
 	memcpy(r.stats, d->stats, sizeof r.stats);
 	tm_buf_put(&b, &r, sizeof r);
 	scan_record_side(sf, b.data, b.len);
