@@ -401,7 +401,5 @@ void m_aggregate(tm_model *m, uint32_t callsite, int64_t value);
 /* A heap dump's class of the record being applied, with its objects. */
 void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, uint64_t bytes);
 void m_stack_free(tm_model *m);
-void m_json_compact(tm_buf *b, const tj_value *v);
-void m_json_double(tm_buf *b, double d);
 
 #endif

@@ -197,16 +197,6 @@ uint32_t m_compress_overlapping(tm_model *m, m_ctx *c, uint64_t set_key, int64_t
 
 /* ---- slices ------------------------------------------------------------------- */
 
-void m_json_compact(tm_buf *b, const tj_value *v)
-{
-	tj_write(b, v);
-}
-
-void m_json_double(tm_buf *b, double d)
-{
-	tj_write_double(b, d);
-}
-
 void tm_model_json_args_text(tm_buf *b, const tj_value *args)
 {
 	if (args && args->type == TJ_OBJECT)

@@ -842,7 +842,7 @@ static void nested_value(tm_buf *b, const NestedValue *v, int depth)
 	} else if (v->has_int_value) {
 		tm_buf_put_i64(b, v->int_value);
 	} else if (v->has_double_value) {
-		m_json_double(b, v->double_value);
+		tj_write_double(b, v->double_value);
 	} else if (v->has_bool_value) {
 		tm_buf_puts(b, v->bool_value ? "true" : "false");
 	} else if (v->string_value) {
@@ -895,7 +895,7 @@ static void annotation_value(tm_buf *b, const DebugAnnotation *d, int depth)
 		tm_buf_put_i64(b, d->int_value);
 		break;
 	case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-		m_json_double(b, d->double_value);
+		tj_write_double(b, d->double_value);
 		break;
 	case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE: {
 		char t[32];
@@ -910,7 +910,7 @@ static void annotation_value(tm_buf *b, const DebugAnnotation *d, int depth)
 		tj_value *v = NULL;
 		tm_error err;
 		if (tj_parse(d->legacy_json_value, strlen(d->legacy_json_value), &v, &err) == 0)
-			m_json_compact(b, v);
+			tj_write(b, v);
 		else
 			tm_buf_json_string(b, d->legacy_json_value, strlen(d->legacy_json_value));
 		tj_free(v);
