@@ -548,13 +548,153 @@ static int copy_deferred(exp *x, tm_error *err)
 	return rc;
 }
 
+static void keep_packet(exp *x, uint32_t row, tm_buf *b)
+{
+	if (x->deferred)
+		defer_kept(x, row, b);
+	else
+		emit_kept(x, row, b->data, b->len);
+}
+
+static struct exp_seq_defaults *seq_defaults(exp *x, uint32_t seq)
+{
+	if (seq >= x->cap_seq_defaults) {
+		size_t cap = x->cap_seq_defaults;
+		TM_GROW(x->seq_defaults, x->cap_seq_defaults, (size_t)seq + 1);
+		memset(x->seq_defaults + cap, 0, (x->cap_seq_defaults - cap) * sizeof *x->seq_defaults);
+	}
+	return &x->seq_defaults[seq];
+}
+
+static void put_packet(tm_buf *b, const Perfetto__Protos__TracePacket *p)
+{
+	size_t n = perfetto__protos__trace_packet__get_packed_size(p);
+	b->len = 0;
+	TM_GROW(b->data, b->cap, n + 1);
+	perfetto__protos__trace_packet__pack(p, (uint8_t *)b->data);
+	b->len = n;
+}
+
+/* A StreamingProfilePacket's samples as the reference reads them: their
+ * times come from the sequence's legacy timestamp, which merged.pftrace's
+ * TrackEvents no longer move, in microseconds. Each sample goes out as a
+ * StackSample of its own at its trace time, of the sequence's thread and
+ * on its callstack (interned on the same sequence), with the source
+ * "chrome" in the sequence's defaults (its own kept, the source added), so
+ * that the reference's import makes the same rows. A sample whose stack
+ * does not resolve goes out as a StreamingProfilePacket of a zero delta
+ * after a ThreadDescriptor of its time, and a packet whose tokenization
+ * failed on a missing delta as one of none: they make the same stats and
+ * no row. */
+static void exp_streaming(exp *x, const tm_packet_out *po, uint32_t seq, tm_span msg)
+{
+	tm_buf *b = &x->s2;
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	p.optional_trusted_packet_sequence_id_case =
+		PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+	p.trusted_packet_sequence_id = seq;
+	struct exp_seq_defaults *d = seq_defaults(x, seq);
+	if (!d->chrome && po->n_sample) {
+		Perfetto__Protos__TracePacketDefaults pd = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+		Perfetto__Protos__StackSampleDefaults sd = PERFETTO__PROTOS__STACK_SAMPLE_DEFAULTS__INIT;
+		sd.source = "chrome";
+		pd.stack_sample_defaults = &sd;
+		x->s3.len = 0;
+		size_t n = perfetto__protos__trace_packet_defaults__get_packed_size(&pd);
+		tm_buf_put(&x->s3, d->bytes.data ? d->bytes.data : "", d->bytes.len);
+		TM_GROW(x->s3.data, x->s3.cap, x->s3.len + n + 1);
+		perfetto__protos__trace_packet_defaults__pack(&pd, (uint8_t *)x->s3.data + x->s3.len);
+		x->s3.len += n; /* a message's bytes followed by more are their merge */
+		b->len = 0;
+		put_bytes(b, F_TracePacket_trace_packet_defaults, x->s3.data, x->s3.len);
+		put_uint(b, F_TracePacket_trusted_packet_sequence_id, seq);
+		keep_packet(x, po->machine_row, b);
+		d->chrome = 1;
+	}
+	uint64_t *iids = NULL;
+	size_t n_iids = 0, cap = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != F_StreamingProfilePacket_callstack_iid)
+			continue;
+		const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
+		uint64_t v = f.val;
+		do {
+			if (f.wire == TM_PB_LEN && !tm_pb_varint(&q, end, &v))
+				break;
+			TM_GROW(iids, cap, n_iids + 1);
+			iids[n_iids++] = v;
+		} while (f.wire == TM_PB_LEN && q < end);
+	}
+	Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
+	Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;
+	tc.has_pid = tc.has_tid = 1;
+	tc.pid = (uint32_t)po->sample_pid;
+	tc.tid = (uint32_t)po->sample_tid;
+	ss.task_context_field_case = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT_FIELD_TASK_CONTEXT;
+	ss.task_context = &tc;
+	ss.callstack_field_case = PERFETTO__PROTOS__STACK_SAMPLE__CALLSTACK_FIELD_CALLSTACK_IID;
+	Perfetto__Protos__StreamingProfilePacket sp = PERFETTO__PROTOS__STREAMING_PROFILE_PACKET__INIT;
+	int64_t zero = 0;
+	for (size_t i = 0; i < po->n_sample && i < n_iids; i++) {
+		int64_t ts = po->sample_ts[i];
+		if (ts == INT64_MIN)
+			continue;
+		p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA__NOT_SET;
+		p.has_timestamp = 0;
+		if (ts >= 0) {
+			ss.callstack_iid = iids[i];
+			p.has_timestamp = 1;
+			p.timestamp = (uint64_t)ts;
+			p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_STACK_SAMPLE;
+			p.stack_sample = &ss;
+		} else {
+			/* the sequence's thread again, its time the sample's
+			 * (to the microsecond below), so that the sample is
+			 * parsed where it was: no row, the thread made then */
+			Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+			td.has_pid = td.has_tid = td.has_reference_timestamp_us = 1;
+			td.pid = (int32_t)po->sample_pid;
+			td.tid = (int32_t)po->sample_tid;
+			td.reference_timestamp_us = (-1 - ts) / 1000;
+			p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_THREAD_DESCRIPTOR;
+			p.thread_descriptor = &td;
+			put_packet(b, &p);
+			keep_packet(x, po->machine_row, b);
+			sp.n_callstack_iid = 1;
+			sp.callstack_iid = &iids[i];
+			sp.n_timestamp_delta_us = 1;
+			sp.timestamp_delta_us = &zero;
+			p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_STREAMING_PROFILE_PACKET;
+			p.streaming_profile_packet = &sp;
+		}
+		put_packet(b, &p);
+		keep_packet(x, po->machine_row, b);
+	}
+	if (po->sample_logs & TM_SAMPLE_LOG_PARSER_ERROR) {
+		uint64_t none = 0;
+		sp.n_callstack_iid = 1;
+		sp.callstack_iid = &none;
+		sp.n_timestamp_delta_us = 0;
+		p.has_timestamp = 0;
+		p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_STREAMING_PROFILE_PACKET;
+		p.streaming_profile_packet = &sp;
+		put_packet(b, &p);
+		keep_packet(x, po->machine_row, b);
+	}
+	free(iids);
+}
+
 static void on_packet(void *ctx, const tm_packet_out *po)
 {
 	exp *x = ctx;
 	tm_span raw = {po->data, po->len};
 	tm_buf *b = &x->pkt;
 	b->len = 0;
-	int had_seq = 0, clock_only = 0;
+	int had_seq = 0, clock_only = 0, cleared = 0, has_defaults = 0;
+	tm_span streaming = {0};
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, raw);
@@ -575,6 +715,17 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 			end_run(b, &from, at, it.p);
 			had_seq = 1;
 			break;
+		case F_TracePacket_incremental_state_cleared:
+			cleared |= f.wire == TM_PB_VARINT && f.val;
+			break;
+		case F_TracePacket_sequence_flags:
+			cleared |= f.wire == TM_PB_VARINT && (f.val & TM_SEQ_INCREMENTAL_STATE_CLEARED);
+			break;
+		case F_TracePacket_streaming_profile_packet: /* exp_streaming */
+			end_run(b, &from, at, it.p);
+			if (f.wire == TM_PB_LEN)
+				streaming = f.data;
+			break;
 		case F_TracePacket_trace_packet_defaults:
 		case F_TracePacket_track_event:
 		case F_TracePacket_track_descriptor:
@@ -590,12 +741,32 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 			x->s1.len = 0;
 			rewrite(x, &x->s1, f.data, po);
 			put_msg(b, f.id, &x->s1);
+			if (f.id == F_TracePacket_trace_packet_defaults && po->seq_id) {
+				/* kept for exp_streaming, should the sequence have one */
+				struct exp_seq_defaults *d =
+					seq_defaults(x, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
+				d->bytes.len = 0;
+				tm_buf_put(&d->bytes, x->s1.data ? x->s1.data : "", x->s1.len);
+				d->chrome = 0;
+				has_defaults = 1;
+			}
 			break;
 		}
 		}
 		at = it.p;
 	}
 	copy_raw(b, from, at);
+	if (cleared && !has_defaults && had_seq && po->seq_id) { /* a clear drops the defaults */
+		struct exp_seq_defaults *d = seq_defaults(x, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
+		d->bytes.len = 0;
+		d->chrome = 0;
+	}
+	if (streaming.p && !b->len && !po->has_ts) {
+		/* nothing but the samples */
+		if (had_seq && po->seq_id)
+			exp_streaming(x, po, exp_seq(x, po->file_id, po->machine_row, po->seq_id), streaming);
+		return;
+	}
 	/* A clock packet keeps what else it carries (Chromium clears a
 	 * sequence's incremental state on its snapshot packet), but not its
 	 * time, and is dropped when nothing else is left. */
@@ -605,10 +776,9 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 		put_uint(b, F_TracePacket_timestamp, (uint64_t)po->ts);
 	if (had_seq && po->seq_id)
 		put_uint(b, F_TracePacket_trusted_packet_sequence_id, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
-	if (x->deferred)
-		defer_kept(x, po->machine_row, b);
-	else
-		emit_kept(x, po->machine_row, b->data, b->len);
+	keep_packet(x, po->machine_row, b);
+	if (streaming.p && had_seq && po->seq_id)
+		exp_streaming(x, po, exp_seq(x, po->file_id, po->machine_row, po->seq_id), streaming);
 }
 
 /* ---- the packet worker ---------------------------------------------------------- */
@@ -631,7 +801,9 @@ typedef struct pw_rec {
 	uint32_t file_id, machine_row, seq_id;
 	int32_t has_ts;
 	int64_t ts;
-	uint64_t len, n_ftrace, n_switch, n_waking;
+	uint64_t len, n_ftrace, n_switch, n_waking, n_sample;
+	int64_t sample_pid, sample_tid;
+	uint64_t sample_logs;
 } pw_rec;
 
 /* tm_relay's fn: the packets of a chunk, on the worker's thread. */
@@ -657,9 +829,14 @@ static void pw_rewrite(void *ctx, const tm_buf *c)
 			.n_switch = r.n_switch,
 			.waking_ts = ts + r.n_ftrace + r.n_switch,
 			.n_waking = r.n_waking,
+			.sample_ts = ts + r.n_ftrace + r.n_switch + r.n_waking,
+			.n_sample = r.n_sample,
+			.sample_pid = r.sample_pid,
+			.sample_tid = r.sample_tid,
+			.sample_logs = (unsigned)r.sample_logs,
 		};
 		on_packet(x, &po);
-		at += sizeof r + TM_RELAY_PAD8(r.len) + 8 * (r.n_ftrace + r.n_switch + r.n_waking);
+		at += sizeof r + TM_RELAY_PAD8(r.len) + 8 * (r.n_ftrace + r.n_switch + r.n_waking + r.n_sample);
 	}
 }
 
@@ -672,9 +849,10 @@ static tm_relay *pw_start(exp *x)
 
 static void pw_put(tm_relay *w, const tm_packet_out *po)
 {
-	pw_rec r = {po->file_id,  po->machine_row, po->seq_id,   po->has_ts,  po->ts,
-		    po->len,      po->n_ftrace,    po->n_switch, po->n_waking};
-	size_t n_ts = po->n_ftrace + po->n_switch + po->n_waking;
+	pw_rec r = {po->file_id,  po->machine_row, po->seq_id,   po->has_ts,     po->ts,
+		    po->len,      po->n_ftrace,    po->n_switch, po->n_waking,   po->n_sample,
+		    po->sample_pid, po->sample_tid, po->sample_logs};
+	size_t n_ts = po->n_ftrace + po->n_switch + po->n_waking + po->n_sample;
 	tm_buf *b = tm_relay_buf(w);
 	size_t at = b->len, need = at + sizeof r + TM_RELAY_PAD8(po->len) + 8 * n_ts;
 	if (need > b->cap)
@@ -686,9 +864,9 @@ static void pw_put(tm_relay *w, const tm_packet_out *po)
 		memset(b->data + at + TM_RELAY_PAD8(po->len) - 8, 0, 8);
 	memcpy(b->data + at, po->data, po->len);
 	at += TM_RELAY_PAD8(po->len);
-	const int64_t *ts[3] = {po->ftrace_ts, po->switch_ts, po->waking_ts};
-	size_t n[3] = {po->n_ftrace, po->n_switch, po->n_waking};
-	for (size_t k = 0; k < 3; k++)
+	const int64_t *ts[4] = {po->ftrace_ts, po->switch_ts, po->waking_ts, po->sample_ts};
+	size_t n[4] = {po->n_ftrace, po->n_switch, po->n_waking, po->n_sample};
+	for (size_t k = 0; k < 4; k++)
 		if (n[k]) { /* the array is NULL when empty */
 			memcpy(b->data + at, ts[k], 8 * n[k]);
 			at += 8 * n[k];
@@ -1061,6 +1239,9 @@ void tm_export_abort(tm_export_build *x)
 	free(x->kernel_text);
 	free(x->print_files);
 	free(x->seqs.s);
+	for (size_t i = 0; i < x->cap_seq_defaults; i++)
+		tm_buf_free(&x->seq_defaults[i].bytes);
+	free(x->seq_defaults);
 	tm_buf_free(&x->pkt);
 	tm_buf_free(&x->s1);
 	tm_buf_free(&x->s2);

@@ -147,6 +147,14 @@ typedef struct exp {
 	uint32_t next_seq;
 	uint64_t seq_last_a, seq_last_b; /* exp_seq's last key, and its id */
 	uint32_t seq_last;     /* (0: none; an id never changes once given) */
+	/* by new sequence id: its TracePacketDefaults as rewritten, and
+	 * whether those went out again with the source of Chrome's samples
+	 * (exp_streaming) */
+	struct exp_seq_defaults {
+		tm_buf bytes;
+		int chrome;
+	} *seq_defaults;
+	size_t cap_seq_defaults;
 	tm_buf pkt, s1, s2, s3;
 	tm_ftrace_bundle bundle;
 	TM_VEC(uint64_t) col[12];

@@ -109,7 +109,17 @@ typedef struct tm_packet_out {
 	size_t n_switch;
 	const int64_t *waking_ts;
 	size_t n_waking;
+	/* a StreamingProfilePacket's samples: each one's trace time, or
+	 * INT64_MIN where the reference pushed none, or -1 - its time where
+	 * its stack does not resolve (it makes no row, only stats); its
+	 * sequence's thread; the logs its tokenization counted */
+	const int64_t *sample_ts;
+	size_t n_sample;
+	int64_t sample_pid, sample_tid;
+	unsigned sample_logs;
 } tm_packet_out;
+
+enum { TM_SAMPLE_LOG_PARSER_ERROR = 1, TM_SAMPLE_LOG_BAD_TIME = 2 };
 
 /* A process or thread name a file gives (Chrome JSON M events
  * process_name / thread_name, a systrace line's task when it changes).

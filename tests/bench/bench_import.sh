@@ -34,6 +34,9 @@
 #             profile (0.7 MB)
 #   hprof     BENCH_IMPORT_HPROF    (50) x testdata/real/hprof's HotSpot
 #             heap dump (1.9 MB; no time: nothing in timeline.tsv)
+#   proto_samples BENCH_IMPORT_PROTO_SAMPLES (200) x testdata/real/perf's
+#             node capture as a proto trace (0.23 MB: PerfSample and
+#             StackSample packets, their stacks interned)
 # Without TRACE_PROCESSOR_SHELL, `cat ARCHIVE` stands in for the
 # reference. Numbers only: the aims are printed, never asserted.
 set -u
@@ -194,3 +197,4 @@ row perf_text testdata/real/perf/node_perf.txt.gz "${BENCH_IMPORT_PERF_TEXT:-100
 row collapsed testdata/real/perf/node.folded.gz "${BENCH_IMPORT_COLLAPSED:-200}" 0 0 0
 row gecko testdata/real/gecko/firefox_startup.json.gz "${BENCH_IMPORT_GECKO:-100}" 0 0 0
 row hprof testdata/real/hprof/small.hprof.gz "${BENCH_IMPORT_HPROF:-50}" 0 0 0
+row proto_samples testdata/real/perf/node_proto.pftrace.gz "${BENCH_IMPORT_PROTO_SAMPLES:-200}" 0 0 0

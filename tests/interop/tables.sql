@@ -155,13 +155,18 @@ SELECT substr(ifnull($name, ''), length(rtrim(ifnull($name, ''), replace(ifnull(
 CREATE PERFETTO FUNCTION tm_label(name STRING, rel_pc LONG) RETURNS STRING AS
 SELECT CASE WHEN tm_base($name) = '' THEN '[unknown]' ELSE tm_base($name) END || '+0x' || printf('%x', $rel_pc);
 
+-- a perf frame as the text views show it: its function's name, else
+-- tm_label (perf.data's frames have no name; a PerfSample packet's may)
+CREATE PERFETTO FUNCTION tm_pframe(fname STRING, mname STRING, rel_pc LONG) RETURNS STRING AS
+SELECT CASE WHEN ifnull($fname, '') = '' THEN tm_label($mname, $rel_pc) ELSE $fname END;
+
 CREATE PERFETTO TABLE tm_pcs AS
 WITH RECURSIVE up(id, at, d, path) AS (
-  SELECT c.id, c.parent_id, 0, tm_label(m.name, f.rel_pc)
+  SELECT c.id, c.parent_id, 0, tm_fold(tm_pframe(f.name, m.name, f.rel_pc))
   FROM stack_profile_callsite c JOIN stack_profile_frame f ON f.id = c.frame_id
   JOIN stack_profile_mapping m ON m.id = f.mapping
   UNION ALL
-  SELECT up.id, c.parent_id, up.d + 1, tm_label(m.name, f.rel_pc) || ';' || up.path
+  SELECT up.id, c.parent_id, up.d + 1, tm_fold(tm_pframe(f.name, m.name, f.rel_pc)) || ';' || up.path
   FROM up JOIN stack_profile_callsite c ON c.id = up.at JOIN stack_profile_frame f ON f.id = c.frame_id
   JOIN stack_profile_mapping m ON m.id = f.mapping
 )
@@ -236,6 +241,13 @@ FROM stats WHERE severity IN ('error', 'data_loss') GROUP BY name, idx, severity
 -- (machine, ts, tid, leaf frame), profile.folded's lines, and the thread and
 -- process tables as machines/<dir>/threads.tsv and processes.tsv show
 -- them (a NULL name empty).
+-- Every stack sample but perf's (perf_sample's): cpu_profile_stack_sample's
+-- sources and a StackSample packet's others, a sample of no thread too.
+CREATE PERFETTO TABLE tm_stack_sample AS
+SELECT ps.ts, ps.callsite_id, tc.utid FROM __intrinsic_profiler_sample ps
+LEFT JOIN __intrinsic_profiler_task_context tc ON tc.id = ps.task_context_id
+WHERE ps.source IS NOT 'linux.perf';
+
 CREATE PERFETTO FUNCTION tm_e(v STRING) RETURNS STRING AS
 SELECT replace(replace(replace(ifnull($v, ''), '\', '\\'), char(9), '\t'), char(10), '\n');
 
@@ -243,13 +255,13 @@ SELECT 'tsv_slice' || char(9) || tm_e(s.name) || char(9) || s.ts || char(9) || s
        tm_machine(t.machine_id) AS row
 FROM slice s JOIN track t ON t.id = s.track_id;
 
-SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid ||
-       char(9) || tm_e(f.name) AS row
-FROM cpu_profile_stack_sample s JOIN thread th USING (utid)
-JOIN stack_profile_callsite c ON c.id = s.callsite_id JOIN stack_profile_frame f ON f.id = c.frame_id
+SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || ifnull(th.tid, '') ||
+       char(9) || tm_e(CASE WHEN s.callsite_id IS NULL THEN '' ELSE f.name END) AS row
+FROM tm_stack_sample s LEFT JOIN thread th USING (utid)
+LEFT JOIN stack_profile_callsite c ON c.id = s.callsite_id LEFT JOIN stack_profile_frame f ON f.id = c.frame_id
 UNION ALL
 SELECT 'tsv_sample' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || th.tid ||
-       char(9) || tm_e(CASE WHEN s.callsite_id IS NULL THEN '' ELSE tm_label(m.name, f.rel_pc) END) AS row
+       char(9) || tm_e(CASE WHEN s.callsite_id IS NULL THEN '' ELSE tm_pframe(f.name, m.name, f.rel_pc) END) AS row
 FROM perf_sample s JOIN thread th USING (utid)
 LEFT JOIN stack_profile_callsite c ON c.id = s.callsite_id LEFT JOIN stack_profile_frame f ON f.id = c.frame_id
 LEFT JOIN stack_profile_mapping m ON m.id = f.mapping;
@@ -257,7 +269,7 @@ LEFT JOIN stack_profile_mapping m ON m.id = f.mapping;
 -- profile.folded over every machine: each stack from the root (names
 -- joined by ';') with its stack samples and aggregate samples summed.
 SELECT 'tsv_profile' || char(9) || tm_e(path) || char(9) || printf('%d', sum(n)) AS row
-FROM (SELECT cs.fold AS path, 1 AS n FROM cpu_profile_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
+FROM (SELECT cs.fold AS path, 1 AS n FROM tm_stack_sample s JOIN tm_cs cs ON cs.id = s.callsite_id
       UNION ALL
       SELECT cs.fold, a.value FROM __intrinsic_aggregate_sample a JOIN tm_cs cs ON cs.id = a.callsite_id
       UNION ALL

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "formats/proto/pb_unpack.h"
+#include "formats/proto/samples.h"
 #include "util/per_thread.h"
 #include "sort/spool.h"
 #include "formats/systrace/systrace.h"
@@ -212,6 +213,7 @@ typedef struct m_pctx {
 	int has_started, preserve, has_data_start;
 	int64_t started_ns;      /* tracing_started_ns */
 	int64_t data_start_ns;   /* ftrace_latest_data_start_ns */
+	m_psamples *samples;     /* the stacks of its samples (model_sample.c) */
 } m_pctx;
 
 #define SALT_THREAD_MERGED 0x746d657267656431ull
@@ -244,6 +246,7 @@ static void m_proto_ctx_free(m_pctx *p)
 	m_map_free(&p->incremental_gen);
 	m_map_free(&p->async_root);
 	tm_buf_free(&p->args);
+	m_proto_samples_free(p->samples);
 	free(p);
 }
 
@@ -1860,6 +1863,12 @@ static void m_proto_side(tm_model *m, const tm_mrec_head *h, const char *payload
 		p->has_data_start = 1;
 		break;
 	}
+	case TM_PR_STAT:
+		if (len >= 1 && payload[0] == TM_PR_STAT_STACK_PARSER_ERROR)
+			m_stat(m, "stackprofile_parser_error", 1);
+		else if (len >= 1 && payload[0] == TM_PR_STAT_STREAMING_TIMESTAMP)
+			m_stat(m, "streaming_profile_invalid_timestamp", 1);
+		break;
 	default:
 		break;
 	}
@@ -1876,6 +1885,9 @@ static void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const 
 		break;
 	case TM_PR_FTRACE:
 		apply_ftrace(m, h, ts, payload, len);
+		break;
+	case TM_PR_SAMPLE:
+		m_proto_sample(m, h, ts, payload, len, &pctx(m_context(m, h->file_id, h->machine_row))->samples);
 		break;
 	case TM_PR_COMPACT_SWITCH: {
 		tm_pr_switch sw;

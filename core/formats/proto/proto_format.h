@@ -24,7 +24,14 @@ enum {
 	TM_PR_SERVICE,          /* int64 trace time, then TracingServiceEvent bytes */
 	TM_PR_FTRACE_STATS,     /* FtraceStats bytes */
 	TM_PR_FTRACE_START,     /* int64: a CPU's first bundle's data start, trace time */
+	TM_PR_SAMPLE,           /* a stack sample: tm_pr_sample, its source, its frames
+				 * (core/formats/proto/samples.h) */
+	TM_PR_STAT,             /* side record: uint8 TM_PR_STAT_*, a stat the
+				 * tokenizer counts */
 };
+
+/* TM_PR_STAT's stats: StreamingProfilePacket's tokenization logs. */
+enum { TM_PR_STAT_STACK_PARSER_ERROR, TM_PR_STAT_STREAMING_TIMESTAMP };
 
 /* A track event's sequence state, as the record holds it: packed by
  * tm_pr_event_pack (varints: 8 to 12 bytes where the struct is 40, and

@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "scan/scan_internal.h"
 #include "formats/proto/proto_format.h"
+#include "formats/proto/samples.h"
 #include "formats/systrace/systrace_format.h"
 #include "trace.pb-c.h"
 
@@ -58,6 +59,11 @@ typedef struct seq_state {
 	 * 31 and 45 for the model's records (resolve_track_event) */
 	tm_buf extra_uuids, extra_double_uuids;
 	uint32_t generation;      /* incremental state clears and losses */
+	/* the stack samples' interned data and StackSampleDefaults.source,
+	 * when the model wants records (samples.h) */
+	pr_stacks *stacks;
+	int has_stack_source;
+	tm_buf stack_source;
 	/* for the stats a TraceStats packet sets (on_trace_stats): the
 	 * reference's SequenceScopedState counts */
 	int seen;                 /* a packet of the sequence came before */
@@ -96,7 +102,7 @@ typedef struct reader {
 	/* The sorter queues the reference's reader for this machine makes:
 	 * packets and track events at once, then per CPU as first used
 	 * (ftrace events, compact switches, compact wakings; index + 1). */
-	uint32_t q_packets, q_events;
+	uint32_t q_packets, q_events, q_streaming;
 	uint32_t *q_ftrace, *q_switch, *q_waking;
 	int64_t latest_ts;        /* the reference's latest_timestamp_ */
 } reader;
@@ -149,11 +155,17 @@ typedef struct pscan {
 	tm_remote_sync_round *rounds;
 	size_t cap_rounds;
 	tm_buf rec, te;           /* a model record being built; a resolved TrackEvent */
+	tm_buf sample;            /* a sample's record after its head (samples.h) */
 	/* the packet being handled, for the exporter (tm_packet_out) */
 	int po_drop;              /* dropped, or set aside: not handed out now */
 	int po_has_ts;
 	int64_t po_ts;
 	TM_VEC(int64_t) ft, sw, wk;
+	/* a StreamingProfilePacket's samples' trace times (INT64_MIN: not
+	 * pushed) and its sequence's thread, for the exporter */
+	TM_VEC(int64_t) smp;
+	int64_t smp_pid, smp_tid;
+	unsigned smp_logs;        /* TM_SAMPLE_LOG_* */
 } pscan;
 
 static void vec_push(int64_t **v, size_t *n, size_t *cap, int64_t x)
@@ -211,6 +223,7 @@ static void seq_reset_interned(seq_state *s)
 	tm_u64map_clear(&s->names);
 	s->n_names = 0;
 	s->pool.len = 0;
+	pr_stacks_clear(s->stacks);
 }
 
 static seq_state *seq_find(reader *rd, uint32_t id);
@@ -248,6 +261,8 @@ static void seq_free(seq_state *s)
 	tm_u64map_free(&s->names);
 	free(s->names_at);
 	tm_buf_free(&s->pool);
+	pr_stacks_free(s->stacks);
+	tm_buf_free(&s->stack_source);
 }
 
 /* InternedData tables the scan keeps: event names always; categories and
@@ -302,6 +317,8 @@ static size_t reader_add(pscan *ps, uint32_t row, tm_clock_tracker *t)
 	rd->t = t;
 	rd->q_packets = scan_new_queue(ps->sf);
 	rd->q_events = scan_new_queue(ps->sf);
+	/* ProfileModule's stream of Chrome's samples, made with the reader */
+	rd->q_streaming = scan_new_queue(ps->sf);
 	return ps->n_readers++;
 }
 
@@ -770,6 +787,28 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 /* TracePacketDefaults.track_event_defaults' extra_counter_track_uuids
  * and extra_double_counter_track_uuids, packed or not, each as one
  * varint field for resolve_track_event; new defaults replace the old. */
+/* TracePacketDefaults.stack_sample_defaults.source (none when absent:
+ * new defaults replace the old whole). */
+static void defaults_stack_source(seq_state *ss, tm_span defaults)
+{
+	ss->has_stack_source = 0;
+	tm_pb_iter it, in;
+	tm_pb_field f, g;
+	tm_pb_iter_init(&it, defaults);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != F_TracePacketDefaults_stack_sample_defaults || f.wire != TM_PB_LEN)
+			continue;
+		tm_pb_iter_init(&in, f.data);
+		while (tm_pb_next(&in, &g) == 1) {
+			if (g.id == F_StackSampleDefaults_source && g.wire == TM_PB_LEN) {
+				ss->has_stack_source = 1;
+				ss->stack_source.len = 0;
+				tm_buf_put(&ss->stack_source, g.data.p, g.data.n);
+			}
+		}
+	}
+}
+
 static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
 {
 	ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
@@ -1407,6 +1446,102 @@ static void set_reference_ts(seq_state *ss, const tm_thread_descriptor *td)
 	ss->ts_ns = sat_mul_1000(td->reference_timestamp_us);
 }
 
+/* A sample's record (samples.h) on queue q at ts; `iid` a
+ * StreamingProfilePacket's callstack. */
+static int sample_record(pscan *ps, const reader *rd, seq_state *ss, uint32_t field, tm_span msg, uint64_t iid,
+			 uint32_t q, int64_t ts)
+{
+	ps->sample.len = 0;
+	pr_sample_record(ss->stacks, field, msg, iid, ps->smp_pid, ps->smp_tid,
+			 ss->has_stack_source ? ss->stack_source.data : NULL, ss->stack_source.len, &ps->sample);
+	if (ps->records)
+		pr_record(ps, rd, TM_PR_SAMPLE, q, ts, NULL, 0, ps->sample.data, ps->sample.len, 0);
+	tm_pr_sample r;
+	memcpy(&r, ps->sample.data, sizeof r);
+	return r.has_stack;
+}
+
+static void stat_record(pscan *ps, const reader *rd, uint8_t code)
+{
+	ps->smp_logs |= code == TM_PR_STAT_STACK_PARSER_ERROR ? TM_SAMPLE_LOG_PARSER_ERROR : TM_SAMPLE_LOG_BAD_TIME;
+	if (ps->records)
+		pr_record(ps, rd, TM_PR_STAT, 0, 0, &code, 1, NULL, 0, 1);
+}
+
+typedef TM_VEC(uint64_t) u64_vec;
+
+/* The repeated varints of field `id` of msg, packed or not, appended. */
+static void varints(tm_span msg, uint32_t id, u64_vec *out)
+{
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != id)
+			continue;
+		if (f.wire == TM_PB_VARINT) {
+			TM_GROW(out->v, out->cap, out->n + 1);
+			out->v[out->n++] = f.val;
+		} else if (f.wire == TM_PB_LEN) {
+			const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
+			uint64_t v;
+			while (q < end && tm_pb_varint(&q, end, &v)) {
+				TM_GROW(out->v, out->cap, out->n + 1);
+				out->v[out->n++] = v;
+			}
+		}
+	}
+}
+
+/* ProfileModule::TokenizeStreamingProfilePacket: each sample at the
+ * sequence's legacy time moved on by its delta (microseconds), the first
+ * converted from MONOTONIC, on the reader's stream of them; deltas
+ * beyond the samples move the sequence's time on too. */
+static void on_streaming(pscan *ps, reader *rd, seq_state *ss, tm_span msg)
+{
+	ps->smp_pid = ss->has_thread && ss->pid >= 0 ? ss->pid : 0;
+	ps->smp_tid = ss->has_thread && ss->tid >= 0 ? ss->tid : 0;
+	u64_vec iids = {0}, deltas = {0};
+	varints(msg, F_StreamingProfilePacket_callstack_iid, &iids);
+	varints(msg, F_StreamingProfilePacket_timestamp_delta_us, &deltas);
+	int64_t sample_ts = ss->ts_ns, out;
+	size_t i = 0;
+	if (sample_ts < 0) {
+		stat_record(ps, rd, TM_PR_STAT_STREAMING_TIMESTAMP);
+		goto done;
+	}
+	if (tm_tracker_to_trace_time(rd->t, TM_CLOCK_MONOTONIC, 0, sample_ts, 0, &out) == TM_CONV_OK)
+		sample_ts = out;
+	for (; i < iids.n; i++) {
+		if (i >= deltas.n) {
+			stat_record(ps, rd, TM_PR_STAT_STACK_PARSER_ERROR);
+			break;
+		}
+		int64_t delta = sat_mul_1000((int64_t)deltas.v[i]);
+		ss->ts_ns = sat_add(ss->ts_ns, delta);
+		if (ss->ts_ns < 0) {
+			stat_record(ps, rd, TM_PR_STAT_STREAMING_TIMESTAMP);
+			goto done;
+		}
+		sample_ts = sat_add(sample_ts, delta);
+		int ok = 0;
+		if ((ps->records || ps->keep_ts) && sample_ts >= 0)
+			ok = sample_record(ps, rd, ss, F_TracePacket_streaming_profile_packet, msg, iids.v[i],
+					   rd->q_streaming, sample_ts);
+		PUSH(ps->smp, sample_ts < 0 ? INT64_MIN : ok ? sample_ts : -1 - sample_ts);
+	}
+	for (; i < deltas.n; i++) {
+		ss->ts_ns = sat_add(ss->ts_ns, sat_mul_1000((int64_t)deltas.v[i]));
+		if (ss->ts_ns < 0) {
+			stat_record(ps, rd, TM_PR_STAT_STREAMING_TIMESTAMP);
+			break;
+		}
+	}
+done:
+	free(iids.v);
+	free(deltas.v);
+}
+
 /* The timestamp step and the modules (the reference's tokenize-and-push),
  * also run again for a set-aside packet at end of file. */
 static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
@@ -1508,18 +1643,25 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		}
 		remember_track(rd, &d);
 	}
-	/* FtraceStats (field 34, no span of its own): a packet with no other
-	 * payload may be one; the model wants its preserve_ftrace_buffer */
-	if (ps->records &&
-	    !(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
+	/* FtraceStats (field 34) and the samples (samples.h) have no span of
+	 * their own: a packet with no other payload may be one; the model
+	 * wants FtraceStats' preserve_ftrace_buffer */
+	if (!(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
 		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
 		tm_pb_field f = {0};
 		while (q && q < qe) {
 			int r = tm_pb_field_at(&q, qe, &f);
 			if (r == TM_PB_FIELD_END)
 				break;
-			if (r == TM_PB_FIELD_OK && f.id == F_TracePacket_ftrace_stats && f.wire == TM_PB_LEN)
+			if (r != TM_PB_FIELD_OK || f.wire != TM_PB_LEN)
+				continue;
+			if (f.id == F_TracePacket_ftrace_stats && ps->records)
 				pr_record(ps, rd, TM_PR_FTRACE_STATS, 0, 0, NULL, 0, f.data.p, f.data.n, 1);
+			else if ((f.id == F_TracePacket_perf_sample || f.id == F_TracePacket_stack_sample) && ps->records &&
+				 ts >= 0)
+				sample_record(ps, rd, ss, f.id, f.data, 0, rd->q_packets, ts);
+			else if (f.id == F_TracePacket_streaming_profile_packet)
+				on_streaming(ps, rd, ss, f.data);
 		}
 	}
 	if (!p->has_timestamp)
@@ -1600,6 +1742,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->has_clock_default = 0;
 			ss->has_default_track = 0;
 			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
+			ss->has_stack_source = 0;
 			seq_reset_interned(ss);
 			ss->ts_valid = 0;
 			ss->generation++;
@@ -1622,8 +1765,10 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->clock_default = d.has_timestamp_clock_id ? d.timestamp_clock_id : 0;
 			ss->has_default_track = d.has_track_uuid;
 			ss->default_track = d.track_uuid;
-			if (ps->records)
+			if (ps->records) {
 				defaults_extra_uuids(ss, p->trace_packet_defaults);
+				defaults_stack_source(ss, p->trace_packet_defaults);
+			}
 		}
 	}
 	if (TM_SPAN_HAS(p->interned_data)) {
@@ -1631,6 +1776,12 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			scan_count(sf, TM_STAT_INTERNED_NO_SEQ, 0);
 		else if (ss->valid && (ps->events || ps->records)) /* names only they read */
 			intern_names(ps, ss, p);
+		if (has_seq && ss->valid && (ps->records || ps->keep_ts)) {
+			/* the model's samples, the exporter's Chrome ones (samples.h) */
+			size_t budget = NAMES_MAX_BYTES - ps->name_bytes;
+			pr_stacks_intern(&ss->stacks, p->interned_data, &budget);
+			ps->name_bytes = NAMES_MAX_BYTES - budget;
+		}
 	}
 	if (TM_SPAN_HAS(p->clock_snapshot))
 		return on_clock_snapshot(ps, rd, p, err);
@@ -1682,7 +1833,8 @@ static void po_reset(pscan *ps)
 	ps->po_drop = 0;
 	ps->po_has_ts = 0;
 	ps->po_ts = 0;
-	ps->ft.n = ps->sw.n = ps->wk.n = 0;
+	ps->ft.n = ps->sw.n = ps->wk.n = ps->smp.n = 0;
+	ps->smp_logs = 0;
 }
 
 /* Hand the packet just handled to the exporter unless it was dropped. */
@@ -1703,7 +1855,12 @@ static void po_emit(pscan *ps, size_t ri, const tm_packet *p)
 			    .switch_ts = ps->sw.v,
 			    .n_switch = ps->sw.n,
 			    .waking_ts = ps->wk.v,
-			    .n_waking = ps->wk.n};
+			    .n_waking = ps->wk.n,
+			    .sample_ts = ps->smp.v,
+			    .n_sample = ps->smp.n,
+			    .sample_pid = ps->smp_pid,
+			    .sample_tid = ps->smp_tid,
+			    .sample_logs = ps->smp_logs};
 	scan_emit_packet(ps->sf, &po);
 }
 
@@ -1762,6 +1919,8 @@ static void pscan_free(pscan *ps)
 	free(ps->readers);
 	tm_buf_free(&ps->rec);
 	tm_buf_free(&ps->te);
+	tm_buf_free(&ps->sample);
+	free(ps->smp.v);
 	tm_u64map_free(&ps->by_machine);
 	for (size_t i = 0; i < ps->n_aside; i++)
 		free(ps->aside[i].bytes);

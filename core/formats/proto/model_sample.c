@@ -1,0 +1,151 @@
+/* core/formats/proto/model_sample.c - a proto file's stack samples into the
+ * tables (samples.h), as ProfileModule::ParsePerfSample,
+ * ParseStreamingProfileSample and StackSampleModule::ParseStackSample do
+ * it (v58.2): the stats resolving the stack counted, the thread and
+ * process made, the stack interned as callsites, the sample handed to the
+ * sink (source "linux.perf", "chrome", or the StackSample's own). */
+#include "formats/proto/samples.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/proto/proto_format.h"
+#include "model/model_internal.h"
+
+struct m_psamples {
+	m_stack_index ix;
+	m_map mappings;         /* mapping name id -> mapping + 1 */
+	m_map labelled;         /* mapping << 32 | label id -> frame + 1 */
+	tm_buf label;
+};
+
+static const char *const stat_names[TM_PR_ST_N] = {
+	[TM_PR_ST_STRING] = "stackprofile_invalid_string_id",
+	[TM_PR_ST_MAPPING] = "stackprofile_invalid_mapping_id",
+	[TM_PR_ST_FRAME] = "stackprofile_invalid_frame_id",
+	[TM_PR_ST_CALLSTACK] = "stackprofile_invalid_callstack_id",
+	[TM_PR_ST_EMPTY] = "stackprofile_empty_callstack",
+};
+
+/* PerfSample.SampleSkipReason values that count */
+enum { SKIP_READ_STAGE = 1, SKIP_UNWIND_STAGE = 2, SKIP_UNWIND_ENQUEUE = 3 };
+
+void m_proto_samples_free(m_psamples *s)
+{
+	if (!s)
+		return;
+	m_stack_index_free(&s->ix);
+	m_map_free(&s->mappings);
+	m_map_free(&s->labelled);
+	tm_buf_free(&s->label);
+	free(s);
+}
+
+static uint32_t mapping_of(tm_model *m, m_psamples *s, const char *name, size_t n, uint32_t file_id)
+{
+	int fresh;
+	uint64_t *v = m_map_put(&s->mappings, m_intern(&m->str, name, n), &fresh);
+	if (fresh)
+		*v = (uint64_t)m_stack_mapping(m, name, n, file_id) + 1;
+	return (uint32_t)(*v - 1);
+}
+
+/* A perf frame without a name shows as its mapping's last path component
+ * and the address in it, as perf.data's do ("libc.so+0x400"). */
+static uint32_t frame_of(tm_model *m, m_psamples *s, uint32_t mapping, const char *name, size_t n, uint64_t rel_pc,
+			 int labelled)
+{
+	if (!labelled || n)
+		return m_stack_frame(m, &s->ix, mapping, name, n);
+	const tm_mmapping *mp = tm_model_mapping(m, mapping);
+	const char *base = mp && mp->name ? strrchr(mp->name, '/') : NULL;
+	base = base ? base + 1 : mp && mp->name ? mp->name : "";
+	tm_buf *l = &s->label;
+	l->len = 0;
+	tm_buf_puts(l, *base ? base : "[unknown]");
+	char hex[24];
+	int k = snprintf(hex, sizeof hex, "+0x%" PRIx64, rel_pc);
+	tm_buf_put(l, hex, (size_t)k);
+	int fresh;
+	uint64_t *v = m_map_put(&s->labelled, (uint64_t)mapping << 32 | m_intern(&m->str, l->data, l->len), &fresh);
+	if (fresh)
+		*v = (uint64_t)m_stack_frame_at(m, mapping, rel_pc, l->data, l->len) + 1;
+	return (uint32_t)(*v - 1);
+}
+
+/* The record's frames as callsites: the leaf, or TM_NO_CALLSITE when they
+ * run short. */
+static uint32_t stack(tm_model *m, m_psamples *s, const tm_pr_sample *r, const char *p, const char *end,
+		      uint32_t file_id)
+{
+	uint32_t parent = TM_NO_CALLSITE;
+	for (uint32_t d = 0; d < r->n_frames; d++) {
+		const char *name, *map;
+		size_t nn, mn;
+		uint64_t rel_pc;
+		if (!tm_mrec_get_str(&p, end, &name, &nn) || !tm_mrec_get_str(&p, end, &map, &mn) ||
+		    !tm_mrec_get(&p, end, &rel_pc, sizeof rel_pc) || !name || !map)
+			return TM_NO_CALLSITE;
+		uint32_t mapping = mapping_of(m, s, map, mn, file_id);
+		uint32_t frame = frame_of(m, s, mapping, name, nn, rel_pc, r->source == TM_PR_SRC_PERF);
+		parent = m_stack_callsite(m, &s->ix, parent, frame, d);
+	}
+	return parent;
+}
+
+void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n, m_psamples **state)
+{
+	tm_pr_sample r;
+	const char *p = body, *end = body + n, *source;
+	size_t source_n;
+	if (!tm_mrec_get(&p, end, &r, sizeof r) || !tm_mrec_get_str(&p, end, &source, &source_n))
+		return;
+	for (int i = 0; i < TM_PR_ST_N; i++)
+		if (r.stats[i])
+			m_stat(m, stat_names[i], r.stats[i]);
+	if (!*state)
+		*state = tm_xcalloc(1, sizeof **state);
+	m_psamples *s = *state;
+	m_mach *mc = m_machine(m, h->machine_row);
+	uint32_t callsite = r.has_stack ? stack(m, s, &r, p, end, h->file_id) : TM_NO_CALLSITE;
+	int64_t utid = -1;
+	switch (r.source) {
+	case TM_PR_SRC_PERF:
+		if (r.lost > 0) { /* records the kernel lost, not a sample */
+			m_stat_idx(m, "perf_cpu_lost_records", (int)r.cpu, (int64_t)r.lost);
+			return;
+		}
+		if (r.producer_event)
+			return;
+		if (r.has_skip && (r.skip == SKIP_READ_STAGE || r.skip == SKIP_UNWIND_STAGE))
+			m_stat(m, "perf_samples_skipped", 1);
+		else if (r.has_skip && r.skip == SKIP_UNWIND_ENQUEUE)
+			m_stat(m, "perf_samples_skipped_dataloss", 1);
+		utid = m_update_thread(m, mc, r.tid, r.pid);
+		m_get_or_create_process(m, mc, r.pid);
+		m_sample(m, ts, utid, callsite, "linux.perf");
+		return;
+	case TM_PR_SRC_CHROME:
+		utid = m_update_thread(m, mc, r.tid, r.pid);
+		m_get_or_create_process(m, mc, r.pid);
+		if (callsite == TM_NO_CALLSITE) {
+			m_stat(m, "stackprofile_parser_error", 1);
+			return;
+		}
+		m_sample(m, ts, utid, callsite, "chrome");
+		return;
+	case TM_PR_SRC_STACK:
+		if (r.has_pid)
+			m_get_or_create_process(m, mc, r.pid);
+		if (r.has_tid)
+			utid = r.has_pid ? m_update_thread(m, mc, r.tid, r.pid) : m_get_or_create_thread(m, mc, r.tid);
+		/* the source as the model keeps strings: valid until it ends */
+		m_sample(m, ts, utid, callsite,
+			 source && source_n ? m_str(&m->str, m_intern(&m->str, source, source_n)) : NULL);
+		return;
+	default:
+		return;
+	}
+}

@@ -1,0 +1,432 @@
+/* core/formats/proto/samples.c - a sequence's interned stack profile and a
+ * sample's stack written out of it, on the tokenizer's side (samples.h).
+ *
+ * The rules are StackProfileSequenceState's (v58.2): a callstack's frames
+ * from the root; a frame's function name (id 0: ""), its source path (a
+ * frame that names one the sequence lacks has no stack), its mapping (id
+ * 0: the dummy mapping of interned frames, named ""); a mapping's name
+ * its path components each after a '/' ("//x" made "/x"), a missing
+ * component ending the name, a missing build id failing the mapping. The
+ * stats count each failure; a mapping once resolved for a process is not
+ * resolved again, so its missing path component counts once.
+ *
+ * The messages are read field by field on the wire (wire/proto.h): a
+ * sample resolves every frame of its stack, and the scan reads millions;
+ * protobuf-c would allocate each message it unpacks. */
+#include "formats/proto/samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+/* The InternedData tables kept, as keys: iid * IK_N + kind. */
+enum { IK_FUNCTION, IK_FRAME, IK_CALLSTACK, IK_BUILD_ID, IK_MAPPING_PATH, IK_MAPPING, IK_SOURCE_PATH,
+       IK_TASK_CONTEXT, IK_N };
+
+typedef struct entry {
+	size_t off, len;
+} entry;
+
+struct pr_stacks {
+	tm_u64map at;           /* key -> index of `e` */
+	entry *e;
+	size_t n, cap;
+	tm_buf pool;
+	tm_u64map mapped;       /* (process, mapping iid) resolved once */
+	tm_buf name;            /* a mapping's name being made */
+};
+
+static const uint32_t interned_field[IK_N] = {
+	[IK_FUNCTION] = F_InternedData_function_names,
+	[IK_FRAME] = F_InternedData_frames,
+	[IK_CALLSTACK] = F_InternedData_callstacks,
+	[IK_BUILD_ID] = F_InternedData_build_ids,
+	[IK_MAPPING_PATH] = F_InternedData_mapping_paths,
+	[IK_MAPPING] = F_InternedData_mappings,
+	[IK_SOURCE_PATH] = F_InternedData_source_paths,
+	[IK_TASK_CONTEXT] = F_InternedData_stack_sample_task_contexts,
+};
+
+/* InternedString tables keep the string, the others the message. */
+static int is_string_kind(int k)
+{
+	return k == IK_FUNCTION || k == IK_BUILD_ID || k == IK_MAPPING_PATH || k == IK_SOURCE_PATH;
+}
+
+static void put(pr_stacks *s, int kind, uint64_t iid, tm_span v)
+{
+	uint64_t key = iid * IK_N + (uint64_t)kind;
+	const uint32_t *ix = tm_u64map_get(&s->at, key);
+	size_t k;
+	if (ix) {
+		k = *ix - 1;
+	} else {
+		TM_GROW(s->e, s->cap, s->n + 1);
+		k = s->n++;
+		tm_u64map_put(&s->at, key, (uint32_t)k);
+	}
+	s->e[k].off = s->pool.len;
+	s->e[k].len = v.n;
+	if (v.n)
+		tm_buf_put(&s->pool, v.p, v.n);
+}
+
+static int get(const pr_stacks *s, int kind, uint64_t iid, tm_span *v)
+{
+	const uint32_t *ix = s ? tm_u64map_get(&s->at, iid * IK_N + (uint64_t)kind) : NULL;
+	if (!ix)
+		return 0;
+	const entry *e = &s->e[*ix - 1];
+	v->p = (const uint8_t *)(s->pool.data ? s->pool.data + e->off : "");
+	v->n = e->len;
+	return 1;
+}
+
+void pr_stacks_intern(pr_stacks **sp, tm_span interned_data, size_t *budget)
+{
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, interned_data);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.wire != TM_PB_LEN)
+			continue;
+		int kind = -1;
+		for (int k = 0; k < IK_N; k++)
+			if (interned_field[k] == f.id)
+				kind = k;
+		if (kind < 0 || f.data.n > *budget)
+			continue;
+		uint64_t iid = 0;
+		tm_span v = is_string_kind(kind) ? (tm_span){(const uint8_t *)"", 0} : f.data;
+		tm_pb_iter in;
+		tm_pb_field g;
+		tm_pb_iter_init(&in, f.data);
+		while (tm_pb_next(&in, &g) == 1) {
+			if (g.id == F_InternedString_iid && g.wire == TM_PB_VARINT)
+				iid = g.val;
+			else if (is_string_kind(kind) && g.id == F_InternedString_str && g.wire == TM_PB_LEN)
+				v = g.data;
+		}
+		if (!*sp)
+			*sp = tm_xcalloc(1, sizeof **sp);
+		*budget -= f.data.n;
+		put(*sp, kind, iid, v);
+	}
+}
+
+void pr_stacks_clear(pr_stacks *s)
+{
+	if (!s)
+		return;
+	tm_u64map_clear(&s->at);
+	tm_u64map_clear(&s->mapped);
+	s->n = 0;
+	s->pool.len = 0;
+}
+
+void pr_stacks_free(pr_stacks *s)
+{
+	if (!s)
+		return;
+	tm_u64map_free(&s->at);
+	tm_u64map_free(&s->mapped);
+	free(s->e);
+	tm_buf_free(&s->pool);
+	tm_buf_free(&s->name);
+	free(s);
+}
+
+/* ---- a stack written out ---------------------------------------------------- */
+
+typedef struct resolve {
+	pr_stacks *s;
+	int has_pid;
+	int64_t pid;
+	tm_pr_sample *r;
+	tm_buf *b;
+} resolve;
+
+static void count(tm_pr_sample *r, int st)
+{
+	if (r->stats[st] < UINT8_MAX)
+		r->stats[st]++;
+}
+
+/* FindOrInsertMappingImpl: its name into rs->s->name; 0 when it fails. */
+static int mapping_name(resolve *rs, uint64_t iid)
+{
+	tm_span msg, v;
+	if (!get(rs->s, IK_MAPPING, iid, &msg)) {
+		count(rs->r, TM_PR_ST_MAPPING);
+		return 0;
+	}
+	uint64_t key = (iid * 0x9e3779b97f4a7c15ull) ^ (rs->has_pid ? (uint64_t)rs->pid + 1 : 0);
+	int again = tm_u64map_get(&rs->s->mapped, key) != NULL;
+	tm_buf *n = &rs->s->name;
+	n->len = 0;
+	uint64_t build_id = 0;
+	int ended = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id == F_Mapping_build_id && f.wire == TM_PB_VARINT) {
+			build_id = f.val;
+		} else if (f.id == F_Mapping_path_string_ids && !ended) {
+			/* repeated varints, packed or not */
+			const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
+			uint64_t one = f.val;
+			int packed = f.wire == TM_PB_LEN;
+			if (!packed && f.wire != TM_PB_VARINT)
+				continue;
+			while (packed ? q < end && tm_pb_varint(&q, end, &one) : !ended) {
+				if (!get(rs->s, IK_MAPPING_PATH, one, &v)) {
+					if (!again)
+						count(rs->r, TM_PR_ST_STRING);
+					ended = 1;
+					break;
+				}
+				tm_buf_putc(n, '/');
+				tm_buf_put(n, v.p, v.n);
+				if (!packed)
+					break;
+			}
+		}
+	}
+	if (build_id && !get(rs->s, IK_BUILD_ID, build_id, &v)) {
+		count(rs->r, TM_PR_ST_STRING);
+		return 0;
+	}
+	if (n->len >= 2 && n->data[0] == '/' && n->data[1] == '/') {
+		memmove(n->data, n->data + 1, n->len - 1);
+		n->len--;
+		n->data[n->len] = '\0';
+	}
+	if (!again)
+		tm_u64map_put(&rs->s->mapped, key, 1);
+	return 1;
+}
+
+/* FindOrInsertFrame: the frame appended to rs->b; 0 when it fails. */
+static int frame(resolve *rs, uint64_t iid)
+{
+	tm_span msg, name = {(const uint8_t *)"", 0}, v;
+	if (!get(rs->s, IK_FRAME, iid, &msg)) {
+		count(rs->r, TM_PR_ST_FRAME);
+		return 0;
+	}
+	uint64_t fn = 0, mapping = 0, rel_pc = 0, source = 0;
+	int has_source = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.wire != TM_PB_VARINT)
+			continue;
+		if (f.id == F_Frame_function_name_id)
+			fn = f.val;
+		else if (f.id == F_Frame_mapping_id)
+			mapping = f.val;
+		else if (f.id == F_Frame_rel_pc)
+			rel_pc = f.val;
+		else if (f.id == F_Frame_source_path_iid) {
+			has_source = 1;
+			source = f.val;
+		}
+	}
+	if (fn && !get(rs->s, IK_FUNCTION, fn, &name)) {
+		count(rs->r, TM_PR_ST_STRING);
+		return 0;
+	}
+	if (has_source && !source)
+		return 0; /* LookupInternedSourcePath of iid 0: nothing, no stat */
+	if (has_source && !get(rs->s, IK_SOURCE_PATH, source, &v)) {
+		count(rs->r, TM_PR_ST_STRING);
+		return 0;
+	}
+	rs->s->name.len = 0;
+	if (mapping && !mapping_name(rs, mapping))
+		return 0;
+	tm_mrec_put_str(rs->b, (const char *)name.p, name.n);
+	tm_mrec_put_str(rs->b, rs->s->name.data ? rs->s->name.data : "", rs->s->name.len);
+	tm_buf_put(rs->b, &rel_pc, sizeof rel_pc);
+	return 1;
+}
+
+/* FindOrInsertCallstack: the frames after the record's head. */
+static void callstack(resolve *rs, uint64_t iid)
+{
+	tm_span msg;
+	if (!get(rs->s, IK_CALLSTACK, iid, &msg)) {
+		count(rs->r, TM_PR_ST_CALLSTACK);
+		return;
+	}
+	size_t frames_at = rs->b->len;
+	uint32_t n = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != F_Callstack_frame_ids)
+			continue;
+		const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
+		uint64_t id = f.val;
+		if (f.wire == TM_PB_VARINT) {
+			if (!frame(rs, id))
+				goto failed;
+			n++;
+		} else if (f.wire == TM_PB_LEN) {
+			while (q < end && tm_pb_varint(&q, end, &id)) {
+				if (!frame(rs, id))
+					goto failed;
+				n++;
+			}
+		}
+	}
+	if (!n) {
+		count(rs->r, TM_PR_ST_EMPTY);
+		return;
+	}
+	rs->r->has_stack = 1;
+	rs->r->n_frames = n;
+	return;
+failed:
+	rs->b->len = frames_at;
+}
+
+/* StackSample's written-out stack: dummy frames of the mapping
+ * "stack_sample_inline" (an empty one is no stack: no stat). */
+static void inline_callstack(resolve *rs, tm_span msg)
+{
+	static const char mapping[] = "stack_sample_inline";
+	uint32_t n = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != F_InlineCallstack_frames || f.wire != TM_PB_LEN)
+			continue;
+		tm_span name = {(const uint8_t *)"", 0};
+		tm_pb_iter in;
+		tm_pb_field g;
+		tm_pb_iter_init(&in, f.data);
+		while (tm_pb_next(&in, &g) == 1)
+			if (g.id == F_InlineCallstack_Frame_function_name && g.wire == TM_PB_LEN)
+				name = g.data;
+		uint64_t rel_pc = 0;
+		tm_mrec_put_str(rs->b, (const char *)name.p, name.n);
+		tm_mrec_put_str(rs->b, mapping, sizeof mapping - 1);
+		tm_buf_put(rs->b, &rel_pc, sizeof rel_pc);
+		n++;
+	}
+	rs->r->has_stack = n > 0;
+	rs->r->n_frames = n;
+}
+
+/* A StackSample.TaskContext's pid and tid. */
+static void task_context(tm_pr_sample *r, tm_span msg)
+{
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.wire != TM_PB_VARINT)
+			continue;
+		if (f.id == F_StackSample_TaskContext_pid) {
+			r->has_pid = 1;
+			r->pid = (uint32_t)f.val;
+		} else if (f.id == F_StackSample_TaskContext_tid) {
+			r->has_tid = 1;
+			r->tid = (uint32_t)f.val;
+		}
+	}
+}
+
+void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t streaming_iid, int64_t thread_pid,
+		      int64_t thread_tid, const char *stack_source, size_t source_len, tm_buf *b)
+{
+	tm_pr_sample r;
+	memset(&r, 0, sizeof r);
+	resolve rs = {.s = s, .r = &r, .b = b};
+	size_t head_at = b->len;
+	tm_buf_put(b, &r, sizeof r);
+	int has_iid = 0, has_inline = 0;
+	uint64_t iid = 0;
+	tm_span inline_stack = {0};
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	if (field == F_TracePacket_streaming_profile_packet) {
+		r.source = TM_PR_SRC_CHROME;
+		r.has_pid = r.has_tid = 1;
+		r.pid = (uint32_t)thread_pid;
+		r.tid = (uint32_t)thread_tid;
+		has_iid = 1;
+		iid = streaming_iid;
+		tm_mrec_put_str(b, NULL, UINT32_MAX);
+	} else if (field == F_TracePacket_perf_sample) {
+		/* UpdateThread(tid, pid) of what the sample says, 0 if nothing */
+		r.source = TM_PR_SRC_PERF;
+		r.has_pid = r.has_tid = 1;
+		while (tm_pb_next(&it, &f) == 1) {
+			switch (f.id) {
+			case F_PerfSample_cpu:
+				r.has_cpu = 1;
+				r.cpu = (uint32_t)f.val;
+				break;
+			case F_PerfSample_pid:
+				r.pid = (uint32_t)f.val;
+				break;
+			case F_PerfSample_tid:
+				r.tid = (uint32_t)f.val;
+				break;
+			case F_PerfSample_callstack_iid:
+				has_iid = 1;
+				iid = f.val;
+				break;
+			case F_PerfSample_kernel_records_lost:
+				r.lost = f.val;
+				break;
+			case F_PerfSample_sample_skipped_reason:
+				r.has_skip = 1;
+				r.skip = (uint32_t)f.val;
+				break;
+			case F_PerfSample_producer_event:
+				r.producer_event = 1;
+				break;
+			}
+		}
+		tm_mrec_put_str(b, NULL, UINT32_MAX);
+	} else {
+		r.source = TM_PR_SRC_STACK;
+		while (tm_pb_next(&it, &f) == 1) {
+			tm_span tc;
+			if (f.id == F_StackSample_task_context && f.wire == TM_PB_LEN) {
+				r.has_pid = r.has_tid = 0;
+				task_context(&r, f.data);
+			} else if (f.id == F_StackSample_task_context_iid && f.wire == TM_PB_VARINT) {
+				r.has_pid = r.has_tid = 0;
+				if (get(s, IK_TASK_CONTEXT, f.val, &tc))
+					task_context(&r, tc);
+			} else if (f.id == F_StackSample_callstack_iid && f.wire == TM_PB_VARINT) {
+				has_iid = 1;
+				has_inline = 0;
+				iid = f.val;
+			} else if (f.id == F_StackSample_callstack && f.wire == TM_PB_LEN) {
+				has_inline = 1;
+				has_iid = 0;
+				inline_stack = f.data;
+			}
+		}
+		tm_mrec_put_str(b, stack_source, stack_source ? source_len : UINT32_MAX);
+	}
+	rs.has_pid = r.has_pid;
+	rs.pid = r.pid;
+	int not_sample = r.lost > 0 || r.producer_event;
+	if (!not_sample && has_iid)
+		callstack(&rs, iid);
+	else if (!not_sample && has_inline)
+		inline_callstack(&rs, inline_stack);
+	memcpy(b->data + head_at, &r, sizeof r);
+}

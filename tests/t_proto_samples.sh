@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# tests/t_proto_samples.sh - the stack samples a Perfetto proto trace
+# carries (issue 35): testdata/conformance/proto_samples.textproto, written
+# from the protos' public description (tests/interop/captures/proto_samples
+# holds the same against the reference's import). PerfSample packets
+# (traced_perf), StreamingProfilePackets (Chrome's sampler) and StackSample
+# packets go into profile.folded and timeline.tsv's sample rows, their
+# threads into threads.tsv, the stats resolving their stacks counts into
+# metadata.json; merged.pftrace carries them so that tracemount reads the
+# same profile back from it. Expectations are worked out from the fixture.
+. "$(dirname "$0")/lib.sh"
+tm=$TRACEMOUNT
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$T_TMP"
+
+for c in jq protoc; do
+	if ! command -v $c >/dev/null; then
+		skip "proto samples" "$c is not installed"
+		exit 0
+	fi
+done
+in=$T_TMP/samples.pftrace
+protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" \
+	<"$TESTDATA/conformance/proto_samples.textproto" >"$in" || { fail "encode proto_samples"; exit 1; }
+
+# Sequence 1 (PerfSample): stack 1 twice (main, do_work, memcpy), stack 2
+# twice (its leaf has no name: its mapping's last component and rel_pc),
+# stack 3 twice (main; once of no pid or tid: the swapper), stack 4 once
+# (a frame of no mapping whose name holds ';' and a tab: written '_'),
+# stack 8 once (its mapping's second path component is missing: the name
+# ends before it); the rest no stack. Sequence 2 (Chrome): thread 501's
+# samples at 5, 15, 25 us after its descriptor, 100 us of a TrackEvent,
+# then 1 and 1 more, the packet with one delta for three stacks its first,
+# the one with three deltas for one stack its first; the stack 99 is
+# missing; 502 after the clear: two. Sequence 3 (StackSample, source
+# simpleperf): the interned stack three times, the inline one once.
+cat >expect_folded <<'EOF'
+Compositor 2
+art::Run;java.lang.Thread.run 3
+base::ThreadMain; 2
+base::ThreadMain;RunTask 3
+base::ThreadMain;RunTask;v8::Execute 3
+main 2
+main;do_work 1
+main;do_work;libc.so+0x400 2
+main;do_work;memcpy 2
+main;loop 1
+main;odd_name_with tab 1
+EOF
+"$tm" cat "$in" machines/machine0/profile.folded >got_folded
+ok "profile.folded: every sample of the three packets, one line per stack" cmp -s got_folded expect_folded
+[ -s got_folded ] && ! cmp -s got_folded expect_folded && diff got_folded expect_folded | head -n 10
+
+# ts, source, leaf, pid, tid of every sample row: the perf samples whose
+# stack fails are rows without one (as perf_sample keeps them), the
+# Chrome one is no row (as there); the lost-records packet is no sample
+cat >expect_rows <<'EOF'
+5000001000	linux.perf	memcpy	100	101
+5000002000	linux.perf	memcpy	100	101
+5000003000	linux.perf	libc.so+0x400	100	102
+5000004000	linux.perf	main	200	201
+5000005000	linux.perf	odd;name\twith tab	200	201
+5000006000	linux.perf		200	202
+5000007000	linux.perf		200	202
+5000008000	linux.perf		200	202
+5000009000	linux.perf		200	202
+5000010000	linux.perf		200	202
+5000011000	linux.perf	do_work	200	202
+5000012000	linux.perf		200	202
+5000013000	linux.perf		200	202
+5000015000	linux.perf		100	101
+5000015000	chrome	RunTask	500	501
+5000016000	linux.perf	libc.so+0x400	100	101
+5000017000	linux.perf	main	0	0
+5000025000	chrome	v8::Execute	500	501
+5000035000	chrome	RunTask	500	501
+5000136000	chrome	v8::Execute	500	501
+5000137000	chrome		500	501
+5000144000	chrome	RunTask	500	501
+5000146000	chrome		500	501
+5000155000	chrome	v8::Execute	500	501
+5000201000	simpleperf	java.lang.Thread.run	300	302
+5000202000	simpleperf	loop	300	301
+5000203000	simpleperf	java.lang.Thread.run		303
+5000204000	simpleperf	java.lang.Thread.run		
+5000205000	simpleperf		300	301
+5000206000	simpleperf		300	301
+5000500000	chrome	Compositor	500	502
+5000504000	chrome	Compositor	500	502
+EOF
+"$tm" cat "$in" timeline.tsv | awk -F'\t' -v OFS='\t' 'NR > 1 && $5 == "sample" { print $1, $6, $7, $9, $10 }' >got_rows
+ok "timeline.tsv: a sample row per sample, at its time (Chrome's from the sequence's deltas)" cmp -s got_rows expect_rows
+[ -s got_rows ] && ! cmp -s got_rows expect_rows && diff got_rows expect_rows | head -n 10
+eq "timeline.tsv: the legacy TrackEvent after the first Chrome packet, its 25 us moving the sequence's time" \
+	"$("$tm" cat "$in" timeline.tsv | awk -F'\t' '$7 == "tick" { print $1 }')" 5000135000
+
+# the process tree's, then each sample's thread and process in the order
+# the samples come (a main thread per process made by pid), 303 of no pid
+eq "threads.tsv: the samples' threads" \
+	"$("$tm" cat "$in" machines/machine0/threads.tsv | awk -F'\t' 'NR > 1 { printf "%s/%s ", $1, $3 }')" \
+	"0/0 1/1 100/100 101/100 102/100 200/200 201/200 202/200 500/500 501/500 502/500 300/300 302/300 301/300 303/ "
+eq "metadata.json: the stats resolving the stacks counted, as the reference counts them" \
+	"$("$tm" cat "$in" metadata.json | jq -c '.files[0].stats')" \
+	'{"stackprofile_parser_error":2,"stackprofile_invalid_frame_id":1,"stackprofile_empty_callstack":1,"stackprofile_invalid_callstack_id":2,"stackprofile_invalid_string_id":3,"stackprofile_invalid_mapping_id":1,"perf_cpu_lost_records":{"2":5},"perf_samples_skipped":1}'
+
+# merged.pftrace: the Chrome samples as StackSamples of source "chrome"
+# at their trace times; the one whose stack fails, and the packet short of
+# deltas, as StreamingProfilePackets without a row
+"$tm" cat "$in" merged.pftrace >m.pftrace
+protoc --decode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" <m.pftrace >m.txt
+eq "merged.pftrace: a StackSample per Chrome sample and per StackSample" "$(grep -c '^  stack_sample {' m.txt)" 16
+eq "merged.pftrace: the Chrome sequence's defaults name the source, once per state" \
+	"$(grep -c 'source: "chrome"' m.txt)" 2
+eq "merged.pftrace: two StreamingProfilePackets left, of no row" "$(grep -c '^  streaming_profile_packet {' m.txt)" 2
+eq "merged.pftrace read back: the same profile.folded" \
+	"$("$tm" cat m.pftrace machines/machine0/profile.folded | md5sum)" "$(md5sum <expect_folded)"
+eq "merged.pftrace read back: the same sample rows" \
+	"$("$tm" cat m.pftrace timeline.tsv | awk -F'\t' -v OFS='\t' 'NR > 1 && $5 == "sample" && $6 != "chrome" { print $1, $6, $7, $9, $10 }' | md5sum)" \
+	"$(grep -v chrome expect_rows | md5sum)"
+
+# A real capture the same way: testdata/real/perf's perf.data and perf
+# script of node, and their merged.pftrace (node_proto.pftrace: PerfSample
+# and StackSample packets) read as a proto trace give the same profile
+# and the same sample rows (time, source, leaf, pid, tid; mapping names in
+# the stacks get merged.pftrace's leading '/')
+mkdir node
+gunzip -c "$TESTDATA/real/perf/node.data.gz" >node/node.data
+gunzip -c "$TESTDATA/real/perf/node_perf.txt.gz" >node/node_perf.txt
+gunzip -c "$TESTDATA/real/perf/node_proto.pftrace.gz" >node_proto.pftrace
+rows() { "$tm" cat "$1" timeline.tsv | awk -F'\t' -v OFS='\t' 'NR > 1 && $5 == "sample" { print $1, $6, $7, $9, $10 }' | sort; }
+"$tm" cat node machines/machine0/profile.folded >node.folded
+eq "real perf capture as proto: profile.folded as read from perf.data and perf script" \
+	"$("$tm" cat node_proto.pftrace machines/machine0/profile.folded | md5sum)" "$(md5sum <node.folded)"
+eq "real perf capture as proto: 1,056 stacks" "$(wc -l <node.folded)" 1056
+eq "real perf capture as proto: the sample rows as read from perf.data and perf script" \
+	"$(rows node_proto.pftrace | md5sum)" "$(rows node | md5sum)"
+eq "real perf capture as proto: 1,406 sample rows" "$(rows node_proto.pftrace | wc -l)" 1406
+
+if have_fuse; then
+	if tm_mount "$in" "$T_TMP/mnt"; then
+		eq "mount: profile.folded as cat gives it" "$(md5sum <"$T_TMP/mnt/machines/machine0/profile.folded")" \
+			"$(md5sum <expect_folded)"
+		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi
+	else
+		fail "mount samples.pftrace" "$(cat "$T_TMP/mnt.log")"
+	fi
+else
+	skip "mount: profile.folded" "/dev/fuse or fusermount3 is missing; the same file was checked through tracemount cat"
+fi
+exit $T_FAILED
