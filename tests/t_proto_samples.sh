@@ -34,8 +34,11 @@ protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto
 # the one with three deltas for one stack its first; the stack 99 is
 # missing; 502 after the clear: two. Sequence 3 (StackSample, source
 # simpleperf): the interned stack three times, the inline one once.
+# Sequence 4 (Chrome): one sample after its descriptor, then one after a
+# clear and one after a loss, both counted from 0 on MONOTONIC (4 s).
 cat >expect_folded <<'EOF'
 Compositor 2
+after_clear 2
 art::Run;java.lang.Thread.run 3
 base::ThreadMain; 2
 base::ThreadMain;RunTask 3
@@ -46,6 +49,7 @@ main;do_work;libc.so+0x400 2
 main;do_work;memcpy 2
 main;loop 1
 main;odd_name_with tab 1
+sampler 1
 EOF
 "$tm" cat "$in" machines/machine0/profile.folded >got_folded
 ok "profile.folded: every sample of the three packets, one line per stack" cmp -s got_folded expect_folded
@@ -55,6 +59,8 @@ ok "profile.folded: every sample of the three packets, one line per stack" cmp -
 # stack fails are rows without one (as perf_sample keeps them), the
 # Chrome one is no row (as there); the lost-records packet is no sample
 cat >expect_rows <<'EOF'
+4000007000	chrome	after_clear	600	601
+4000009000	chrome	after_clear	600	601
 5000001000	linux.perf	memcpy	100	101
 5000002000	linux.perf	memcpy	100	101
 5000003000	linux.perf	libc.so+0x400	100	102
@@ -87,6 +93,7 @@ cat >expect_rows <<'EOF'
 5000206000	simpleperf		300	301
 5000500000	chrome	Compositor	500	502
 5000504000	chrome	Compositor	500	502
+5000705000	chrome	sampler	600	601
 EOF
 "$tm" cat "$in" timeline.tsv | awk -F'\t' -v OFS='\t' 'NR > 1 && $5 == "sample" { print $1, $6, $7, $9, $10 }' >got_rows
 ok "timeline.tsv: a sample row per sample, at its time (Chrome's from the sequence's deltas)" cmp -s got_rows expect_rows
@@ -94,11 +101,12 @@ ok "timeline.tsv: a sample row per sample, at its time (Chrome's from the sequen
 eq "timeline.tsv: the legacy TrackEvent after the first Chrome packet, its 25 us moving the sequence's time" \
 	"$("$tm" cat "$in" timeline.tsv | awk -F'\t' '$7 == "tick" { print $1 }')" 5000135000
 
-# the process tree's, then each sample's thread and process in the order
-# the samples come (a main thread per process made by pid), 303 of no pid
+# each sample's thread and process (a main thread per process made by
+# pid) and the process tree's, in time order (sequence 4's first, at 4 s),
+# 303 of no pid
 eq "threads.tsv: the samples' threads" \
 	"$("$tm" cat "$in" machines/machine0/threads.tsv | awk -F'\t' 'NR > 1 { printf "%s/%s ", $1, $3 }')" \
-	"0/0 1/1 100/100 101/100 102/100 200/200 201/200 202/200 500/500 501/500 502/500 300/300 302/300 301/300 303/ "
+	"0/0 600/600 601/600 1/1 100/100 101/100 102/100 200/200 201/200 202/200 500/500 501/500 502/500 300/300 302/300 301/300 303/ "
 eq "metadata.json: the stats resolving the stacks counted, as the reference counts them" \
 	"$("$tm" cat "$in" metadata.json | jq -c '.files[0].stats')" \
 	'{"stackprofile_parser_error":2,"stackprofile_invalid_frame_id":1,"stackprofile_empty_callstack":1,"stackprofile_invalid_callstack_id":2,"stackprofile_invalid_string_id":3,"stackprofile_invalid_mapping_id":1,"perf_cpu_lost_records":{"2":5},"perf_samples_skipped":1}'
@@ -108,9 +116,9 @@ eq "metadata.json: the stats resolving the stacks counted, as the reference coun
 # deltas, as StreamingProfilePackets without a row
 "$tm" cat "$in" merged.pftrace >m.pftrace
 protoc --decode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" <m.pftrace >m.txt
-eq "merged.pftrace: a StackSample per Chrome sample and per StackSample" "$(grep -c '^  stack_sample {' m.txt)" 16
-eq "merged.pftrace: the Chrome sequence's defaults name the source, once per state" \
-	"$(grep -c 'source: "chrome"' m.txt)" 2
+eq "merged.pftrace: a StackSample per Chrome sample and per StackSample" "$(grep -c '^  stack_sample {' m.txt)" 19
+eq "merged.pftrace: the Chrome sequences' defaults name the source, once per state (a loss keeps it)" \
+	"$(grep -c 'source: "chrome"' m.txt)" 4
 eq "merged.pftrace: two StreamingProfilePackets left, of no row" "$(grep -c '^  streaming_profile_packet {' m.txt)" 2
 eq "merged.pftrace read back: the same profile.folded" \
 	"$("$tm" cat m.pftrace machines/machine0/profile.folded | md5sum)" "$(md5sum <expect_folded)"

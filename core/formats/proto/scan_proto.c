@@ -1745,6 +1745,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->has_stack_source = 0;
 			seq_reset_interned(ss);
 			ss->ts_valid = 0;
+			ss->ts_ns = 0; /* a fresh TrackEventSequenceState: Chrome's samples count from 0 */
 			ss->generation++;
 		}
 	} else if (p->previous_packet_dropped) {
@@ -1752,6 +1753,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->valid = 0;
 			ss->generation++;
 			ss->ts_valid = 0; /* interned data and defaults survive a loss */
+			ss->ts_ns = 0;
 		}
 	}
 	if (TM_SPAN_HAS(p->trace_packet_defaults)) {
