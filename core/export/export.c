@@ -612,22 +612,7 @@ static void exp_streaming(exp *x, const tm_packet_out *po, uint32_t seq, tm_span
 		d->chrome = 1;
 	}
 	uint64_t *iids = NULL;
-	size_t n_iids = 0, cap = 0;
-	tm_pb_iter it;
-	tm_pb_field f;
-	tm_pb_iter_init(&it, msg);
-	while (tm_pb_next(&it, &f) == 1) {
-		if (f.id != F_StreamingProfilePacket_callstack_iid)
-			continue;
-		const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
-		uint64_t v = f.val;
-		do {
-			if (f.wire == TM_PB_LEN && !tm_pb_varint(&q, end, &v))
-				break;
-			TM_GROW(iids, cap, n_iids + 1);
-			iids[n_iids++] = v;
-		} while (f.wire == TM_PB_LEN && q < end);
-	}
+	size_t cap = 0, n_iids = tm_pb_varints(msg, F_StreamingProfilePacket_callstack_iid, &iids, &cap);
 	Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
 	Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;
 	tc.has_pid = tc.has_tid = 1;

@@ -370,6 +370,10 @@ uint32_t m_stack_callsite(tm_model *m, m_stack_index *ix, uint32_t parent, uint3
  * show of it. */
 uint32_t m_stack_memory_mapping(tm_model *m, const tm_mmapping *params, const char *name, size_t n, uint32_t file_id);
 uint32_t m_stack_frame_at(tm_model *m, uint32_t mapping, uint64_t rel_pc, const char *label, size_t label_n);
+/* What the text views show of a frame without a name (tm_mframe.label):
+ * its mapping's last path component, or [unknown] for none, and the
+ * address in it ("libc.so+0x400"), into out. */
+void m_stack_label(const tm_model *m, uint32_t mapping, uint64_t rel_pc, tm_buf *out);
 void m_stack_index_free(m_stack_index *ix);
 /* A file's stacks as its tokenizer interned them and handed them over in
  * side records (in file order, before any sorted record): the file's ids

@@ -3,6 +3,8 @@
  * StackProfileTracker::InternCallsite), and the samples made on them. */
 #include "model/model_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,18 @@ uint32_t m_stack_memory_mapping(tm_model *m, const tm_mmapping *params, const ch
 	mp->name = kept;
 	mp->file_id = file_id;
 	return id;
+}
+
+void m_stack_label(const tm_model *m, uint32_t mapping, uint64_t rel_pc, tm_buf *out)
+{
+	const tm_mmapping *mp = tm_model_mapping(m, mapping);
+	const char *base = mp && mp->name ? strrchr(mp->name, '/') : NULL;
+	base = base ? base + 1 : mp && mp->name ? mp->name : "";
+	out->len = 0;
+	tm_buf_puts(out, *base ? base : "[unknown]");
+	char hex[24];
+	int k = snprintf(hex, sizeof hex, "+0x%" PRIx64, rel_pc);
+	tm_buf_put(out, hex, (size_t)k);
 }
 
 uint32_t m_stack_frame_at(tm_model *m, uint32_t mapping, uint64_t rel_pc, const char *label, size_t label_n)

@@ -52,6 +52,50 @@ int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 1;
 }
 
+void tm_pb_values_init(tm_pb_values *it, const tm_pb_field *f)
+{
+	it->has_one = f->wire == TM_PB_VARINT;
+	it->one = f->val;
+	it->p = it->end = NULL;
+	if (f->wire == TM_PB_LEN) {
+		it->p = f->data.p;
+		it->end = f->data.p + f->data.n;
+	}
+}
+
+int tm_pb_values_next(tm_pb_values *it, uint64_t *v)
+{
+	if (it->has_one) {
+		it->has_one = false;
+		*v = it->one;
+		return 1;
+	}
+	if (it->p < it->end && tm_pb_varint(&it->p, it->end, v))
+		return 1;
+	it->p = it->end;
+	return 0;
+}
+
+size_t tm_pb_varints(tm_span msg, uint32_t id, uint64_t **v, size_t *cap)
+{
+	size_t n = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id != id)
+			continue;
+		tm_pb_values vs;
+		uint64_t x;
+		tm_pb_values_init(&vs, &f);
+		while (tm_pb_values_next(&vs, &x)) {
+			TM_GROW(*v, *cap, n + 1);
+			(*v)[n++] = x;
+		}
+	}
+	return n;
+}
+
 size_t tm_pb_repeated_spans(tm_span msg, uint32_t id, tm_span *out, size_t max)
 {
 	tm_pb_iter it;

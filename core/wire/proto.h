@@ -155,6 +155,22 @@ static inline __attribute__((always_inline)) int tm_pb_field_at(const uint8_t **
  * (truncated / over-long; *p unchanged). */
 int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
+/* The values of one occurrence of a repeated varint field, packed (a
+ * length-delimited run, read until a varint does not end) or not (one
+ * value): tm_pb_values_init with the field, then tm_pb_values_next for
+ * 1 and *v while there is a value. Other wire types have none. */
+typedef struct tm_pb_values {
+	const uint8_t *p, *end;
+	uint64_t one;
+	bool has_one;
+} tm_pb_values;
+void tm_pb_values_init(tm_pb_values *it, const tm_pb_field *f);
+int tm_pb_values_next(tm_pb_values *it, uint64_t *v);
+
+/* Every value of repeated varint field `id` of msg, every occurrence,
+ * packed or not, into *v (grown as needed; *cap its room): how many. */
+size_t tm_pb_varints(tm_span msg, uint32_t id, uint64_t **v, size_t *cap);
+
 /* Every occurrence of length-delimited field `id` of `msg`, in order: the
  * first `max` go to out[]; returns how many there are (a repeated string
  * such as ProcessDescriptor.cmdline). */

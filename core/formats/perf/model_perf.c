@@ -10,8 +10,6 @@
 #include "formats/perf/perf_format.h"
 #include "formats/perf/perf_data.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,17 +210,8 @@ static uint32_t frame_of(tm_model *m, pm_ctx *pc, uint32_t mapping, uint64_t rel
 		if (f->mapping == mapping && f->rel_pc == rel_pc)
 			return (uint32_t)(*v - 1);
 	}
-	/* the text views' label: the mapping's last path component and the
-	 * address in it */
-	const tm_mmapping *mp = tm_model_mapping(m, mapping);
-	const char *base = mp && mp->name ? strrchr(mp->name, '/') : NULL;
-	base = base ? base + 1 : mp && mp->name ? mp->name : "";
 	tm_buf *l = &pc->label;
-	l->len = 0;
-	tm_buf_puts(l, *base ? base : "[unknown]");
-	char hex[24];
-	int k = snprintf(hex, sizeof hex, "+0x%" PRIx64, rel_pc);
-	tm_buf_put(l, hex, (size_t)k);
+	m_stack_label(m, mapping, rel_pc, l);
 	uint32_t id = m_stack_frame_at(m, mapping, rel_pc, l->data, l->len);
 	*m_map_put(&pc->frames, h, NULL) = (uint64_t)id + 1;
 	return id;

@@ -6,8 +6,6 @@
  * sink (source "linux.perf", "chrome", or the StackSample's own). */
 #include "formats/proto/samples.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,15 +57,8 @@ static uint32_t frame_of(tm_model *m, m_psamples *s, uint32_t mapping, const cha
 {
 	if (!labelled || n)
 		return m_stack_frame(m, &s->ix, mapping, name, n);
-	const tm_mmapping *mp = tm_model_mapping(m, mapping);
-	const char *base = mp && mp->name ? strrchr(mp->name, '/') : NULL;
-	base = base ? base + 1 : mp && mp->name ? mp->name : "";
 	tm_buf *l = &s->label;
-	l->len = 0;
-	tm_buf_puts(l, *base ? base : "[unknown]");
-	char hex[24];
-	int k = snprintf(hex, sizeof hex, "+0x%" PRIx64, rel_pc);
-	tm_buf_put(l, hex, (size_t)k);
+	m_stack_label(m, mapping, rel_pc, l);
 	int fresh;
 	uint64_t *v = m_map_put(&s->labelled, (uint64_t)mapping << 32 | m_intern(&m->str, l->data, l->len), &fresh);
 	if (fresh)

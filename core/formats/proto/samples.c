@@ -174,14 +174,11 @@ static int mapping_name(resolve *rs, uint64_t iid)
 		if (f.id == F_Mapping_build_id && f.wire == TM_PB_VARINT) {
 			build_id = f.val;
 		} else if (f.id == F_Mapping_path_string_ids && !ended) {
-			/* repeated varints, packed or not */
-			const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
-			uint64_t one = f.val;
-			int packed = f.wire == TM_PB_LEN;
-			if (!packed && f.wire != TM_PB_VARINT)
-				continue;
-			while (packed ? q < end && tm_pb_varint(&q, end, &one) : !ended) {
-				if (!get(rs->s, IK_MAPPING_PATH, one, &v)) {
+			tm_pb_values vs;
+			uint64_t id;
+			tm_pb_values_init(&vs, &f);
+			while (!ended && tm_pb_values_next(&vs, &id)) {
+				if (!get(rs->s, IK_MAPPING_PATH, id, &v)) {
 					if (!again)
 						count(rs->r, TM_PR_ST_STRING);
 					ended = 1;
@@ -189,8 +186,6 @@ static int mapping_name(resolve *rs, uint64_t iid)
 				}
 				tm_buf_putc(n, '/');
 				tm_buf_put(n, v.p, v.n);
-				if (!packed)
-					break;
 			}
 		}
 	}
@@ -270,18 +265,13 @@ static void callstack(resolve *rs, uint64_t iid)
 	while (tm_pb_next(&it, &f) == 1) {
 		if (f.id != F_Callstack_frame_ids)
 			continue;
-		const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
-		uint64_t id = f.val;
-		if (f.wire == TM_PB_VARINT) {
+		tm_pb_values vs;
+		uint64_t id;
+		tm_pb_values_init(&vs, &f);
+		while (tm_pb_values_next(&vs, &id)) {
 			if (!frame(rs, id))
 				goto failed;
 			n++;
-		} else if (f.wire == TM_PB_LEN) {
-			while (q < end && tm_pb_varint(&q, end, &id)) {
-				if (!frame(rs, id))
-					goto failed;
-				n++;
-			}
 		}
 	}
 	if (!n) {

@@ -1468,31 +1468,6 @@ static void stat_record(pscan *ps, const reader *rd, uint8_t code)
 		pr_record(ps, rd, TM_PR_STAT, 0, 0, &code, 1, NULL, 0, 1);
 }
 
-typedef TM_VEC(uint64_t) u64_vec;
-
-/* The repeated varints of field `id` of msg, packed or not, appended. */
-static void varints(tm_span msg, uint32_t id, u64_vec *out)
-{
-	tm_pb_iter it;
-	tm_pb_field f;
-	tm_pb_iter_init(&it, msg);
-	while (tm_pb_next(&it, &f) == 1) {
-		if (f.id != id)
-			continue;
-		if (f.wire == TM_PB_VARINT) {
-			TM_GROW(out->v, out->cap, out->n + 1);
-			out->v[out->n++] = f.val;
-		} else if (f.wire == TM_PB_LEN) {
-			const uint8_t *q = f.data.p, *end = f.data.p + f.data.n;
-			uint64_t v;
-			while (q < end && tm_pb_varint(&q, end, &v)) {
-				TM_GROW(out->v, out->cap, out->n + 1);
-				out->v[out->n++] = v;
-			}
-		}
-	}
-}
-
 /* ProfileModule::TokenizeStreamingProfilePacket: each sample at the
  * sequence's legacy time moved on by its delta (microseconds), the first
  * converted from MONOTONIC, on the reader's stream of them; deltas
@@ -1501,9 +1476,9 @@ static void on_streaming(pscan *ps, reader *rd, seq_state *ss, tm_span msg)
 {
 	ps->smp_pid = ss->has_thread && ss->pid >= 0 ? ss->pid : 0;
 	ps->smp_tid = ss->has_thread && ss->tid >= 0 ? ss->tid : 0;
-	u64_vec iids = {0}, deltas = {0};
-	varints(msg, F_StreamingProfilePacket_callstack_iid, &iids);
-	varints(msg, F_StreamingProfilePacket_timestamp_delta_us, &deltas);
+	TM_VEC(uint64_t) iids = {0}, deltas = {0};
+	iids.n = tm_pb_varints(msg, F_StreamingProfilePacket_callstack_iid, &iids.v, &iids.cap);
+	deltas.n = tm_pb_varints(msg, F_StreamingProfilePacket_timestamp_delta_us, &deltas.v, &deltas.cap);
 	int64_t sample_ts = ss->ts_ns, out;
 	size_t i = 0;
 	if (sample_ts < 0) {
