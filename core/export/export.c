@@ -580,7 +580,8 @@ static void put_packet(tm_buf *b, const Perfetto__Protos__TracePacket *p)
  * TrackEvents no longer move, in microseconds. Each sample goes out as a
  * StackSample of its own at its trace time, of the sequence's thread and
  * on its callstack (interned on the same sequence), with the source
- * "chrome" in the sequence's defaults (its own kept, the source added), so
+ * "chrome" in the sequence's defaults (its own kept, the source added;
+ * its own again after them where they name a source of their own), so
  * that the reference's import makes the same rows. A sample whose stack
  * does not resolve goes out as a StreamingProfilePacket of a zero delta
  * after a ThreadDescriptor of its time, and a packet whose tokenization
@@ -658,6 +659,15 @@ static void exp_streaming(exp *x, const tm_packet_out *po, uint32_t seq, tm_span
 		put_packet(b, &p);
 		keep_packet(x, po->machine_row, b);
 	}
+	if (d->chrome && tm_pb_repeated_spans((tm_span){(const uint8_t *)d->bytes.data, d->bytes.len},
+					       F_TracePacketDefaults_stack_sample_defaults, NULL, 0)) {
+		/* the sequence's own StackSamples keep their source */
+		b->len = 0;
+		put_bytes(b, F_TracePacket_trace_packet_defaults, d->bytes.data, d->bytes.len);
+		put_uint(b, F_TracePacket_trusted_packet_sequence_id, seq);
+		keep_packet(x, po->machine_row, b);
+		d->chrome = 0;
+	}
 	if (po->sample_logs & TM_SAMPLE_LOG_PARSER_ERROR) {
 		uint64_t none = 0;
 		sp.n_callstack_iid = 1;
@@ -706,10 +716,11 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 		case F_TracePacket_sequence_flags:
 			cleared |= f.wire == TM_PB_VARINT && (f.val & TM_SEQ_INCREMENTAL_STATE_CLEARED);
 			break;
-		case F_TracePacket_streaming_profile_packet: /* exp_streaming */
+		case F_TracePacket_streaming_profile_packet: /* exp_streaming, on a sequence */
+			if (!po->seq_id || f.wire != TM_PB_LEN)
+				break; /* kept as it is */
 			end_run(b, &from, at, it.p);
-			if (f.wire == TM_PB_LEN)
-				streaming = f.data;
+			streaming = f.data;
 			break;
 		case F_TracePacket_trace_packet_defaults:
 		case F_TracePacket_track_event:

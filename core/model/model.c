@@ -36,6 +36,10 @@ uint32_t m_intern(m_strings *p, const char *s, size_t n)
 {
 	if (!s)
 		return 0;
+	/* kept as C strings: a string is its text up to a NUL, looked up so
+	 * (each one with a NUL was a new entry, a sample's frame name each
+	 * time) */
+	n = strnlen(s, n);
 	if ((p->n + 1) * 2 > p->n_slots) {
 		size_t ns = p->n_slots ? p->n_slots * 2 : 1024;
 		uint64_t *slots = tm_xcalloc(ns, sizeof(*slots));
@@ -63,13 +67,7 @@ uint32_t m_intern(m_strings *p, const char *s, size_t n)
 		p->lens = tm_xrealloc(p->lens, p->cap * sizeof(*p->lens));
 	}
 	p->s[p->n] = tm_xstrndup(s, n);
-	p->lens[p->n] = (uint32_t)strlen(p->s[p->n]);
-	if (p->lens[p->n] != n) {
-		h = str_hash(s, p->lens[p->n]);
-		tag = h >> 32 << 32;
-		for (j = h & (p->n_slots - 1); p->slots[j]; j = (j + 1) & (p->n_slots - 1))
-			;
-	}
+	p->lens[p->n] = (uint32_t)n;
 	p->n++;
 	p->slots[j] = tag | p->n;
 	return (uint32_t)p->n;

@@ -20,7 +20,7 @@
 
 #include "model/model.h"
 
-/* The InternedData tables kept, as keys: iid * IK_N + kind. */
+/* The InternedData tables kept, each by iid. */
 enum { IK_FUNCTION, IK_FRAME, IK_CALLSTACK, IK_BUILD_ID, IK_MAPPING_PATH, IK_MAPPING, IK_SOURCE_PATH,
        IK_TASK_CONTEXT, IK_N };
 
@@ -29,7 +29,7 @@ typedef struct entry {
 } entry;
 
 struct pr_stacks {
-	tm_u64map at;           /* key -> index of `e` */
+	tm_u64map at[IK_N];     /* iid -> index of `e` */
 	entry *e;
 	size_t n, cap;
 	tm_buf pool;
@@ -54,27 +54,25 @@ static int is_string_kind(int k)
 	return k == IK_FUNCTION || k == IK_BUILD_ID || k == IK_MAPPING_PATH || k == IK_SOURCE_PATH;
 }
 
-static void put(pr_stacks *s, int kind, uint64_t iid, tm_span v)
+/* An entry interned again keeps its first value (the reference's
+ * emplace): 0, else the bytes kept. */
+static size_t put(pr_stacks *s, int kind, uint64_t iid, tm_span v)
 {
-	uint64_t key = iid * IK_N + (uint64_t)kind;
-	const uint32_t *ix = tm_u64map_get(&s->at, key);
-	size_t k;
-	if (ix) {
-		k = *ix - 1;
-	} else {
-		TM_GROW(s->e, s->cap, s->n + 1);
-		k = s->n++;
-		tm_u64map_put(&s->at, key, (uint32_t)k);
-	}
+	if (tm_u64map_get(&s->at[kind], iid))
+		return 0;
+	TM_GROW(s->e, s->cap, s->n + 1);
+	size_t k = s->n++;
+	tm_u64map_put(&s->at[kind], iid, (uint32_t)k);
 	s->e[k].off = s->pool.len;
 	s->e[k].len = v.n;
 	if (v.n)
 		tm_buf_put(&s->pool, v.p, v.n);
+	return v.n;
 }
 
 static int get(const pr_stacks *s, int kind, uint64_t iid, tm_span *v)
 {
-	const uint32_t *ix = s ? tm_u64map_get(&s->at, iid * IK_N + (uint64_t)kind) : NULL;
+	const uint32_t *ix = s ? tm_u64map_get(&s->at[kind], iid) : NULL;
 	if (!ix)
 		return 0;
 	const entry *e = &s->e[*ix - 1];
@@ -110,26 +108,29 @@ void pr_stacks_intern(pr_stacks **sp, tm_span interned_data, size_t *budget)
 		}
 		if (!*sp)
 			*sp = tm_xcalloc(1, sizeof **sp);
-		*budget -= f.data.n;
-		put(*sp, kind, iid, v);
+		*budget -= put(*sp, kind, iid, v);
 	}
 }
 
-void pr_stacks_clear(pr_stacks *s)
+size_t pr_stacks_clear(pr_stacks *s)
 {
 	if (!s)
-		return;
-	tm_u64map_clear(&s->at);
+		return 0;
+	size_t kept = s->pool.len;
+	for (int k = 0; k < IK_N; k++)
+		tm_u64map_clear(&s->at[k]);
 	tm_u64map_clear(&s->mapped);
 	s->n = 0;
 	s->pool.len = 0;
+	return kept;
 }
 
 void pr_stacks_free(pr_stacks *s)
 {
 	if (!s)
 		return;
-	tm_u64map_free(&s->at);
+	for (int k = 0; k < IK_N; k++)
+		tm_u64map_free(&s->at[k]);
 	tm_u64map_free(&s->mapped);
 	free(s->e);
 	tm_buf_free(&s->pool);
@@ -149,7 +150,7 @@ typedef struct resolve {
 
 static void count(tm_pr_sample *r, int st)
 {
-	if (r->stats[st] < UINT8_MAX)
+	if (r->stats[st] < UINT32_MAX)
 		r->stats[st]++;
 }
 
@@ -341,9 +342,9 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 	resolve rs = {.s = s, .r = &r, .b = b};
 	size_t head_at = b->len;
 	tm_buf_put(b, &r, sizeof r);
-	int has_iid = 0, has_inline = 0;
-	uint64_t iid = 0;
-	tm_span inline_stack = {0};
+	int has_iid = 0, has_inline = 0, has_task = 0, has_task_iid = 0;
+	uint64_t iid = 0, task_iid = 0;
+	tm_span inline_stack = {0}, task = {0};
 	tm_pb_iter it;
 	tm_pb_field f;
 	tm_pb_iter_init(&it, msg);
@@ -390,25 +391,31 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 		tm_mrec_put_str(b, NULL, UINT32_MAX);
 	} else {
 		r.source = TM_PR_SRC_STACK;
+		/* the last of each field; of a oneof's two, the reference asks
+		 * for the inline task context first and the interned stack
+		 * first, whatever their order */
 		while (tm_pb_next(&it, &f) == 1) {
-			tm_span tc;
 			if (f.id == F_StackSample_task_context && f.wire == TM_PB_LEN) {
-				r.has_pid = r.has_tid = 0;
-				task_context(&r, f.data);
+				has_task = 1;
+				task = f.data;
 			} else if (f.id == F_StackSample_task_context_iid && f.wire == TM_PB_VARINT) {
-				r.has_pid = r.has_tid = 0;
-				if (get(s, IK_TASK_CONTEXT, f.val, &tc))
-					task_context(&r, tc);
+				has_task_iid = 1;
+				task_iid = f.val;
 			} else if (f.id == F_StackSample_callstack_iid && f.wire == TM_PB_VARINT) {
 				has_iid = 1;
-				has_inline = 0;
 				iid = f.val;
 			} else if (f.id == F_StackSample_callstack && f.wire == TM_PB_LEN) {
 				has_inline = 1;
-				has_iid = 0;
 				inline_stack = f.data;
 			}
 		}
+		tm_span tc;
+		if (has_task)
+			task_context(&r, task);
+		else if (has_task_iid && get(s, IK_TASK_CONTEXT, task_iid, &tc))
+			task_context(&r, tc);
+		if (has_iid)
+			has_inline = 0;
 		tm_mrec_put_str(b, stack_source, stack_source ? source_len : UINT32_MAX);
 	}
 	rs.has_pid = r.has_pid;

@@ -44,7 +44,7 @@ typedef struct tm_pr_sample {
 	uint8_t has_cpu;
 	uint8_t has_skip;       /* PerfSample.sample_skipped_reason */
 	uint8_t producer_event; /* PerfSample.producer_event: no sample */
-	uint8_t stats[TM_PR_ST_N]; /* counts, at most 255 */
+	uint32_t stats[TM_PR_ST_N]; /* counts */
 	uint32_t cpu;
 	uint32_t skip;
 	uint32_t n_frames;
@@ -57,10 +57,12 @@ typedef struct pr_stacks pr_stacks;
 
 /* The stack profile entries of an InternedData message into *s (made at
  * first use); `budget` is what the file may still keep, in bytes
- * (decreased). */
+ * (decreased by what is kept: an iid given again keeps its first value,
+ * as the reference's does). */
 void pr_stacks_intern(pr_stacks **s, tm_span interned_data, size_t *budget);
-/* The sequence's incremental state was cleared: nothing interned. */
-void pr_stacks_clear(pr_stacks *s);
+/* The sequence's incremental state was cleared: nothing interned. Returns
+ * the bytes it kept. */
+size_t pr_stacks_clear(pr_stacks *s);
 void pr_stacks_free(pr_stacks *s);
 
 /* A sample's record after its head (tm_pr_sample, the source, the

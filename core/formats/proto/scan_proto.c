@@ -29,6 +29,10 @@
 /* Interned event-name bytes kept per file; names beyond it read as absent
  * (names only label events, they never change a timestamp). */
 #define NAMES_MAX_BYTES ((size_t)64 << 20)
+/* The interned stack profiles (samples.h) the file's sequences hold at
+ * once (a clear gives its sequence's back); a budget of their own, so
+ * that they never starve the names. */
+#define STACKS_MAX_BYTES ((size_t)64 << 20)
 
 /* ---- a small uint64 -> uint32 hash map ------------------------------------ */
 
@@ -137,6 +141,7 @@ typedef struct pscan {
 	aside *aside;
 	size_t n_aside, cap_aside, aside_bytes;
 	size_t name_bytes;
+	size_t stack_bytes;       /* the sequences' interned stacks kept now */
 	/* The file's last TraceConfig as far as config_write_into_file_no_flush
 	 * needs it (decided at the end of the scan: scan_ctx.no_flush). */
 	int cfg_seen, cfg_no_flush;
@@ -223,7 +228,6 @@ static void seq_reset_interned(seq_state *s)
 	tm_u64map_clear(&s->names);
 	s->n_names = 0;
 	s->pool.len = 0;
-	pr_stacks_clear(s->stacks);
 }
 
 static seq_state *seq_find(reader *rd, uint32_t id);
@@ -1474,8 +1478,9 @@ static void stat_record(pscan *ps, const reader *rd, uint8_t code)
  * beyond the samples move the sequence's time on too. */
 static void on_streaming(pscan *ps, reader *rd, seq_state *ss, tm_span msg)
 {
-	ps->smp_pid = ss->has_thread && ss->pid >= 0 ? ss->pid : 0;
-	ps->smp_tid = ss->has_thread && ss->tid >= 0 ? ss->tid : 0;
+	/* the descriptor's int32 pid and tid as uint32 (-1: none given) */
+	ps->smp_pid = ss->has_thread && ss->pid != -1 ? (uint32_t)ss->pid : 0;
+	ps->smp_tid = ss->has_thread && ss->tid != -1 ? (uint32_t)ss->tid : 0;
 	TM_VEC(uint64_t) iids = {0}, deltas = {0};
 	iids.n = tm_pb_varints(msg, F_StreamingProfilePacket_callstack_iid, &iids.v, &iids.cap);
 	deltas.n = tm_pb_varints(msg, F_StreamingProfilePacket_timestamp_delta_us, &deltas.v, &deltas.cap);
@@ -1500,6 +1505,8 @@ static void on_streaming(pscan *ps, reader *rd, seq_state *ss, tm_span msg)
 		}
 		sample_ts = sat_add(sample_ts, delta);
 		int ok = 0;
+		if (sample_ts < 0) /* the sorter drops it */
+			scan_count(ps->sf, TM_STAT_NEGATIVE_TS, 1);
 		if ((ps->records || ps->keep_ts) && sample_ts >= 0)
 			ok = sample_record(ps, rd, ss, F_TracePacket_streaming_profile_packet, msg, iids.v[i],
 					   rd->q_streaming, sample_ts);
@@ -1621,7 +1628,8 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 	/* FtraceStats (field 34) and the samples (samples.h) have no span of
 	 * their own: a packet with no other payload may be one; the model
 	 * wants FtraceStats' preserve_ftrace_buffer */
-	if (!(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS)))) {
+	if (!(p->span_mask & ~((1u << TM_PKT_INTERNED_DATA) | (1u << TM_PKT_TRACE_PACKET_DEFAULTS) |
+				(1u << TM_PKT_THREAD_DESCRIPTOR)))) {
 		const uint8_t *q = p->raw.p, *qe = p->raw.p + p->raw.n;
 		tm_pb_field f = {0};
 		while (q && q < qe) {
@@ -1719,6 +1727,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 			ss->has_stack_source = 0;
 			seq_reset_interned(ss);
+			ps->stack_bytes -= pr_stacks_clear(ss->stacks);
 			ss->ts_valid = 0;
 			ss->ts_ns = 0; /* a fresh TrackEventSequenceState: Chrome's samples count from 0 */
 			ss->generation++;
@@ -1755,9 +1764,9 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			intern_names(ps, ss, p);
 		if (has_seq && ss->valid && (ps->records || ps->keep_ts)) {
 			/* the model's samples, the exporter's Chrome ones (samples.h) */
-			size_t budget = NAMES_MAX_BYTES - ps->name_bytes;
+			size_t budget = STACKS_MAX_BYTES - ps->stack_bytes;
 			pr_stacks_intern(&ss->stacks, p->interned_data, &budget);
-			ps->name_bytes = NAMES_MAX_BYTES - budget;
+			ps->stack_bytes = STACKS_MAX_BYTES - budget;
 		}
 	}
 	if (TM_SPAN_HAS(p->clock_snapshot))
