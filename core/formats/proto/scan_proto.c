@@ -788,9 +788,6 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 		tm_buf_put(out, ss->extra_double_uuids.data, ss->extra_double_uuids.len);
 }
 
-/* TracePacketDefaults.track_event_defaults' extra_counter_track_uuids
- * and extra_double_counter_track_uuids, packed or not, each as one
- * varint field for resolve_track_event; new defaults replace the old. */
 /* TracePacketDefaults.stack_sample_defaults.source (none when absent:
  * new defaults replace the old whole). */
 static void defaults_stack_source(seq_state *ss, tm_span defaults)
@@ -813,6 +810,9 @@ static void defaults_stack_source(seq_state *ss, tm_span defaults)
 	}
 }
 
+/* TracePacketDefaults.track_event_defaults' extra_counter_track_uuids
+ * and extra_double_counter_track_uuids, packed or not, each as one
+ * varint field for resolve_track_event; new defaults replace the old. */
 static void defaults_extra_uuids(seq_state *ss, tm_span defaults)
 {
 	ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
