@@ -46,6 +46,10 @@ typedef enum tm_stat {
 	TM_STAT_FTRACE_BUNDLE_ERRORS,       /* ftrace_bundle_tokenizer_errors */
 	TM_STAT_FTRACE_MISSING_EVENT_ID,    /* ftrace_missing_event_id */
 	TM_STAT_COMPACT_SCHED_ERRORS,       /* compact_sched_has_parse_errors */
+	TM_STAT_TRACK_EVENT_NO_SEQ,         /* track_event_missing_sequence_id */
+	TM_STAT_THREAD_DESCRIPTOR_NO_SEQ,   /* thread_descriptor_missing_sequence_id */
+	TM_STAT_CLEARED_NO_SEQ,             /* incremental_state_cleared_missing_sequence_id */
+	TM_STAT_DROPPED_NO_SEQ,             /* previous_packet_dropped_missing_sequence_id */
 	TM_STAT_COUNT
 } tm_stat;
 

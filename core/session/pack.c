@@ -158,6 +158,7 @@ static const unsigned char counts_drops[TM_STAT_COUNT] = {
 	[TM_STAT_FTRACE_BUNDLE_ERRORS] = 1,
 	[TM_STAT_FTRACE_MISSING_EVENT_ID] = 1,
 	[TM_STAT_COMPACT_SCHED_ERRORS] = 1,
+	[TM_STAT_TRACK_EVENT_NO_SEQ] = 1,
 };
 
 static void drop_line(tm_buf *out, uint64_t n, const char *file, const char *reason)

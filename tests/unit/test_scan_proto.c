@@ -15,6 +15,7 @@
 #include "pb_write.h"
 #include "formats/registry.h"
 #include "scan/scan.h"
+#include "trace_fields.h"
 #include "tt.h"
 
 /* ---- a tiny protobuf writer ----------------------------------------------- */
@@ -320,6 +321,54 @@ static void test_sequences_and_interning(void)
 	CHECK_INT(s->stats[TM_STAT_SEQ_NEEDS_INCREMENTAL], 2);
 	CHECK_INT(s->stats[TM_STAT_DEFAULTS_NO_SEQ], 1);
 	CHECK_INT(s->stats[TM_STAT_INTERNED_NO_SEQ], 1);
+	done(s);
+}
+
+/* What needs a sequence and has none: each counts its stat and is read no
+ * further, as the reference's ProtoTraceReader and TrackEventTokenizer do
+ * (testdata/conformance/proto_missing_seq.textproto holds the same against
+ * the reference). A clear that is also a loss counts as a clear only. */
+static void test_packets_without_sequence(void)
+{
+	tm_buf t = {0}, p = {0}, m = {0};
+	f_var(&p, F_TracePacket_timestamp, 100);
+	f_var(&p, F_TracePacket_incremental_state_cleared, 1);
+	packet(&t, &p);
+	f_var(&p, F_TracePacket_timestamp, 110);
+	f_var(&p, F_TracePacket_incremental_state_cleared, 1);
+	f_var(&p, F_TracePacket_previous_packet_dropped, 1);
+	packet(&t, &p);
+	f_var(&p, F_TracePacket_timestamp, 120);
+	f_var(&p, F_TracePacket_previous_packet_dropped, 1);
+	packet(&t, &p);
+	f_var(&m, F_ThreadDescriptor_pid, 7);
+	f_var(&m, F_ThreadDescriptor_tid, 8);
+	f_var(&p, F_TracePacket_timestamp, 130);
+	f_msg(&p, F_TracePacket_thread_descriptor, &m);
+	packet(&t, &p);
+	f_var(&m, F_TrackEvent_type, 3);
+	f_str(&m, F_TrackEvent_name, "lost");
+	f_var(&p, F_TracePacket_timestamp, 140);
+	f_msg(&p, F_TracePacket_track_event, &m);
+	packet(&t, &p);
+	instant(&t, 5, 150, 0, "kept", 0);
+
+	evs r;
+	tm_scan *s = scan(&t, &r);
+	CHECK(s);
+	CHECK_INT(s->failed, 0);
+	/* the other packets are placed as packets; the TrackEvent is not */
+	int lost = 0;
+	for (size_t i = 0; i < r.n; i++)
+		lost += strcmp(r.v[i].name, "lost") == 0;
+	CHECK_INT(lost, 0);
+	CHECK(r.n > 0);
+	CHECK_STR(r.v[r.n - 1].name, "kept");
+	CHECK_INT(s->stats[TM_STAT_CLEARED_NO_SEQ], 2);
+	CHECK_INT(s->stats[TM_STAT_DROPPED_NO_SEQ], 1);
+	CHECK_INT(s->stats[TM_STAT_THREAD_DESCRIPTOR_NO_SEQ], 1);
+	CHECK_INT(s->stats[TM_STAT_TRACK_EVENT_NO_SEQ], 1);
+	CHECK_INT(s->files[0].dropped, 1); /* the TrackEvent; the rest are no events */
 	done(s);
 }
 
@@ -714,6 +763,7 @@ int main(void)
 	TT_RUN(test_ftrace_bundle);
 	TT_RUN(test_ftrace_unknown_clock_is_fatal);
 	TT_RUN(test_sequences_and_interning);
+	TT_RUN(test_packets_without_sequence);
 	TT_RUN(test_needs_incremental_on_sequence_zero_is_fatal);
 	TT_RUN(test_legacy_track_event_timestamps);
 	TT_RUN(test_chrome_service_and_plain_packets);

@@ -916,8 +916,10 @@ static int on_track_event(pscan *ps, reader *rd, seq_state *ss, const tm_packet 
 {
 	scan_file *sf = ps->sf;
 	ps->po_drop = 1; /* until placed */
-	if (!p->has_trusted_packet_sequence_id)
-		return 0; /* the reference: track_event_missing_sequence_id */
+	if (!p->has_trusted_packet_sequence_id) {
+		scan_count(sf, TM_STAT_TRACK_EVENT_NO_SEQ, 1);
+		return 0;
+	}
 	te_head head, *e = &head;
 	if (ps->has_te_logged && !ps->events && !ps->records)
 		e = ps->te_logged; /* all this needs of it, decoded ahead */
@@ -1602,7 +1604,9 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 		on_system_info(ps, rd, p);
 		return 0;
 	}
-	if (TM_SPAN_HAS(p->thread_descriptor) && p->has_trusted_packet_sequence_id) {
+	if (TM_SPAN_HAS(p->thread_descriptor) && !p->has_trusted_packet_sequence_id) {
+		scan_count(sf, TM_STAT_THREAD_DESCRIPTOR_NO_SEQ, 0);
+	} else if (TM_SPAN_HAS(p->thread_descriptor)) {
 		if (!ss->valid)
 			return 0; /* thread_descriptor_skipped_incremental_state_invalid */
 		tm_thread_descriptor td;
@@ -1731,6 +1735,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->ts_valid = 0;
 			ss->ts_ns = 0; /* a fresh TrackEventSequenceState: Chrome's samples count from 0 */
 			ss->generation++;
+		} else {
+			scan_count(sf, TM_STAT_CLEARED_NO_SEQ, 0);
 		}
 	} else if (p->previous_packet_dropped) {
 		if (has_seq) {
@@ -1738,6 +1744,8 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->generation++;
 			ss->ts_valid = 0; /* interned data and defaults survive a loss */
 			ss->ts_ns = 0;
+		} else {
+			scan_count(sf, TM_STAT_DROPPED_NO_SEQ, 0);
 		}
 	}
 	if (TM_SPAN_HAS(p->trace_packet_defaults)) {
