@@ -670,10 +670,10 @@ void tm_clocks_render_dot(const tm_clocks *c, const tm_clock_labels *l, tm_buf *
 /* ---- edges.csv -------------------------------------------------------------------- */
 
 /* A clock as one line of text: "BOOTTIME@phone", plus "/file=N" where the
- * node is scoped to a file and "/seq=N" for sequence clocks. */
-/* Pieces and tm_buf_put_i64, not printf: edges.csv has a line per pair of
- * a snapshot's readings (65,000 for 190 Chrome traces), and its printfs
- * were a tenth of the scan's time. */
+ * node is scoped to a file and "/seq=N" for sequence clocks. Written in
+ * pieces, not with printf: edges.csv has a line per pair of a snapshot's
+ * readings (65,000 for 190 Chrome traces), and its printfs were a tenth
+ * of the scan's time. */
 static void put_clock_name(tm_buf *b, tm_clock_node n, const tm_clock_labels *l)
 {
 	char nb[32], mb[32];
