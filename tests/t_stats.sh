@@ -57,11 +57,11 @@ eq "TraceStats and sequence losses: what the service and the sequences lost, per
 	"$(file_stats "$meta" loss.pftrace)" \
 	'{"packet_skipped_seq_needs_incremental_state_invalid":2,"traced_flushes_failed":6,"filter_errors":5,"traced_final_flush_failed":2,"traced_buf_patches_failed":{"0":2},"traced_buf_abi_violations":{"0":3,"1":1},"traced_buf_trace_writer_packet_loss":{"0":4},"traced_buf_sequence_packet_loss":{"0":1,"1":1},"traced_buf_incremental_sequences_dropped":{"0":1,"1":1},"traced_buf_data_loss_read_gap":{"0":1},"traced_buf_data_loss_overwrite":{"0":1},"traced_buf_data_loss_smb_full":{"1":1}}'
 eq "in total: the scan's stats first, zeros included, in their order" \
-	"$(jq -c '.stats | keys_unsorted | [.[0], .[18], .[19]]' <<<"$meta")" \
-	'["trace_sorter_negative_timestamp_dropped","compact_sched_has_parse_errors","traced_flushes_failed"]'
+	"$(jq -c '.stats | keys_unsorted | [.[0], .[22], .[23]]' <<<"$meta")" \
+	'["trace_sorter_negative_timestamp_dropped","previous_packet_dropped_missing_sequence_id","traced_flushes_failed"]'
 eq "in total: per index, summed over files" "$(jq -c '.stats.config_write_into_file_discard' <<<"$meta")" '{"0":2,"2":2}'
 eq "in total: the parse's, summed over files" "$(jq -c '[.stats.mismatched_sched_switch_tids, .stats.slice_spill_overlapping_complete_event]' <<<"$meta")" '[2,1]'
-eq "in total: the scan's 19 stats always, then 14 other names counted" "$(jq '.stats | length' <<<"$meta")" 33
+eq "in total: the scan's 23 stats always, then 14 other names counted" "$(jq '.stats | length' <<<"$meta")" 37
 eq "no stats_incomplete when the parse ran" "$(jq -c 'has("stats_incomplete")' <<<"$meta")" false
 
 m2=$("$tm" cat -o noindex two.tar metadata.json)
@@ -81,7 +81,7 @@ eq "index: the same bytes read back from it" "$(cat ix2.json)" "$meta"
 printf 'packet { timestamp: 5 timestamp_clock_id: 64 track_event { type: TYPE_INSTANT name: "x" } }\n' | encode >bad.pftrace
 bad=$("$tm" cat -o noindex bad.pftrace metadata.json 2>/dev/null)
 eq "a failed merge: status error, no parse stats, no stats_incomplete" \
-	"$(jq -c '[.status, (.stats | length), has("stats_incomplete")]' <<<"$bad")" '["error",19,false]'
+	"$(jq -c '[.status, (.stats | length), has("stats_incomplete")]' <<<"$bad")" '["error",23,false]'
 
 if have_fuse; then
 	if tm_mount one.tar "$T_TMP/mnt" -o noindex; then

@@ -108,7 +108,7 @@ if view js.zip; then
 	eq "js: status ok" "$(jq -r .status <<<"$meta")" ok
 	eq "js: trace_time from the systrace file" "$(jq -c .trace_time <<<"$meta")" \
 		'{"clock":"MONOTONIC","clock_id":3,"machine":0,"file":"0sys.txt","owner":"file"}'
-	eq "js: every stat, zeros included, in order" "$(jq -c '.stats | keys_unsorted | length' <<<"$meta")" 19
+	eq "js: every stat, zeros included, in order" "$(jq -c '.stats | keys_unsorted | length' <<<"$meta")" 23
 	eq "js: stats start with the sorter drop" "$(jq -r '.stats | keys_unsorted[0]' <<<"$meta")" \
 		trace_sorter_negative_timestamp_dropped
 	eq "js: zeros are present" "$(jq '.stats.clock_sync_failure_no_path' <<<"$meta")" 0
