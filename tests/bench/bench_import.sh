@@ -6,11 +6,12 @@
 # first). Every read cold (-o noindex, nothing cached), from the page
 # cache, the fastest of BENCH_RUNS (3). Also the peak RSS of ours (the
 # command, or the daemon) and the peak space our temporary files take in
-# TMPDIR (watched in one more run, untimed), as a multiple of the input: TMPDIR is a tmpfs of its own here,
-# whose use counts the files a pass has already unlinked. "kept" is what
-# of it a mount still holds once the cat is done: the file read (a mount
-# serves reads at any offset from it) and the machines' copies of it; the
-# rest of the peak is the pass's own scratch (its order store, its sorts).
+# TMPDIR (watched in one more run, untimed), as a multiple of the input:
+# TMPDIR is a tmpfs of its own here, whose use counts the files a pass has
+# already unlinked. "kept" is what of it a mount still holds once the cat
+# is done: the file read (a mount serves reads at any offset from it) and
+# the machines' copies of it; the rest of the peak is the pass's own
+# scratch (its order store, its sorts).
 #
 # Inputs, as bench_reference.sh builds them (N copies of a capture of
 # testdata/real/capture2 in a TAR, one machine each):
@@ -94,7 +95,7 @@ tm_cat() {
 		_t1=$EPOCHREALTIME
 		_t=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }')
 		_k=$(tail -n 1 "$work/time")
-		if [ "$_i" -gt 0 ] && { [ -z "$_best" ] || awk -v a="$_t" -v b="$_best" 'BEGIN { exit !(a < b) }'; }; then _best=$_t; fi
+		if [ "$_i" -gt 0 ] && faster "$_t" "$_best"; then _best=$_t; fi
 		[ "$_k" -gt "$_rss" ] && _rss=$_k
 		[ "$_s" -gt "$_sp" ] && _sp=$_s
 	done
@@ -124,7 +125,7 @@ mount_cat() {
 		fusermount3 -u "$mnt"
 		wait "$_d"
 		_t=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", b - a }')
-		if [ "$_i" -gt 0 ] && { [ -z "$_best" ] || awk -v a="$_t" -v b="$_best" 'BEGIN { exit !(a < b) }'; }; then _best=$_t; fi
+		if [ "$_i" -gt 0 ] && faster "$_t" "$_best"; then _best=$_t; fi
 		[ "${_k:-0}" -gt "$_rss" ] && _rss=$_k
 		[ "$_s" -gt "$_sp" ] && _sp=$_s
 		[ "$_u" -gt "$_kept" ] && _kept=$_u
