@@ -15,6 +15,7 @@
 #include "pb_write.h"
 #include "formats/registry.h"
 #include "scan/scan.h"
+#include "trace.pb-c.h"
 #include "trace_fields.h"
 #include "tt.h"
 
@@ -346,7 +347,7 @@ static void test_packets_without_sequence(void)
 	f_var(&p, F_TracePacket_timestamp, 130);
 	f_msg(&p, F_TracePacket_thread_descriptor, &m);
 	packet(&t, &p);
-	f_var(&m, F_TrackEvent_type, 3);
+	f_var(&m, F_TrackEvent_type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
 	f_str(&m, F_TrackEvent_name, "lost");
 	f_var(&p, F_TracePacket_timestamp, 140);
 	f_msg(&p, F_TracePacket_track_event, &m);
