@@ -15,12 +15,21 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "clock/clockid.h"
 #include "container/archive.h"
 #include "pb_write.h"
 #include "wire/proto.h"
 #include "trace.pb-c.h"
+#include "trace_fields.h"
 
 #define G INT64_C(1000000000)
+
+/* Deliberately unknown field numbers, for what the readers do with fields
+ * they do not know: Perfetto's Trace has one field, packet (1), and neither
+ * TracePacket nor FtraceEvent has a field 999. */
+#define UNKNOWN_TRACE_FIELD_A 2
+#define UNKNOWN_TRACE_FIELD_B 3
+#define UNKNOWN_FIELD 999
 
 static char tmpdir[] = "/tmp/tm_proto_XXXXXX";
 static char root[1024] = ".";
@@ -67,13 +76,13 @@ static void put_raw(tm_buf *b, const void *p, size_t n)
 
 static void put_v(tm_buf *b, uint32_t id, uint64_t v)
 {
-	put_varint(b, (uint64_t)id << 3);
+	put_varint(b, ((uint64_t)id << 3) | TM_PB_VARINT);
 	put_varint(b, v);
 }
 
 static void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
 {
-	put_varint(b, ((uint64_t)id << 3) | 2);
+	put_varint(b, ((uint64_t)id << 3) | TM_PB_LEN);
 	put_varint(b, n);
 	put_raw(b, p, n);
 }
@@ -97,8 +106,8 @@ static void put_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
 static void put_ts_packet(tm_buf *trace, uint64_t ts)
 {
 	tm_buf p = {0};
-	put_v(&p, 8, ts);
-	put_msg(trace, 1, &p);
+	put_v(&p, F_TracePacket_timestamp, ts);
+	put_msg(trace, F_Trace_packet, &p);
 }
 
 typedef struct rd {
@@ -571,7 +580,7 @@ static void put_compressed_packet(tm_buf *trace, uint32_t field, const tm_buf *p
 {
 	tm_buf p = {0};
 	put_bytes(&p, field, payload->data, payload->len);
-	put_msg(trace, 1, &p);
+	put_msg(trace, F_Trace_packet, &p);
 }
 
 static void test_compressed_packets(void)
@@ -582,7 +591,7 @@ static void test_compressed_packets(void)
 			put_ts_packet(&inner, t * 10);
 		deflate_to(&z, inner.data, inner.len, gzip);
 		put_ts_packet(&trace, 1);
-		put_compressed_packet(&trace, 50, &z);
+		put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 		put_ts_packet(&trace, 99);
 
 		rd x;
@@ -621,7 +630,7 @@ static void test_compressed_errors(void)
 	/* Corrupt deflate data. */
 	tm_buf garbage = {0};
 	put_raw(&garbage, "garbage!", 8);
-	put_compressed_packet(&trace, 50, &garbage);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &garbage);
 	tm_buf_free(&garbage);
 	CHECK(fails_with(trace.data, trace.len, 0, DECOMP));
 	tm_buf_free(&trace);
@@ -630,11 +639,11 @@ static void test_compressed_errors(void)
 	put_ts_packet(&inner, 7);
 	deflate_to(&z, inner.data, inner.len, 0);
 	tm_buf_put(&z, "x", 1);
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK(fails_with(trace.data, trace.len, 0, DECOMP));
 	tm_buf_free(&trace);
 	z.len -= 3;
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK(fails_with(trace.data, trace.len, 0, DECOMP));
 	tm_buf_free(&trace);
 	tm_buf_free(&z);
@@ -642,10 +651,10 @@ static void test_compressed_errors(void)
 
 	/* An inner field that is not Trace.packet. */
 	put_ts_packet(&inner, 7);
-	put_v(&inner, 2, 5);
+	put_v(&inner, UNKNOWN_TRACE_FIELD_A, 5);
 	put_ts_packet(&inner, 8);
 	deflate_to(&z, inner.data, inner.len, 0);
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK(fails_with(trace.data, trace.len, 1, "Expected TracePacket tag (ERR:tp-corrupt)"));
 	tm_buf_free(&trace);
 	tm_buf_free(&z);
@@ -657,7 +666,7 @@ static void test_compressed_errors(void)
 	const unsigned char *bad[] = {too_long, bad_varint};
 	for (int i = 0; i < 2; i++) {
 		deflate_to(&z, bad[i], 4, 0);
-		put_compressed_packet(&trace, 50, &z);
+		put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 		CHECK(fails_with(trace.data, trace.len, 0, "Invalid packet size (ERR:tp-corrupt)"));
 		tm_buf_free(&trace);
 		tm_buf_free(&z);
@@ -666,7 +675,7 @@ static void test_compressed_errors(void)
 	/* An inner packet that does not parse to its end. */
 	static const unsigned char not_fully[] = {0x0a, 0x02, 0x40, 0xff};
 	deflate_to(&z, not_fully, 4, 0);
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK(fails_with(trace.data, trace.len, 0,
 			 "Failed to parse proto packet fully; the trace is probably corrupt. (ERR:tp-corrupt)"));
 	tm_buf_free(&trace);
@@ -676,7 +685,7 @@ static void test_compressed_errors(void)
 	 * the reference's re-framing loop; an empty inner packet is kept. */
 	static const unsigned char tail[] = {0x0a, 0x00, 0x0a, 0x01, 0x00, 0x0a, 0x05};
 	deflate_to(&z, tail, sizeof tail - 2, 0); /* "0a 00 0a 01 00" */
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	size_t count;
 	tm_error err;
 	CHECK_INT(rd_count(trace.data, trace.len, 0, &count, &err, NULL), -1);
@@ -685,7 +694,7 @@ static void test_compressed_errors(void)
 	tm_buf_free(&trace);
 	tm_buf_free(&z);
 	deflate_to(&z, tail, 2, 0); /* "0a 00": two bytes, nothing */
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	put_ts_packet(&trace, 3);
 	CHECK_INT(rd_count(trace.data, trace.len, 0, &count, &err, NULL), 0);
 	CHECK_INT(count, 1);
@@ -696,10 +705,10 @@ static void test_compressed_errors(void)
 	tm_buf nested = {0};
 	put_ts_packet(&inner, 1);
 	deflate_to(&z, inner.data, inner.len, 0);
-	put_compressed_packet(&nested, 50, &z);
+	put_compressed_packet(&nested, F_TracePacket_compressed_packets, &z);
 	tm_buf_free(&z);
 	deflate_to(&z, nested.data, nested.len, 0);
-	put_compressed_packet(&trace, 50, &z);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK_INT(rd_count(trace.data, trace.len, 0, &count, &err, NULL), -1);
 	CHECK_INT(err.code, TM_EUNSUP);
 	tm_buf_free(&trace);
@@ -716,9 +725,9 @@ static void test_compressed_before_damage(void)
 	tm_buf inner = {0}, z = {0}, p = {0}, trace = {0};
 	put_ts_packet(&inner, 42);
 	deflate_to(&z, inner.data, inner.len, 0);
-	put_bytes(&p, 50, z.data, z.len);
+	put_bytes(&p, F_TracePacket_compressed_packets, z.data, z.len);
 	put_raw(&p, "\x40", 1); /* a tag without its value */
-	put_msg(&trace, 1, &p);
+	put_msg(&trace, F_Trace_packet, &p);
 	size_t count;
 	tm_error err;
 	CHECK_INT(rd_count(trace.data, trace.len, 0, &count, &err, NULL), 0);
@@ -726,8 +735,8 @@ static void test_compressed_before_damage(void)
 	tm_buf_free(&trace);
 
 	put_raw(&p, "\x40", 1);
-	put_bytes(&p, 50, z.data, z.len);
-	put_msg(&trace, 1, &p);
+	put_bytes(&p, F_TracePacket_compressed_packets, z.data, z.len);
+	put_msg(&trace, F_Trace_packet, &p);
 	CHECK(fails_with(trace.data, trace.len, 0,
 			 "Failed to parse proto packet fully; the trace is probably corrupt. (ERR:tp-corrupt)"));
 	tm_buf_free(&trace);
@@ -767,7 +776,7 @@ static void test_zstd_packets_and_mixing(void)
 	}
 	deflate_to(&gz, inner.data, inner.len, 1);
 
-	put_compressed_packet(&trace, 133, &zs);
+	put_compressed_packet(&trace, F_TracePacket_zstd_compressed_packets, &zs);
 	size_t count;
 	tm_error err;
 	CHECK_INT(rd_count(trace.data, trace.len, 0, &count, &err, NULL), 0);
@@ -775,18 +784,18 @@ static void test_zstd_packets_and_mixing(void)
 
 	static const char *const MIX =
 		"A trace must not mix compressed_packets and zstd_compressed_packets (ERR:tp-corrupt)";
-	put_compressed_packet(&trace, 50, &gz);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &gz);
 	CHECK(fails_with(trace.data, trace.len, 3, MIX));
 	tm_buf_free(&trace);
-	put_compressed_packet(&trace, 50, &gz);
-	put_compressed_packet(&trace, 133, &zs);
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &gz);
+	put_compressed_packet(&trace, F_TracePacket_zstd_compressed_packets, &zs);
 	CHECK(fails_with(trace.data, trace.len, 3, MIX));
 	tm_buf_free(&trace);
 
 	/* A corrupt zstd frame. */
 	zs.data[zs.len / 2] ^= 0x55;
 	zs.data[zs.len - 1] ^= 0x55;
-	put_compressed_packet(&trace, 133, &zs);
+	put_compressed_packet(&trace, F_TracePacket_zstd_compressed_packets, &zs);
 	CHECK(fails_with(trace.data, trace.len, 0,
 			 "Failed to decompress compressed_packets (ERR:tp-corrupt)"));
 	tm_buf_free(&trace);
@@ -864,14 +873,14 @@ static void test_skip_other_fields(void)
 {
 	tm_buf t = {0};
 	put_ts_packet(&t, 1);
-	put_v(&t, 2, 123456789);                  /* varint */
-	put_bytes(&t, 3, "abcdefgh", 8);          /* length-delimited */
-	put_raw(&t, "\x21" "12345678", 9);        /* field 4, fixed64 */
-	put_raw(&t, "\x2d" "1234", 5);            /* field 5, fixed32 */
-	put_raw(&t, "\x08\x01", 2);               /* field 1 as a varint: not a packet */
-	put_raw(&t, "\x0a\x00", 2);               /* empty packet */
+	put_v(&t, UNKNOWN_TRACE_FIELD_A, 123456789);         /* varint */
+	put_bytes(&t, UNKNOWN_TRACE_FIELD_B, "abcdefgh", 8); /* length-delimited */
+	put_raw(&t, "\x21" "12345678", 9);                   /* field 4, fixed64 */
+	put_raw(&t, "\x2d" "1234", 5);                       /* field 5, fixed32 */
+	put_raw(&t, "\x08\x01", 2);                          /* field 1 as a varint: not a packet */
+	put_raw(&t, "\x0a\x00", 2);                          /* empty packet */
 	put_ts_packet(&t, 2);
-	put_raw(&t, "\x02\x00", 2);               /* field 0: skipped too */
+	put_raw(&t, "\x02\x00", 2);                          /* field 0: skipped too */
 	put_ts_packet(&t, 3);
 	size_t count;
 	tm_error err;
@@ -901,7 +910,7 @@ static void test_truncated(void)
 	/* A skipped field cut short, and a lone byte. */
 	tm_buf s = {0};
 	put_ts_packet(&s, 1);
-	put_bytes(&s, 3, "abcdefgh", 8);
+	put_bytes(&s, UNKNOWN_TRACE_FIELD_B, "abcdefgh", 8);
 	CHECK_INT(rd_count(s.data, s.len - 2, 3, &count, &err, &trailing), 0);
 	CHECK_INT(count, 1);
 	CHECK_INT(trailing, 8);
@@ -922,20 +931,20 @@ static void test_chunk_boundaries(void)
 	tm_buf t = {0};
 	for (uint64_t i = 0; i < 50; i++) {
 		tm_buf p = {0};
-		put_v(&p, 8, i * 1000003);
-		put_v(&p, 10, i % 3 + 1);
+		put_v(&p, F_TracePacket_timestamp, i * 1000003);
+		put_v(&p, F_TracePacket_trusted_packet_sequence_id, i % 3 + 1);
 		char name[40];
 		int k = snprintf(name, sizeof name, "packet-%llu", (unsigned long long)i);
-		put_bytes(&p, 11, name, (size_t)k);
-		put_msg(&t, 1, &p);
+		put_bytes(&p, F_TracePacket_track_event, name, (size_t)k);
+		put_msg(&t, F_Trace_packet, &p);
 	}
 	size_t big_n = (size_t)3 << 20;
 	char *big = malloc(big_n);
 	memset(big, 'x', big_n);
 	tm_buf p = {0};
-	put_v(&p, 8, 777);
-	put_bytes(&p, 36, big, big_n);
-	put_msg(&t, 1, &p);
+	put_v(&p, F_TracePacket_timestamp, 777);
+	put_bytes(&p, F_TracePacket_synchronization_marker, big, big_n);
+	put_msg(&t, F_Trace_packet, &p);
 	put_ts_packet(&t, 778);
 	free(big);
 
@@ -989,8 +998,8 @@ static void test_huge_packet(void)
 	memset(big, 'h', big_n);
 	big[big_n - 1] = 'H';
 	tm_buf p = {0};
-	put_bytes(&p, 5, big, big_n);
-	put_msg(&t, 1, &p);
+	put_bytes(&p, F_TracePacket_chrome_events, big, big_n);
+	put_msg(&t, F_Trace_packet, &p);
 	free(big);
 	for (uint64_t i = 2; i < 20000; i++)
 		put_ts_packet(&t, i);
@@ -1016,7 +1025,7 @@ static void test_packet_size_limit(void)
 	put_ts_packet(&t, 1);
 	char body[300];
 	memset(body, 'y', sizeof body);
-	put_bytes(&t, 1, body, sizeof body);
+	put_bytes(&t, F_Trace_packet, body, sizeof body);
 	rd x;
 	rd_mem(&x, t.data, t.len);
 	tm_proto_reader_set_max_packet(x.r, 100);
@@ -1041,10 +1050,13 @@ static void test_packet_size_limit(void)
 
 static void test_wire_iterator(void)
 {
+	/* The iterator knows no schema: numbers of no particular message (the
+	 * fixed64 and fixed32 fields 2 and 4 are written raw below). */
+	enum { ANY_VARINT = 1, ANY_REPEATED = 2, ANY_LEN = 3 };
 	tm_buf m = {0};
-	put_v(&m, 1, 300);
+	put_v(&m, ANY_VARINT, 300);
 	put_raw(&m, "\x11" "\x01\x02\x03\x04\x05\x06\x07\x08", 9); /* 2: fixed64 */
-	put_bytes(&m, 3, "hi", 2);
+	put_bytes(&m, ANY_LEN, "hi", 2);
 	put_raw(&m, "\x25" "\x01\x00\x00\x80", 5);                 /* 4: fixed32 */
 	put_v(&m, TM_PB_MAX_FIELD_ID + 1, 9);                       /* skipped */
 	put_v(&m, TM_PB_MAX_FIELD_ID, 10);
@@ -1052,7 +1064,7 @@ static void test_wire_iterator(void)
 	tm_pb_field f;
 	tm_pb_iter_init(&it, (tm_span){(const uint8_t *)m.data, m.len});
 	CHECK_INT(tm_pb_next(&it, &f), 1);
-	CHECK_INT(f.id, 1);
+	CHECK_INT(f.id, ANY_VARINT);
 	CHECK_INT(f.wire, TM_PB_VARINT);
 	CHECK_INT(f.val, 300);
 	CHECK_INT(tm_pb_next(&it, &f), 1);
@@ -1089,11 +1101,11 @@ static void test_wire_iterator(void)
 
 	tm_span out[2];
 	tm_buf r = {0};
-	put_bytes(&r, 2, "a", 1);
-	put_v(&r, 2, 5); /* wrong wire type: not counted */
-	put_bytes(&r, 2, "bb", 2);
-	put_bytes(&r, 2, "ccc", 3);
-	CHECK_INT(tm_pb_repeated_spans((tm_span){(const uint8_t *)r.data, r.len}, 2, out, 2), 3);
+	put_bytes(&r, ANY_REPEATED, "a", 1);
+	put_v(&r, ANY_REPEATED, 5); /* wrong wire type: not counted */
+	put_bytes(&r, ANY_REPEATED, "bb", 2);
+	put_bytes(&r, ANY_REPEATED, "ccc", 3);
+	CHECK_INT(tm_pb_repeated_spans((tm_span){(const uint8_t *)r.data, r.len}, ANY_REPEATED, out, 2), 3);
 	CHECK(span_is(out[0], "a") && span_is(out[1], "bb"));
 	tm_buf_free(&r);
 }
@@ -1101,20 +1113,20 @@ static void test_wire_iterator(void)
 /* A TracePacket's fields of most kinds, some given twice. */
 static void put_many_fields(tm_buf *p)
 {
-	put_v(p, 98, 3);
-	put_v(p, 8, 10);
-	put_v(p, 98, 7);
-	put_v(p, 58, 6);
-	put_v(p, 13, 3);
-	put_v(p, 42, 1);
-	put_v(p, 87, 1);
-	put_v(p, 3, 0xffffffffu); /* trusted_uid -1 */
-	put_v(p, 79, 4242);
-	put_bytes(p, 6, "A", 1);
-	put_bytes(p, 6, "BB", 2);
-	put_bytes(p, 36, "", 0);
-	put_bytes(p, 8, "x", 1); /* timestamp with the wrong wire type: ignored */
-	put_bytes(p, 999, "?", 1);
+	put_v(p, F_TracePacket_machine_id, 3);
+	put_v(p, F_TracePacket_timestamp, 10);
+	put_v(p, F_TracePacket_machine_id, 7);
+	put_v(p, F_TracePacket_timestamp_clock_id, TM_CLOCK_BOOTTIME);
+	put_v(p, F_TracePacket_sequence_flags, 3);
+	put_v(p, F_TracePacket_previous_packet_dropped, 1);
+	put_v(p, F_TracePacket_first_packet_on_sequence, 1);
+	put_v(p, F_TracePacket_trusted_uid, 0xffffffffu); /* trusted_uid -1 */
+	put_v(p, F_TracePacket_trusted_pid, 4242);
+	put_bytes(p, F_TracePacket_clock_snapshot, "A", 1);
+	put_bytes(p, F_TracePacket_clock_snapshot, "BB", 2);
+	put_bytes(p, F_TracePacket_synchronization_marker, "", 0);
+	put_bytes(p, F_TracePacket_timestamp, "x", 1); /* timestamp with the wrong wire type: ignored */
+	put_bytes(p, UNKNOWN_FIELD, "?", 1);
 }
 
 static void test_extract_last_wins(void)
@@ -1178,19 +1190,19 @@ static void test_packet_through_batch(void)
 {
 	tm_buf trace = {0}, inner = {0}, z = {0}, p = {0};
 	put_many_fields(&p);
-	put_v(&p, 41, 1);
-	put_v(&p, 10, 77);
-	put_bytes(&p, 11, "te", 2);
-	put_bytes(&p, 12, "", 0);
-	put_msg(&trace, 1, &p);
+	put_v(&p, F_TracePacket_incremental_state_cleared, 1);
+	put_v(&p, F_TracePacket_trusted_packet_sequence_id, 77);
+	put_bytes(&p, F_TracePacket_track_event, "te", 2);
+	put_bytes(&p, F_TracePacket_interned_data, "", 0);
+	put_msg(&trace, F_Trace_packet, &p);
 	put_ts_packet(&trace, 0);
 	put_ts_packet(&trace, UINT64_MAX);
 	tm_buf empty = {0};
 	for (uint64_t t = 1; t <= 5; t++)
 		put_ts_packet(&inner, t * 10);
 	deflate_to(&z, inner.data, inner.len, 1);
-	put_compressed_packet(&trace, 50, &z);
-	put_msg(&trace, 1, &empty); /* an empty packet: dropped */
+	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
+	put_msg(&trace, F_Trace_packet, &empty); /* an empty packet: dropped */
 	rd x;
 	rd_mem(&x, trace.data, trace.len);
 	tm_packet want[16];
@@ -1324,9 +1336,9 @@ static void test_track_event_decode(void)
 	/* Packed and unpacked repeated varints are both read. */
 	tm_buf m = {0};
 	uint64_t iids[] = {7, 8};
-	put_packed(&m, 3, iids, 2);
-	put_v(&m, 3, 9);
-	put_v(&m, 16, 1234);
+	put_packed(&m, F_TrackEvent_category_iids, iids, 2);
+	put_v(&m, F_TrackEvent_category_iids, 9);
+	put_v(&m, F_TrackEvent_timestamp_absolute_us, 1234);
 	CHECK_INT(tm_track_event_decode((tm_span){(const uint8_t *)m.data, m.len}, &e), 1);
 	CHECK_INT(e.category_iids.n, 3);
 	CHECK_INT(e.category_iids.v[0], 7);
@@ -1384,7 +1396,7 @@ static void test_descriptors_and_interning(void)
 	CHECK_INT(d.process.n_cmdline, 2);
 	CHECK(span_is(d.process.cmdline0, "/bin/app"));
 	tm_span args[2];
-	CHECK_INT(tm_pb_repeated_spans(d.process.raw, 2, args, 2), 2);
+	CHECK_INT(tm_pb_repeated_spans(d.process.raw, F_ProcessDescriptor_cmdline, args, 2), 2);
 	CHECK(span_is(args[1], "--flag"));
 	CHECK(span_is(d.process.process_name, "app"));
 	CHECK(d.has_thread && d.thread.tid == 1240 && d.thread.pid == 1234);
@@ -1441,18 +1453,18 @@ static void test_config_sysinfo_attributes(void)
 	/* TraceConfig.builtin_data_sources(20).primary_trace_clock(5) and
 	 * trace_attributes(48); the last builtin_data_sources counts. */
 	tm_buf attr = {0}, a1 = {0}, a2 = {0}, bd = {0}, cfg = {0};
-	put_bytes(&a1, 1, "run", 3);
-	put_v(&a1, 2, 42);
-	put_msg(&attr, 1, &a1);
-	put_bytes(&a2, 1, "who", 3);
-	put_bytes(&a2, 3, "me", 2);
-	put_msg(&attr, 1, &a2);
-	put_v(&bd, 5, 6);
-	put_msg(&cfg, 20, &bd);
-	put_v(&bd, 5, 3);
-	put_msg(&cfg, 20, &bd);
-	put_v(&cfg, 3, 10000);
-	put_bytes(&cfg, 48, attr.data, attr.len);
+	put_bytes(&a1, F_TraceAttributes_Attribute_key, "run", 3);
+	put_v(&a1, F_TraceAttributes_Attribute_long_value, 42);
+	put_msg(&attr, F_TraceAttributes_attribute, &a1);
+	put_bytes(&a2, F_TraceAttributes_Attribute_key, "who", 3);
+	put_bytes(&a2, F_TraceAttributes_Attribute_string_value, "me", 2);
+	put_msg(&attr, F_TraceAttributes_attribute, &a2);
+	put_v(&bd, F_TraceConfig_BuiltinDataSource_primary_trace_clock, TM_CLOCK_BOOTTIME);
+	put_msg(&cfg, F_TraceConfig_builtin_data_sources, &bd);
+	put_v(&bd, F_TraceConfig_BuiltinDataSource_primary_trace_clock, TM_CLOCK_MONOTONIC);
+	put_msg(&cfg, F_TraceConfig_builtin_data_sources, &bd);
+	put_v(&cfg, F_TraceConfig_duration_ms, 10000);
+	put_bytes(&cfg, F_TraceConfig_trace_attributes, attr.data, attr.len);
 	tm_trace_config c;
 	CHECK_INT(tm_trace_config_decode((tm_span){(const uint8_t *)cfg.data, cfg.len}, &c), 1);
 	CHECK(c.has_primary_trace_clock);
@@ -1492,12 +1504,12 @@ static void test_config_sysinfo_attributes(void)
 static void test_lenient_nested(void)
 {
 	tm_buf s = {0}, c = {0};
-	put_v(&c, 1, 6);
-	put_v(&c, 2, 77);
-	put_msg(&s, 1, &c);
-	put_v(&c, 1, 3);
-	put_v(&c, 4, 0); /* unit 0 means 1 */
-	put_msg(&s, 1, &c);
+	put_v(&c, F_ClockSnapshot_Clock_clock_id, TM_CLOCK_BOOTTIME);
+	put_v(&c, F_ClockSnapshot_Clock_timestamp, 77);
+	put_msg(&s, F_ClockSnapshot_clocks, &c);
+	put_v(&c, F_ClockSnapshot_Clock_clock_id, TM_CLOCK_MONOTONIC);
+	put_v(&c, F_ClockSnapshot_Clock_unit_multiplier_ns, 0); /* unit 0 means 1 */
+	put_msg(&s, F_ClockSnapshot_clocks, &c);
 	put_raw(&s, "\x10", 1); /* primary_trace_clock without a value */
 	tm_clock_snapshot snap = {0};
 	CHECK_INT(tm_clock_snapshot_decode((tm_span){(const uint8_t *)s.data, s.len}, &snap), 0);
@@ -1526,22 +1538,22 @@ static void test_compact_sched(void)
 	static const uint64_t wk_prio[] = {120, 120, 120, 120};
 	static const uint64_t wk_comm[] = {0, 0, 1, 2};
 	static const uint64_t wk_flags[] = {4, 5}; /* shorter: optional column */
-	put_bytes(&cs, 5, "swapper/0", 9);
-	put_bytes(&cs, 5, "app", 3);
-	put_bytes(&cs, 5, "kworker", 7);
-	put_packed(&cs, 1, sw_ts, 3);
-	put_packed(&cs, 2, sw_state, 3);
-	put_packed(&cs, 3, sw_pid, 3);
-	put_packed(&cs, 4, sw_prio, 3);
-	put_packed(&cs, 6, sw_comm, 3);
-	put_packed(&cs, 7, wk_ts, 4);
-	put_packed(&cs, 8, wk_pid, 4);
-	put_packed(&cs, 9, wk_cpu, 4);
-	put_packed(&cs, 10, wk_prio, 4);
-	put_packed(&cs, 11, wk_comm, 4);
-	put_packed(&cs, 12, wk_flags, 2);
-	put_v(&bundle, 1, 2);
-	put_bytes(&bundle, 4, cs.data, cs.len);
+	put_bytes(&cs, F_FtraceEventBundle_CompactSched_intern_table, "swapper/0", 9);
+	put_bytes(&cs, F_FtraceEventBundle_CompactSched_intern_table, "app", 3);
+	put_bytes(&cs, F_FtraceEventBundle_CompactSched_intern_table, "kworker", 7);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_switch_timestamp, sw_ts, 3);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_switch_prev_state, sw_state, 3);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_pid, sw_pid, 3);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_prio, sw_prio, 3);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_comm_index, sw_comm, 3);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_timestamp, wk_ts, 4);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_pid, wk_pid, 4);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_target_cpu, wk_cpu, 4);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_prio, wk_prio, 4);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_comm_index, wk_comm, 4);
+	put_packed(&cs, F_FtraceEventBundle_CompactSched_waking_common_flags, wk_flags, 2);
+	put_v(&bundle, F_FtraceEventBundle_cpu, 2);
+	put_bytes(&bundle, F_FtraceEventBundle_compact_sched, cs.data, cs.len);
 
 	tm_ftrace_bundle b = {0};
 	tm_error err;
@@ -1583,15 +1595,16 @@ static void test_compact_sched(void)
 
 	/* Columns of different lengths: the rows up to the shortest, then -1. */
 	tm_buf cs2 = {0}, b2 = {0};
-	put_bytes(&cs2, 5, "x", 1);
-	put_packed(&cs2, 1, sw_ts, 3);
-	put_packed(&cs2, 2, sw_state, 2);
-	put_packed(&cs2, 3, sw_pid, 3);
-	put_packed(&cs2, 4, sw_prio, 3);
+	put_bytes(&cs2, F_FtraceEventBundle_CompactSched_intern_table, "x", 1);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_timestamp, sw_ts, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_prev_state, sw_state, 2);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_pid, sw_pid, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_prio, sw_prio, 3);
 	static const uint64_t zeros[] = {0, 0, 5};
-	put_packed(&cs2, 6, zeros, 3); /* the third index is out of range */
-	put_v(&b2, 1, 0);
-	put_bytes(&b2, 4, cs2.data, cs2.len);
+	/* the third index is out of range */
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_comm_index, zeros, 3);
+	put_v(&b2, F_FtraceEventBundle_cpu, 0);
+	put_bytes(&b2, F_FtraceEventBundle_compact_sched, cs2.data, cs2.len);
 	CHECK_INT(tm_ftrace_bundle_decode((tm_span){(const uint8_t *)b2.data, b2.len}, &b, &err), 0);
 	tm_compact_switch_begin(&it, &b);
 	CHECK_INT(tm_compact_switch_next(&it, &sw), 1);
@@ -1606,13 +1619,13 @@ static void test_compact_sched(void)
 	tm_buf_free(&cs2);
 
 	/* A comm index out of range stops the walk with -1. */
-	put_packed(&cs2, 1, sw_ts, 3);
-	put_packed(&cs2, 2, sw_state, 3);
-	put_packed(&cs2, 3, sw_pid, 3);
-	put_packed(&cs2, 4, sw_prio, 3);
-	put_packed(&cs2, 6, zeros, 3);
-	put_bytes(&cs2, 5, "x", 1);
-	put_bytes(&b2, 4, cs2.data, cs2.len);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_timestamp, sw_ts, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_prev_state, sw_state, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_pid, sw_pid, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_prio, sw_prio, 3);
+	put_packed(&cs2, F_FtraceEventBundle_CompactSched_switch_next_comm_index, zeros, 3);
+	put_bytes(&cs2, F_FtraceEventBundle_CompactSched_intern_table, "x", 1);
+	put_bytes(&b2, F_FtraceEventBundle_compact_sched, cs2.data, cs2.len);
 	CHECK_INT(tm_ftrace_bundle_decode((tm_span){(const uint8_t *)b2.data, b2.len}, &b, &err), 0);
 	CHECK(!b.has_cpu);
 	tm_compact_switch_begin(&it, &b);
@@ -1750,22 +1763,22 @@ static void test_ftrace_events(void)
 	/* An event without a timestamp, one without payload, and the first
 	 * timestamp winning over a later one. */
 	tm_buf m = {0};
-	put_v(&m, 2, 5);
-	put_bytes(&m, 999, "zz", 2); /* an unknown kind: reported, not decoded */
+	put_v(&m, F_FtraceEvent_pid, 5);
+	put_bytes(&m, UNKNOWN_FIELD, "zz", 2); /* an unknown kind: reported, not decoded */
 	CHECK_INT(tm_ftrace_event_decode((tm_span){(const uint8_t *)m.data, m.len}, &e), 1);
 	CHECK(!e.has_timestamp);
-	CHECK_INT(e.kind, 999);
+	CHECK_INT(e.kind, UNKNOWN_FIELD);
 	CHECK(span_is(e.body, "zz"));
 	tm_buf_free(&m);
-	put_v(&m, 1, 10);
-	put_v(&m, 1, 20);
+	put_v(&m, F_FtraceEvent_timestamp, 10);
+	put_v(&m, F_FtraceEvent_timestamp, 20);
 	CHECK_INT(tm_ftrace_event_decode((tm_span){(const uint8_t *)m.data, m.len}, &e), 1);
 	CHECK_INT(e.timestamp, 10);
 	CHECK_INT(e.kind, 0);
 	tm_buf_free(&m);
 
 	/* formats.md §5.8 / the reference: CPU 1024 and above is corruption. */
-	put_v(&m, 1, 1024);
+	put_v(&m, F_FtraceEventBundle_cpu, 1024);
 	CHECK_INT(tm_ftrace_bundle_decode((tm_span){(const uint8_t *)m.data, m.len}, &b, &err), -1);
 	CHECK_STR(err.msg,
 		  "CPU 1024 is greater than maximum allowed of 1024. This is likely because of trace corruption (ERR:tp-corrupt)");
