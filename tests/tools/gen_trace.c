@@ -21,7 +21,8 @@
  * systrace: atrace text: sched_switch, sched_waking and
  *   tracing_mark_write B/E/C lines.
  *
- * Field numbers are Perfetto's (protos/trace.proto for the subset). */
+ * Field numbers are Perfetto's, written by their names in protos/trace.proto
+ * (the subset): F_<Message>_<field> of trace_fields.h. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,8 @@
 #include <string.h>
 
 #include "../unit/pb_write.h"
+#include "trace_fields.h"
+#include "util/pb.h"
 
 /* ---- deterministic randomness -------------------------------------------- */
 
@@ -87,13 +90,13 @@ static void pb_uv(pb *b, uint64_t v)
 
 static void pb_varint(pb *b, uint32_t field, uint64_t v)
 {
-	pb_uv(b, (uint64_t)field << 3);
+	pb_uv(b, TM_PB_TAG(field, TM_PB_VARINT));
 	pb_uv(b, v);
 }
 
 static void pb_bytes(pb *b, uint32_t field, const void *p, size_t n)
 {
-	pb_uv(b, (uint64_t)field << 3 | 2);
+	pb_uv(b, TM_PB_TAG(field, TM_PB_LEN));
 	pb_uv(b, n);
 	pb_raw(b, p, n);
 }
@@ -111,11 +114,11 @@ static void pb_packed(pb *b, uint32_t field, const uint64_t *v, size_t n, pb *tm
 	pb_msg(b, field, tmp);
 }
 
-/* One TracePacket as Trace.packet (field 1). */
+/* One TracePacket as Trace.packet. */
 static void emit_packet(const pb *pkt)
 {
 	pb hdr = {0};
-	pb_uv(&hdr, 1 << 3 | 2);
+	pb_uv(&hdr, TM_PB_TAG(F_Trace_packet, TM_PB_LEN));
 	pb_uv(&hdr, pkt->n);
 	out(hdr.p, hdr.n);
 	out(pkt->p, pkt->n);
@@ -125,9 +128,6 @@ static void emit_packet(const pb *pkt)
 /* ---- proto ------------------------------------------------------------------ */
 
 enum {
-	PKT_FTRACE_EVENTS = 1, PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8,
-	PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13,
-	PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQ = 87,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	CLK_REALTIME = 1, CLK_MONOTONIC = 3, CLK_BOOTTIME = 6,
 	N_SEQ = 6, N_CPU = 8, SEQ_FTRACE = 100, SEQ_SNAP = 101,
@@ -165,14 +165,14 @@ static void clock_snapshot(uint64_t boot)
 	};
 	for (size_t i = 0; i < 3; i++) {
 		clk.n = 0;
-		pb_varint(&clk, 1, clocks[i].id);
-		pb_varint(&clk, 2, (uint64_t)((int64_t)boot + clocks[i].off));
-		pb_msg(&snap, 1, &clk);
+		pb_varint(&clk, F_ClockSnapshot_Clock_clock_id, clocks[i].id);
+		pb_varint(&clk, F_ClockSnapshot_Clock_timestamp, (uint64_t)((int64_t)boot + clocks[i].off));
+		pb_msg(&snap, F_ClockSnapshot_clocks, &clk);
 	}
-	pb_varint(&snap, 2, CLK_BOOTTIME); /* primary_trace_clock */
-	pb_varint(&pkt, PKT_TIMESTAMP, boot);
-	pb_varint(&pkt, PKT_SEQ_ID, SEQ_SNAP);
-	pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
+	pb_varint(&snap, F_ClockSnapshot_primary_trace_clock, CLK_BOOTTIME);
+	pb_varint(&pkt, F_TracePacket_timestamp, boot);
+	pb_varint(&pkt, F_TracePacket_trusted_packet_sequence_id, SEQ_SNAP);
+	pb_msg(&pkt, F_TracePacket_clock_snapshot, &snap);
 	emit_packet(&pkt);
 	free(pkt.p);
 	free(snap.p);
@@ -183,35 +183,35 @@ static void clock_snapshot(uint64_t boot)
 static void seq_start(seq *s, uint64_t ts)
 {
 	pb pkt = {0}, td = {0}, th = {0}, ctr = {0};
-	pb_varint(&pkt, PKT_TIMESTAMP, ts);
-	pb_varint(&pkt, PKT_SEQ_ID, s->id);
-	pb_varint(&pkt, PKT_SEQ_FLAGS, SEQ_CLEARED);
-	pb_varint(&pkt, PKT_FIRST_ON_SEQ, 1);
-	pb_varint(&td, 1, s->thread_uuid);
-	pb_varint(&th, 1, (uint64_t)s->pid);
-	pb_varint(&th, 2, (uint64_t)s->tid);
-	pb_str(&th, 5, comms[s->tid % N_COMMS]);
-	pb_msg(&td, 4, &th);
-	pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
+	pb_varint(&pkt, F_TracePacket_timestamp, ts);
+	pb_varint(&pkt, F_TracePacket_trusted_packet_sequence_id, s->id);
+	pb_varint(&pkt, F_TracePacket_sequence_flags, SEQ_CLEARED);
+	pb_varint(&pkt, F_TracePacket_first_packet_on_sequence, 1);
+	pb_varint(&td, F_TrackDescriptor_uuid, s->thread_uuid);
+	pb_varint(&th, F_ThreadDescriptor_pid, (uint64_t)s->pid);
+	pb_varint(&th, F_ThreadDescriptor_tid, (uint64_t)s->tid);
+	pb_str(&th, F_ThreadDescriptor_thread_name, comms[s->tid % N_COMMS]);
+	pb_msg(&td, F_TrackDescriptor_thread, &th);
+	pb_msg(&pkt, F_TracePacket_track_descriptor, &td);
 	static const char *const cats[] = {"view", "input", "gfx"};
 	for (uint64_t i = 0; i < 3; i++) {
 		th.n = 0;
-		pb_varint(&th, 1, i + 1);
-		pb_str(&th, 2, cats[i]);
-		pb_msg(&ctr, 1, &th); /* InternedData.event_categories */
+		pb_varint(&th, F_EventCategory_iid, i + 1);
+		pb_str(&th, F_EventCategory_name, cats[i]);
+		pb_msg(&ctr, F_InternedData_event_categories, &th);
 	}
-	pb_msg(&pkt, PKT_INTERNED, &ctr);
+	pb_msg(&pkt, F_TracePacket_interned_data, &ctr);
 	emit_packet(&pkt);
 
 	/* A counter track for this thread's process. */
 	pkt.n = td.n = 0;
-	pb_varint(&pkt, PKT_TIMESTAMP, ts);
-	pb_varint(&pkt, PKT_SEQ_ID, s->id);
-	pb_varint(&pkt, PKT_SEQ_FLAGS, SEQ_NEEDS);
-	pb_varint(&td, 1, s->counter_uuid);
-	pb_str(&td, 2, "mem.rss");
-	pb_bytes(&td, 8, "", 0); /* counter {} */
-	pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
+	pb_varint(&pkt, F_TracePacket_timestamp, ts);
+	pb_varint(&pkt, F_TracePacket_trusted_packet_sequence_id, s->id);
+	pb_varint(&pkt, F_TracePacket_sequence_flags, SEQ_NEEDS);
+	pb_varint(&td, F_TrackDescriptor_uuid, s->counter_uuid);
+	pb_str(&td, F_TrackDescriptor_name, "mem.rss");
+	pb_bytes(&td, F_TrackDescriptor_counter, "", 0); /* counter {} */
+	pb_msg(&pkt, F_TracePacket_track_descriptor, &td);
 	emit_packet(&pkt);
 	free(pkt.p);
 	free(td.p);
@@ -228,17 +228,17 @@ static uint64_t track_events(seq *s, uint64_t ts, int n)
 	for (int i = 0; i < n; i++) {
 		ts += 1000 + rnd_below(20000);
 		pkt.n = te.n = in.n = 0;
-		pb_varint(&pkt, PKT_TIMESTAMP, ts);
-		pb_varint(&pkt, PKT_SEQ_ID, s->id);
-		pb_varint(&pkt, PKT_SEQ_FLAGS, SEQ_NEEDS);
+		pb_varint(&pkt, F_TracePacket_timestamp, ts);
+		pb_varint(&pkt, F_TracePacket_trusted_packet_sequence_id, s->id);
+		pb_varint(&pkt, F_TracePacket_sequence_flags, SEQ_NEEDS);
 		uint32_t r = rnd_below(16);
 		if (r == 0) {
-			pb_varint(&te, 9, 4); /* TYPE_COUNTER */
-			pb_varint(&te, 11, s->counter_uuid);
-			pb_varint(&te, 30, 100000000 + rnd_below(50000000));
+			pb_varint(&te, F_TrackEvent_type, 4); /* TYPE_COUNTER */
+			pb_varint(&te, F_TrackEvent_track_uuid, s->counter_uuid);
+			pb_varint(&te, F_TrackEvent_counter_value, 100000000 + rnd_below(50000000));
 		} else if (s->depth > 0 && (s->depth >= 4 || r < 8)) {
-			pb_varint(&te, 9, 2); /* TYPE_SLICE_END */
-			pb_varint(&te, 11, s->thread_uuid);
+			pb_varint(&te, F_TrackEvent_type, 2); /* TYPE_SLICE_END */
+			pb_varint(&te, F_TrackEvent_track_uuid, s->thread_uuid);
 			s->depth--;
 		} else {
 			/* names: a word and a number; most are reused, some new */
@@ -247,20 +247,20 @@ static uint64_t track_events(seq *s, uint64_t ts, int n)
 			if (want == s->next_iid) {
 				snprintf(name, sizeof name, "%s %u", slice_words[want % N_WORDS], want);
 				en.n = 0;
-				pb_varint(&en, 1, want);
-				pb_str(&en, 2, name);
-				pb_msg(&in, 2, &en); /* InternedData.event_names */
-				pb_msg(&pkt, PKT_INTERNED, &in);
+				pb_varint(&en, F_EventName_iid, want);
+				pb_str(&en, F_EventName_name, name);
+				pb_msg(&in, F_InternedData_event_names, &en);
+				pb_msg(&pkt, F_TracePacket_interned_data, &in);
 				s->next_iid++;
 			}
-			pb_varint(&te, 9, r == 15 ? 3 : 1); /* INSTANT or SLICE_BEGIN */
-			pb_varint(&te, 11, s->thread_uuid);
-			pb_varint(&te, 3, 1 + rnd_below(3)); /* category_iids */
-			pb_varint(&te, 10, want);            /* name_iid */
+			pb_varint(&te, F_TrackEvent_type, r == 15 ? 3 : 1); /* INSTANT or SLICE_BEGIN */
+			pb_varint(&te, F_TrackEvent_track_uuid, s->thread_uuid);
+			pb_varint(&te, F_TrackEvent_category_iids, 1 + rnd_below(3));
+			pb_varint(&te, F_TrackEvent_name_iid, want);
 			if (r != 15)
 				s->depth++;
 		}
-		pb_msg(&pkt, PKT_TRACK_EVENT, &te);
+		pb_msg(&pkt, F_TracePacket_track_event, &te);
 		emit_packet(&pkt);
 	}
 	free(pkt.p);
@@ -275,31 +275,31 @@ static uint64_t track_events(seq *s, uint64_t ts, int n)
 static uint64_t ftrace_bundle(uint32_t cpu, uint64_t ts, int n, int compact)
 {
 	pb pkt = {0}, bundle = {0}, ev = {0}, body = {0}, cs = {0}, tmp = {0};
-	pb_varint(&bundle, 1, cpu);
+	pb_varint(&bundle, F_FtraceEventBundle_cpu, cpu);
 	if (!compact) {
 		for (int i = 0; i < n; i++) {
 			ts += 500 + rnd_below(30000);
 			ev.n = body.n = 0;
-			pb_varint(&ev, 1, ts);
+			pb_varint(&ev, F_FtraceEvent_timestamp, ts);
 			uint32_t a = rnd_below(N_COMMS), b = rnd_below(N_COMMS);
-			pb_varint(&ev, 2, 1000 + a);
+			pb_varint(&ev, F_FtraceEvent_pid, 1000 + a);
 			if (rnd_below(4)) {
-				pb_str(&body, 1, comms[a]);
-				pb_varint(&body, 2, 1000 + a);
-				pb_varint(&body, 3, 120);
-				pb_varint(&body, 4, rnd_below(3));
-				pb_str(&body, 5, comms[b]);
-				pb_varint(&body, 6, 1000 + b);
-				pb_varint(&body, 7, 100 + rnd_below(40));
-				pb_msg(&ev, 4, &body); /* sched_switch */
+				pb_str(&body, F_SchedSwitchFtraceEvent_prev_comm, comms[a]);
+				pb_varint(&body, F_SchedSwitchFtraceEvent_prev_pid, 1000 + a);
+				pb_varint(&body, F_SchedSwitchFtraceEvent_prev_prio, 120);
+				pb_varint(&body, F_SchedSwitchFtraceEvent_prev_state, rnd_below(3));
+				pb_str(&body, F_SchedSwitchFtraceEvent_next_comm, comms[b]);
+				pb_varint(&body, F_SchedSwitchFtraceEvent_next_pid, 1000 + b);
+				pb_varint(&body, F_SchedSwitchFtraceEvent_next_prio, 100 + rnd_below(40));
+				pb_msg(&ev, F_FtraceEvent_sched_switch, &body);
 			} else {
-				pb_str(&body, 1, comms[b]);
-				pb_varint(&body, 2, 1000 + b);
-				pb_varint(&body, 3, 120);
-				pb_varint(&body, 5, rnd_below(N_CPU));
-				pb_msg(&ev, 20, &body); /* sched_waking */
+				pb_str(&body, F_SchedWakingFtraceEvent_comm, comms[b]);
+				pb_varint(&body, F_SchedWakingFtraceEvent_pid, 1000 + b);
+				pb_varint(&body, F_SchedWakingFtraceEvent_prio, 120);
+				pb_varint(&body, F_SchedWakingFtraceEvent_target_cpu, rnd_below(N_CPU));
+				pb_msg(&ev, F_FtraceEvent_sched_waking, &body);
 			}
-			pb_msg(&bundle, 2, &ev);
+			pb_msg(&bundle, F_FtraceEventBundle_event, &ev);
 		}
 	} else {
 		uint64_t *sw_ts = calloc((size_t)n, sizeof(uint64_t)), *sw_state = calloc((size_t)n, 8),
@@ -333,24 +333,24 @@ static uint64_t ftrace_bundle(uint32_t cpu, uint64_t ts, int n, int compact)
 			}
 		}
 		for (size_t i = 0; i < N_COMMS; i++)
-			pb_str(&cs, 5, comms[i]); /* intern_table */
-		pb_packed(&cs, 1, sw_ts, nsw, &tmp);
-		pb_packed(&cs, 2, sw_state, nsw, &tmp);
-		pb_packed(&cs, 3, sw_pid, nsw, &tmp);
-		pb_packed(&cs, 4, sw_prio, nsw, &tmp);
-		pb_packed(&cs, 6, sw_comm, nsw, &tmp);
-		pb_packed(&cs, 7, wk_ts, nwk, &tmp);
-		pb_packed(&cs, 8, wk_pid, nwk, &tmp);
-		pb_packed(&cs, 9, wk_cpu, nwk, &tmp);
-		pb_packed(&cs, 10, wk_prio, nwk, &tmp);
-		pb_packed(&cs, 11, wk_comm, nwk, &tmp);
-		pb_packed(&cs, 12, wk_flags, nwk, &tmp);
-		pb_msg(&bundle, 4, &cs);
+			pb_str(&cs, F_FtraceEventBundle_CompactSched_intern_table, comms[i]);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_switch_timestamp, sw_ts, nsw, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_switch_prev_state, sw_state, nsw, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_pid, sw_pid, nsw, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_prio, sw_prio, nsw, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_comm_index, sw_comm, nsw, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_timestamp, wk_ts, nwk, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_pid, wk_pid, nwk, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_target_cpu, wk_cpu, nwk, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_prio, wk_prio, nwk, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_comm_index, wk_comm, nwk, &tmp);
+		pb_packed(&cs, F_FtraceEventBundle_CompactSched_waking_common_flags, wk_flags, nwk, &tmp);
+		pb_msg(&bundle, F_FtraceEventBundle_compact_sched, &cs);
 		free(sw_ts), free(sw_state), free(sw_pid), free(sw_prio), free(sw_comm);
 		free(wk_ts), free(wk_pid), free(wk_cpu), free(wk_prio), free(wk_comm), free(wk_flags);
 	}
-	pb_varint(&pkt, PKT_SEQ_ID, SEQ_FTRACE);
-	pb_msg(&pkt, PKT_FTRACE_EVENTS, &bundle);
+	pb_varint(&pkt, F_TracePacket_trusted_packet_sequence_id, SEQ_FTRACE);
+	pb_msg(&pkt, F_TracePacket_ftrace_events, &bundle);
 	emit_packet(&pkt);
 	free(pkt.p), free(bundle.p), free(ev.p), free(body.p), free(cs.p), free(tmp.p);
 	return ts;
