@@ -18,18 +18,33 @@
 #include "trace.pb-c.h"
 #include "trace_fields.h"
 #include "tt.h"
+#include "util/pb.h"
+
+/* Field numbers protos/trace.proto has no name for (no F_ in trace_fields.h). */
+/* Perfetto's TracePacket.for_testing (trace/trace_packet.proto): a field
+ * no reader here knows. */
+#define TRACE_PACKET_FOR_TESTING 900
+/* Perfetto's ChromeEventBundle.trace_events (trace/chrome/
+ * chrome_trace_event.proto), inside TracePacket.chrome_events; written as a
+ * varint, as the scan places the packet and never reads inside it. */
+#define CHROME_EVENT_BUNDLE_TRACE_EVENTS 1
+/* An FtraceEvent field that neither protos/trace.proto nor Perfetto's
+ * ftrace/ftrace_event.proto declares: the scan names the event ftrace_999. */
+#define FTRACE_EVENT_UNDECLARED 999
+/* A field of that event's body, which has no schema. */
+#define UNDECLARED_BODY_FIELD 1
 
 /* ---- a tiny protobuf writer ----------------------------------------------- */
 
 static void f_var(tm_buf *b, uint32_t id, uint64_t v)
 {
-	put_varint(b, (uint64_t)id << 3);
+	put_varint(b, TM_PB_TAG(id, TM_PB_VARINT));
 	put_varint(b, v);
 }
 
 static void f_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
 {
-	put_varint(b, ((uint64_t)id << 3) | 2);
+	put_varint(b, TM_PB_TAG(id, TM_PB_LEN));
 	put_varint(b, n);
 	tm_buf_put(b, p, n);
 }
@@ -54,18 +69,18 @@ static void f_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
 	f_msg(b, id, &m);
 }
 
-/* Append a TracePacket (field 1 of Trace) and free it. */
+/* Append a TracePacket as Trace.packet and free it. */
 static void packet(tm_buf *trace, tm_buf *p)
 {
-	f_msg(trace, 1, p);
+	f_msg(trace, F_Trace_packet, p);
 }
 
 static void clock(tm_buf *snap, uint32_t id, uint64_t ts)
 {
 	tm_buf c = {0};
-	f_var(&c, 1, id);
-	f_var(&c, 2, ts);
-	f_msg(snap, 1, &c);
+	f_var(&c, F_ClockSnapshot_Clock_clock_id, id);
+	f_var(&c, F_ClockSnapshot_Clock_timestamp, ts);
+	f_msg(snap, F_ClockSnapshot_clocks, &c);
 }
 
 /* ---- running the scan ------------------------------------------------------ */
@@ -144,7 +159,7 @@ static void boot_snapshot(tm_buf *t, uint64_t boot)
 {
 	tm_buf p = {0}, s = {0};
 	clock(&s, 6, boot);
-	f_msg(&p, 6, &s);
+	f_msg(&p, F_TracePacket_clock_snapshot, &s);
 	packet(t, &p);
 }
 
@@ -153,8 +168,8 @@ static void boot_snapshot(tm_buf *t, uint64_t boot)
 static tm_buf ftrace_event(uint64_t ts, uint32_t pid, uint32_t kind, tm_buf *body)
 {
 	tm_buf e = {0};
-	f_var(&e, 1, ts);
-	f_var(&e, 2, pid);
+	f_var(&e, F_FtraceEvent_timestamp, ts);
+	f_var(&e, F_FtraceEvent_pid, pid);
 	if (body)
 		f_msg(&e, kind, body);
 	return e;
@@ -166,53 +181,53 @@ static void test_ftrace_bundle(void)
 	boot_snapshot(&t, 1000);
 	/* Bundle 1: MONO_RAW with {MONO_RAW 500, BOOTTIME 1500}. */
 	tm_buf p = {0}, b = {0}, body = {0}, e;
-	f_var(&b, 1, 0); /* cpu */
-	f_var(&b, 5, 4); /* MONO_RAW */
-	f_var(&b, 6, 500);
-	f_var(&b, 7, 1500);
-	f_var(&body, 2, 41); /* prev_pid */
-	f_var(&body, 6, 42); /* next_pid */
-	e = ftrace_event(600, 41, 4, &body);
-	f_msg(&b, 2, &e);
-	f_str(&body, 2, "I|43|hello"); /* print: an instant payload */
-	e = ftrace_event(700, 43, 3, &body);
-	f_msg(&b, 2, &e);
-	f_var(&body, 1, 1);
-	e = ftrace_event(800, 44, 999, &body); /* unknown kind */
-	f_msg(&b, 2, &e);
+	f_var(&b, F_FtraceEventBundle_cpu, 0);
+	f_var(&b, F_FtraceEventBundle_ftrace_clock, 4); /* MONO_RAW */
+	f_var(&b, F_FtraceEventBundle_ftrace_timestamp, 500);
+	f_var(&b, F_FtraceEventBundle_boot_timestamp, 1500);
+	f_var(&body, F_SchedSwitchFtraceEvent_prev_pid, 41);
+	f_var(&body, F_SchedSwitchFtraceEvent_next_pid, 42);
+	e = ftrace_event(600, 41, F_FtraceEvent_sched_switch, &body);
+	f_msg(&b, F_FtraceEventBundle_event, &e);
+	f_str(&body, F_PrintFtraceEvent_buf, "I|43|hello"); /* an instant payload */
+	e = ftrace_event(700, 43, F_FtraceEvent_print, &body);
+	f_msg(&b, F_FtraceEventBundle_event, &e);
+	f_var(&body, UNDECLARED_BODY_FIELD, 1);
+	e = ftrace_event(800, 44, FTRACE_EVENT_UNDECLARED, &body);
+	f_msg(&b, F_FtraceEventBundle_event, &e);
 	e = (tm_buf){0};
-	f_var(&e, 2, 45); /* no timestamp */
-	f_msg(&b, 2, &e);
+	f_var(&e, F_FtraceEvent_pid, 45); /* no timestamp */
+	f_msg(&b, F_FtraceEventBundle_event, &e);
 	e = ftrace_event(900, 46, 0, NULL); /* no event field */
-	f_msg(&b, 2, &e);
-	f_msg(&p, 1, &b);
+	f_msg(&b, F_FtraceEventBundle_event, &e);
+	f_msg(&p, F_TracePacket_ftrace_events, &b);
 	packet(&t, &p);
 	/* Bundle 2: no cpu. */
-	f_var(&b, 5, 4);
-	f_msg(&p, 1, &b);
+	f_var(&b, F_FtraceEventBundle_ftrace_clock, 4);
+	f_msg(&p, F_TracePacket_ftrace_events, &b);
 	packet(&t, &p);
 	/* Bundle 3: compact sched on the same clock (same ftrace_timestamp:
 	 * no second snapshot). Switch deltas 100, 50; waking columns of
 	 * different lengths (one timestamp, two of the rest). */
 	uint64_t ts[] = {100, 50}, zero[] = {0, 0}, pids[] = {7, 8}, one[] = {5};
 	tm_buf cs = {0};
-	f_packed(&cs, 1, ts, 2);
-	f_packed(&cs, 2, zero, 2);
-	f_packed(&cs, 3, pids, 2);
-	f_packed(&cs, 4, zero, 2);
-	f_str(&cs, 5, "comm");
-	f_packed(&cs, 6, zero, 2);
-	f_packed(&cs, 7, one, 1);
-	f_packed(&cs, 8, pids, 2);
-	f_packed(&cs, 9, zero, 2);
-	f_packed(&cs, 10, zero, 2);
-	f_packed(&cs, 11, zero, 2);
-	f_var(&b, 1, 1);
-	f_var(&b, 5, 4);
-	f_var(&b, 6, 500);
-	f_var(&b, 7, 1500);
-	f_msg(&b, 4, &cs);
-	f_msg(&p, 1, &b);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_switch_timestamp, ts, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_switch_prev_state, zero, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_pid, pids, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_prio, zero, 2);
+	f_str(&cs, F_FtraceEventBundle_CompactSched_intern_table, "comm");
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_switch_next_comm_index, zero, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_waking_timestamp, one, 1);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_waking_pid, pids, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_waking_target_cpu, zero, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_waking_prio, zero, 2);
+	f_packed(&cs, F_FtraceEventBundle_CompactSched_waking_comm_index, zero, 2);
+	f_var(&b, F_FtraceEventBundle_cpu, 1);
+	f_var(&b, F_FtraceEventBundle_ftrace_clock, 4);
+	f_var(&b, F_FtraceEventBundle_ftrace_timestamp, 500);
+	f_var(&b, F_FtraceEventBundle_boot_timestamp, 1500);
+	f_msg(&b, F_FtraceEventBundle_compact_sched, &cs);
+	f_msg(&p, F_TracePacket_ftrace_events, &b);
 	packet(&t, &p);
 
 	evs r;
@@ -250,9 +265,9 @@ static void test_ftrace_bundle(void)
 static void test_ftrace_unknown_clock_is_fatal(void)
 {
 	tm_buf t = {0}, p = {0}, b = {0};
-	f_var(&b, 1, 0);
-	f_var(&b, 5, 1); /* FTRACE_CLOCK_UNKNOWN */
-	f_msg(&p, 1, &b);
+	f_var(&b, F_FtraceEventBundle_cpu, 0);
+	f_var(&b, F_FtraceEventBundle_ftrace_clock, 1); /* FTRACE_CLOCK_UNKNOWN */
+	f_msg(&p, F_TracePacket_ftrace_events, &b);
 	packet(&t, &p);
 	evs r;
 	tm_scan *s = scan(&t, &r);
@@ -266,16 +281,16 @@ static void test_ftrace_unknown_clock_is_fatal(void)
 static void instant(tm_buf *t, uint32_t seq, uint64_t ts, uint32_t flags, const char *name, uint64_t name_iid)
 {
 	tm_buf p = {0}, e = {0};
-	f_var(&p, 8, ts);
-	f_var(&p, 10, seq);
+	f_var(&p, F_TracePacket_timestamp, ts);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, seq);
 	if (flags)
-		f_var(&p, 13, flags);
-	f_var(&e, 9, 3);
+		f_var(&p, F_TracePacket_sequence_flags, flags);
+	f_var(&e, F_TrackEvent_type, 3);
 	if (name)
-		f_str(&e, 23, name);
+		f_str(&e, F_TrackEvent_name, name);
 	else
-		f_var(&e, 10, name_iid);
-	f_msg(&p, 11, &e);
+		f_var(&e, F_TrackEvent_name_iid, name_iid);
+	f_msg(&p, F_TracePacket_track_event, &e);
 	packet(t, &p);
 }
 
@@ -285,26 +300,26 @@ static void test_sequences_and_interning(void)
 	/* Needs incremental state on a sequence never cleared: skipped. */
 	instant(&t, 5, 100, 2, "skipped", 0);
 	/* Clear + interned name iid 1 on sequence 5. */
-	f_var(&p, 10, 5);
-	f_var(&p, 41, 1);
-	f_var(&n, 1, 1);
-	f_str(&n, 2, "interned");
-	f_msg(&m, 2, &n);
-	f_msg(&p, 12, &m);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, 5);
+	f_var(&p, F_TracePacket_incremental_state_cleared, 1);
+	f_var(&n, F_EventName_iid, 1);
+	f_str(&n, F_EventName_name, "interned");
+	f_msg(&m, F_InternedData_event_names, &n);
+	f_msg(&p, F_TracePacket_interned_data, &m);
 	packet(&t, &p);
 	instant(&t, 5, 200, 2, NULL, 1);
 	/* Defaults and interned data without a sequence id. */
-	f_var(&m, 58, 6);
-	f_msg(&p, 59, &m);
+	f_var(&m, F_TracePacketDefaults_timestamp_clock_id, 6);
+	f_msg(&p, F_TracePacket_trace_packet_defaults, &m);
 	packet(&t, &p);
-	f_var(&n, 1, 2);
-	f_str(&n, 2, "lost");
-	f_msg(&m, 2, &n);
-	f_msg(&p, 12, &m);
+	f_var(&n, F_EventName_iid, 2);
+	f_str(&n, F_EventName_name, "lost");
+	f_msg(&m, F_InternedData_event_names, &n);
+	f_msg(&p, F_TracePacket_interned_data, &m);
 	packet(&t, &p);
 	/* previous_packet_dropped invalidates sequence 5 again. */
-	f_var(&p, 10, 5);
-	f_var(&p, 42, 1);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, 5);
+	f_var(&p, F_TracePacket_previous_packet_dropped, 1);
 	packet(&t, &p);
 	instant(&t, 5, 300, 2, NULL, 1);
 	/* The same iid on another sequence is unknown there. */
@@ -376,8 +391,8 @@ static void test_packets_without_sequence(void)
 static void test_needs_incremental_on_sequence_zero_is_fatal(void)
 {
 	tm_buf t = {0}, p = {0};
-	f_var(&p, 8, 5);
-	f_var(&p, 13, 2);
+	f_var(&p, F_TracePacket_timestamp, 5);
+	f_var(&p, F_TracePacket_sequence_flags, 2);
 	packet(&t, &p);
 	evs r;
 	tm_scan *s = scan(&t, &r);
@@ -392,21 +407,26 @@ static void test_legacy_track_event_timestamps(void)
 {
 	tm_buf t = {0}, p = {0}, td = {0}, e = {0};
 	/* ThreadDescriptor reference 1000 us on a cleared sequence 3. */
-	f_var(&p, 10, 3);
-	f_var(&p, 41, 1);
-	f_var(&td, 1, 10);
-	f_var(&td, 2, 11);
-	f_var(&td, 6, 1000);
-	f_msg(&p, 44, &td);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, 3);
+	f_var(&p, F_TracePacket_incremental_state_cleared, 1);
+	f_var(&td, F_ThreadDescriptor_pid, 10);
+	f_var(&td, F_ThreadDescriptor_tid, 11);
+	f_var(&td, F_ThreadDescriptor_reference_timestamp_us, 1000);
+	f_msg(&p, F_TracePacket_thread_descriptor, &td);
 	packet(&t, &p);
 	/* Deltas 5 us then 2 us; an absolute 2000 us; a negative absolute. */
-	int64_t fields[][2] = {{1, 5}, {1, 2}, {16, 2000}, {16, -1}};
+	int64_t fields[][2] = {
+		{F_TrackEvent_timestamp_delta_us, 5},
+		{F_TrackEvent_timestamp_delta_us, 2},
+		{F_TrackEvent_timestamp_absolute_us, 2000},
+		{F_TrackEvent_timestamp_absolute_us, -1},
+	};
 	for (size_t i = 0; i < 4; i++) {
-		f_var(&p, 10, 3);
-		f_var(&e, 9, 3);
-		f_str(&e, 23, "legacy");
+		f_var(&p, F_TracePacket_trusted_packet_sequence_id, 3);
+		f_var(&e, F_TrackEvent_type, 3);
+		f_str(&e, F_TrackEvent_name, "legacy");
 		f_var(&e, (uint32_t)fields[i][0], (uint64_t)fields[i][1]);
-		f_msg(&p, 11, &e);
+		f_msg(&p, F_TracePacket_track_event, &e);
 		packet(&t, &p);
 	}
 	evs r;
@@ -429,31 +449,31 @@ static void test_chrome_service_and_plain_packets(void)
 	/* {BOOTTIME 1000, MONOTONIC 100}: claims BOOTTIME. */
 	clock(&c, 6, 1000);
 	clock(&c, 3, 100);
-	f_msg(&p, 6, &c);
+	f_msg(&p, F_TracePacket_clock_snapshot, &c);
 	packet(&t, &p);
 	/* chrome_events on MONOTONIC 150 -> 1050, converted at once. (Without
 	 * a clock id the default clock, BOOTTIME here, would apply first.) */
-	f_var(&p, 8, 150);
-	f_var(&p, 58, 3);
-	f_var(&x, 1, 1);
-	f_msg(&p, 5, &x);
+	f_var(&p, F_TracePacket_timestamp, 150);
+	f_var(&p, F_TracePacket_timestamp_clock_id, 3);
+	f_var(&x, CHROME_EVENT_BUNDLE_TRACE_EVENTS, 1);
+	f_msg(&p, F_TracePacket_chrome_events, &x);
 	packet(&t, &p);
 	/* service_event on BOOTTIME 2000. */
-	f_var(&p, 8, 2000);
-	f_var(&x, 1, 1);
-	f_msg(&p, 69, &x);
+	f_var(&p, F_TracePacket_timestamp, 2000);
+	f_var(&x, F_TracingServiceEvent_all_data_sources_started, 1);
+	f_msg(&p, F_TracePacket_service_event, &x);
 	packet(&t, &p);
 	/* A process tree with a timestamp on MONOTONIC 300 -> 1200. */
-	f_var(&p, 8, 300);
-	f_var(&p, 58, 3);
-	f_var(&x, 3, 1);
-	f_msg(&p, 2, &x);
+	f_var(&p, F_TracePacket_timestamp, 300);
+	f_var(&p, F_TracePacket_timestamp_clock_id, 3);
+	f_var(&x, F_ProcessTree_collection_end_timestamp, 1);
+	f_msg(&p, F_TracePacket_process_tree, &x);
 	packet(&t, &p);
 	/* A process tree without clock id is on the default clock (BOOTTIME,
 	 * trace time): 2^63 + 1 is negative as int64 and dropped. */
-	f_var(&p, 8, (UINT64_C(1) << 63) + 1);
-	f_var(&x, 3, 1);
-	f_msg(&p, 2, &x);
+	f_var(&p, F_TracePacket_timestamp, (UINT64_C(1) << 63) + 1);
+	f_var(&x, F_ProcessTree_collection_end_timestamp, 1);
+	f_msg(&p, F_TracePacket_process_tree, &x);
 	packet(&t, &p);
 	evs r;
 	tm_scan *s = scan(&t, &r);
@@ -476,8 +496,8 @@ static void test_chrome_service_and_plain_packets(void)
 static void test_sequence_clock_without_sequence_is_fatal(void)
 {
 	tm_buf t = {0}, p = {0};
-	f_var(&p, 8, 5);
-	f_var(&p, 58, 70);
+	f_var(&p, F_TracePacket_timestamp, 5);
+	f_var(&p, F_TracePacket_timestamp_clock_id, 70);
 	packet(&t, &p);
 	evs r;
 	tm_scan *s = scan(&t, &r);
@@ -496,24 +516,24 @@ static void test_damaged_input_survives(void)
 	boot_snapshot(&base, 1000);
 	clock(&c, 64, 10);
 	clock(&c, 6, 5000);
-	f_msg(&p, 6, &c);
-	f_var(&p, 10, 9);
+	f_msg(&p, F_TracePacket_clock_snapshot, &c);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, 9);
 	packet(&base, &p);
-	f_var(&b, 1, 3);
-	f_var(&b, 5, 2);
-	f_var(&b, 6, 10);
-	f_var(&b, 7, 20);
-	f_var(&body, 6, 1);
-	e = ftrace_event(30, 1, 4, &body);
-	f_msg(&b, 2, &e);
-	f_msg(&p, 1, &b);
-	f_var(&p, 10, 9);
+	f_var(&b, F_FtraceEventBundle_cpu, 3);
+	f_var(&b, F_FtraceEventBundle_ftrace_clock, 2);
+	f_var(&b, F_FtraceEventBundle_ftrace_timestamp, 10);
+	f_var(&b, F_FtraceEventBundle_boot_timestamp, 20);
+	f_var(&body, F_SchedSwitchFtraceEvent_next_pid, 1);
+	e = ftrace_event(30, 1, F_FtraceEvent_sched_switch, &body);
+	f_msg(&b, F_FtraceEventBundle_event, &e);
+	f_msg(&p, F_TracePacket_ftrace_events, &b);
+	f_var(&p, F_TracePacket_trusted_packet_sequence_id, 9);
 	packet(&base, &p);
 	instant(&base, 9, 50, 0, "x", 0);
 	instant(&base, 9, 60, 2, NULL, 3);
-	f_var(&p, 98, 7);
-	f_var(&p, 8, 70);
-	f_var(&p, 58, 3);
+	f_var(&p, F_TracePacket_machine_id, 7);
+	f_var(&p, F_TracePacket_timestamp, 70);
+	f_var(&p, F_TracePacket_timestamp_clock_id, 3);
 	packet(&base, &p);
 	uint64_t seed = 12345;
 	int ran = 0;
@@ -594,33 +614,34 @@ static void test_scan_alone_reads_ahead_the_same(void)
 				for (int when = 0; when < 4; when++) {
 					tm_buf t = {0}, p = {0}, td = {0}, e = {0}, l = {0};
 					/* a cleared sequence 3 whose thread starts at 1000 us */
-					f_var(&p, 10, 3);
-					f_var(&p, 41, 1);
-					f_var(&td, 1, 10);
-					f_var(&td, 2, 11);
-					f_var(&td, 6, 1000);
-					f_msg(&p, 44, &td);
+					f_var(&p, F_TracePacket_trusted_packet_sequence_id, 3);
+					f_var(&p, F_TracePacket_incremental_state_cleared, 1);
+					f_var(&td, F_ThreadDescriptor_pid, 10);
+					f_var(&td, F_ThreadDescriptor_tid, 11);
+					f_var(&td, F_ThreadDescriptor_reference_timestamp_us, 1000);
+					f_msg(&p, F_TracePacket_thread_descriptor, &td);
 					packet(&t, &p);
 					/* the one event of the file */
-					f_var(&p, 10, 3);
+					f_var(&p, F_TracePacket_trusted_packet_sequence_id, 3);
 					if (when != 3) /* 3: no packet timestamp */
-						f_var(&p, 8, 5000000 + a * 1000);
+						f_var(&p, F_TracePacket_timestamp, 5000000 + a * 1000);
 					if (types[a] >= 0)
-						f_var(&e, 9, (uint64_t)types[a]);
-					f_str(&e, 23, "ev");
+						f_var(&e, F_TrackEvent_type, (uint64_t)types[a]);
+					f_str(&e, F_TrackEvent_name, "ev");
 					if (types[a] == 4)
-						f_var(&e, 30, 42);
+						f_var(&e, F_TrackEvent_counter_value, 42);
 					if (when == 1) /* delta us */
-						f_var(&e, 1, 3 + b);
+						f_var(&e, F_TrackEvent_timestamp_delta_us, 3 + b);
 					if (when == 2) /* absolute us, or 0 (the packet's) */
-						f_var(&e, 16, c ? 6000 + a : 0);
+						f_var(&e, F_TrackEvent_timestamp_absolute_us, c ? 6000 + a : 0);
 					if (phases[b]) {
-						f_var(&l, 2, (uint64_t)phases[b]);
+						f_var(&l, F_TrackEvent_LegacyEvent_phase, (uint64_t)phases[b]);
 						if (durs[c])
-							f_var(&l, 3, (uint64_t)durs[c]);
-						f_msg(&e, 6, &l);
+							f_var(&l, F_TrackEvent_LegacyEvent_duration_us,
+							      (uint64_t)durs[c]);
+						f_msg(&e, F_TrackEvent_legacy_event, &l);
 					}
-					f_msg(&p, 11, &e);
+					f_msg(&p, F_TracePacket_track_event, &e);
 					packet(&t, &p);
 					snprintf(path, sizeof path, "%s/t%d.pftrace", dir, n_files++);
 					FILE *f = fopen(path, "wb");
@@ -710,9 +731,9 @@ static void test_stop_inside_a_file(void)
 	memset(pad, 'x', sizeof pad);
 	for (uint64_t i = 0; f && i < 60000; i++) {
 		tm_buf t = {0}, p = {0};
-		f_var(&p, 8, 1000000 + i * 1000); /* TracePacket.timestamp */
-		f_var(&p, 10, 1);                 /* trusted_packet_sequence_id */
-		f_bytes(&p, 900, pad, sizeof pad); /* a field no reader knows */
+		f_var(&p, F_TracePacket_timestamp, 1000000 + i * 1000);
+		f_var(&p, F_TracePacket_trusted_packet_sequence_id, 1);
+		f_bytes(&p, TRACE_PACKET_FOR_TESTING, pad, sizeof pad); /* a field no reader knows */
 		packet(&t, &p);
 		fwrite(t.data, 1, t.len, f);
 		tm_buf_free(&t);
