@@ -172,6 +172,28 @@ static uint64_t process_uuid(exp_text *t, const tm_model *m, uint32_t file, uint
 
 static int64_t thread_pid(const tm_model *m, int64_t utid);
 
+/* t->threads' values: a thread's root descriptor is written, or written
+ * in process 0 because the thread had no process yet (an strace thread:
+ * a ThreadDescriptor must name a pid, tracemount(1), "Divergences"). */
+enum { ROOT_WRITTEN = 1, ROOT_IN_PROCESS_0 = 2 };
+
+/* A thread's root descriptor: (pid, tid), and its name when not NULL. */
+static void write_thread_root(exp_text *t, const tm_model *m, uint32_t row, uint64_t uuid, int64_t pid,
+			      const tm_mthread *th, const char *name)
+{
+	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	td.has_pid = 1;
+	td.pid = tm_model_id32(m, pid);
+	td.has_tid = 1;
+	td.tid = th ? tm_model_id32(m, th->tid) : 0;
+	td.thread_name = (char *)name;
+	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	d.has_uuid = 1;
+	d.uuid = uuid;
+	d.thread = &td;
+	write_descriptor(t, 0, row, &d);
+}
+
 /* The root descriptor of a thread: the reference gives every descriptor
  * of one thread its one thread track, so each of our thread tracks is a
  * child of it (see track_uuid). */
@@ -181,18 +203,9 @@ static uint64_t thread_root_uuid_of(exp_text *t, const tm_model *m, uint32_t row
 	exp_map_slot *s = exp_map_find(&t->threads, row, (uint64_t)utid, 1);
 	if (s->v)
 		return uuid;
-	s->v = 1;
 	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
-	Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
-	td.has_pid = 1;
-	td.pid = tm_model_id32(m, pid >= 0 ? pid : thread_pid(m, utid));
-	td.has_tid = 1;
-	td.tid = th ? tm_model_id32(m, th->tid) : 0;
-	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	d.has_uuid = 1;
-	d.uuid = uuid;
-	d.thread = &td;
-	write_descriptor(t, 0, row, &d);
+	s->v = pid < 0 && th && th->upid < 0 ? ROOT_IN_PROCESS_0 : ROOT_WRITTEN;
+	write_thread_root(t, m, row, uuid, pid >= 0 ? pid : thread_pid(m, utid), th, NULL);
 	return uuid;
 }
 
@@ -213,6 +226,17 @@ static int64_t thread_pid(const tm_model *m, int64_t utid)
 	if (!th || th->upid < 0)
 		return 0;
 	return tm_model_process(m, (size_t)th->upid)->pid;
+}
+
+/* Whether the reference's import of merged.pftrace has this thread in
+ * process 0: its root descriptor was written before the model gave it a
+ * process. The reference never moves a thread to another process, so an
+ * entry naming its process later (UpdateThread) would make it a second
+ * thread of that tid there; such a thread gets none. */
+static int root_in_process_0(exp_text *t, const tm_mthread *th, int64_t utid)
+{
+	exp_map_slot *s = exp_map_find(&t->threads, th->machine_row, (uint64_t)utid, 0);
+	return s && s->v == ROOT_IN_PROCESS_0;
 }
 
 /* The uuid of a model track, its descriptor written on first use. */
@@ -448,7 +472,7 @@ static void made_threads(exp_text *t, const tm_mobserved *o)
 		int seen = 0; /* made and then given a process: one entry */
 		for (size_t k = i + 1; k < o->n_made && !seen; k++)
 			seen = o->made[k] == o->made[i];
-		if (seen || th->tid == 0 || th->upid < 0)
+		if (seen || th->tid == 0 || th->upid < 0 || root_in_process_0(t, th, o->made[i]))
 			continue;
 		tree_thread(&ths[pt.n_threads], m, th);
 		thp[pt.n_threads] = &ths[pt.n_threads];
@@ -571,6 +595,26 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		exp_text_bundle_put(t, 0, th->machine_row, (uint32_t)th->name_cpu, b->data, b->len);
 	}
 	exp_text_flush_bundle(t);
+	/* A thread whose descriptor put it in process 0 and that a file gave
+	 * a process later gets no ProcessTree entry below (root_in_process_0);
+	 * the name that entry would carry comes in its descriptor, written
+	 * again: the reference names the thread by (tid, pid 0) at the end,
+	 * which finds it while it is its tid's newest row and has not ended. */
+	exp_map newest = {0};
+	for (size_t i = 0; i < nt; i++) {
+		const tm_mthread *th = tm_model_thread(m, i);
+		exp_map_find(&newest, th->machine_row, (uint64_t)th->tid, 1)->v = i + 1;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		const tm_mthread *th = tm_model_thread(m, i);
+		if (th->tid == 0 || th->upid < 0 || !th->name || (th->name_prio >= 2 && !th->name_perf) ||
+		    th->end_ts >= 0 || !root_in_process_0(t, th, (int64_t)i) ||
+		    exp_map_find(&newest, th->machine_row, (uint64_t)th->tid, 0)->v != i + 1)
+			continue;
+		write_thread_root(t, m, th->machine_row, exp_scoped(0, th->machine_row, SALT_MTHREAD, (uint64_t)i + 1), 0,
+				  th, th->name);
+	}
+	free(newest.s);
 	/* One ProcessTree per machine: every live thread of a known process
 	 * that no proto source named (its association, and its name), every
 	 * named live process (a second, empty cmdline element keeps a name
@@ -611,7 +655,7 @@ void exp_text_finish(exp_text *t, const tm_model *m)
 		for (size_t k = t_at[row]; k < t_at[row + 1]; k++) {
 			const tm_mthread *th = tm_model_thread(m, t_ix[k]);
 			if (th->tid == 0 || th->upid < 0 || (th->name_prio >= 2 && !th->name_perf) ||
-			    !thread_live(&latest, m, th))
+			    !thread_live(&latest, m, th) || root_in_process_0(t, th, (int64_t)t_ix[k]))
 				continue;
 			Perfetto__Protos__ProcessTree__Thread *x = &ths[pt.n_threads];
 			tree_thread(x, m, th);
