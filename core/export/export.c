@@ -1202,6 +1202,26 @@ tm_export_build *tm_export_new_deferred_with(tm_merge *m, int per_machine, const
 	return x;
 }
 
+void tm_export_thread_pids(tm_export_build *x, int64_t *pids, size_t n)
+{
+	free(x->final_pid);
+	x->final_pid = pids;
+	x->n_final_pid = n;
+}
+
+int tm_export_wants_thread_pids(const tm_merge *m)
+{
+	int strace = 0, other = 0;
+	for (size_t i = 0; i < m->n_files; i++) {
+		tm_type ty = m->files[i].type;
+		if (ty == TM_TYPE_STRACE)
+			strace = 1;
+		else if (ty != TM_TYPE_UNKNOWN && ty != TM_TYPE_MANIFEST && ty != TM_TYPE_INPUTS && !tm_type_is_container(ty))
+			other = 1;
+	}
+	return strace && other;
+}
+
 int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err)
 {
 	pw_stop(x);
@@ -1232,6 +1252,7 @@ void tm_export_abort(tm_export_build *x)
 	tm_views_close(&x->out);
 	tm_spool_close(&x->body);
 	free(x->mach_id);
+	free(x->final_pid);
 	free(x->kernel_text);
 	free(x->print_files);
 	free(x->seqs.s);

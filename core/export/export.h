@@ -82,6 +82,16 @@ tm_export_build *tm_export_new_deferred_with(tm_merge *m, int per_machine, const
  * with the machine rows the exporter was made for (the caller aborts). */
 int tm_export_attach(tm_export_build *x, const tm_scan *scan, tm_error *err);
 
+/* The pid of the process each thread of the model (by utid) has at the
+ * end of a run of the model before this one (-1: none), to give a thread
+ * of no process yet the descriptor of the process it will have: see
+ * tm_export_wants_thread_pids. Takes `pids` (malloc'd, n of them). */
+void tm_export_thread_pids(tm_export_build *x, int64_t *pids, size_t n);
+/* Whether merged.pftrace of `m` may write a thread before it has a
+ * process that it has later: an strace file (its threads come without
+ * one) beside a file of another format, which may name their process. */
+int tm_export_wants_thread_pids(const tm_merge *m);
+
 /* The scan's packets (tm_scan_sink.packet), and the model's JSON
  * and systrace events and counters (tm_model_sink.observed, .counter). */
 void tm_export_packet(tm_export_build *x, const tm_packet_out *po);

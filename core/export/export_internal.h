@@ -159,6 +159,8 @@ typedef struct exp {
 	tm_ftrace_bundle bundle;
 	TM_VEC(uint64_t) col[12];
 	exp_text *text;
+	int64_t *final_pid;    /* tm_export_thread_pids: by utid, -1 none */
+	size_t n_final_pid;
 	const tm_encoders *enc;
 	int deferred;          /* kept packets go to `body` (tm_export_new_deferred) */
 	int per_machine;       /* every machine's file too, not only the whole one's */

@@ -173,9 +173,22 @@ static uint64_t process_uuid(exp_text *t, const tm_model *m, uint32_t file, uint
 static int64_t thread_pid(const tm_model *m, int64_t utid);
 
 /* t->threads' values: a thread's root descriptor is written, or written
- * in process 0 because the thread had no process yet (an strace thread:
- * a ThreadDescriptor must name a pid, tracemount(1), "Divergences"). */
+ * in process 0 because the thread had no process yet and no pid to come
+ * was known (an strace thread: a ThreadDescriptor must name a pid,
+ * tracemount(1), "Divergences"). */
 enum { ROOT_WRITTEN = 1, ROOT_IN_PROCESS_0 = 2 };
+
+/* The pid a thread of no process yet is written with: that of the process
+ * it has at the end, where a run of the model before this one says
+ * (tm_export_thread_pids), else 0. The reference's import of the archive
+ * moves such a thread into its process when a file names it; its import of
+ * merged.pftrace would keep it in process 0 and make a second thread of the
+ * tid for that file. Named at once, it is made in its process. */
+static int64_t pid_to_come(const exp_text *t, int64_t utid)
+{
+	const exp *x = t->x;
+	return utid >= 0 && (size_t)utid < x->n_final_pid ? x->final_pid[utid] : -1;
+}
 
 /* A thread's root descriptor: (pid, tid), and its name when not NULL. */
 static void write_thread_root(exp_text *t, const tm_model *m, uint32_t row, uint64_t uuid, int64_t pid,
@@ -204,6 +217,8 @@ static uint64_t thread_root_uuid_of(exp_text *t, const tm_model *m, uint32_t row
 	if (s->v)
 		return uuid;
 	const tm_mthread *th = tm_model_thread(m, (size_t)utid);
+	if (pid < 0 && th && th->upid < 0)
+		pid = pid_to_come(t, utid);
 	s->v = pid < 0 && th && th->upid < 0 ? ROOT_IN_PROCESS_0 : ROOT_WRITTEN;
 	write_thread_root(t, m, row, uuid, pid >= 0 ? pid : thread_pid(m, utid), th, NULL);
 	return uuid;
@@ -230,9 +245,10 @@ static int64_t thread_pid(const tm_model *m, int64_t utid)
 
 /* Whether the reference's import of merged.pftrace has this thread in
  * process 0: its root descriptor was written before the model gave it a
- * process. The reference never moves a thread to another process, so an
- * entry naming its process later (UpdateThread) would make it a second
- * thread of that tid there; such a thread gets none. */
+ * process, with no pid to come (pid_to_come). The reference never moves a
+ * thread to another process, so an entry naming its process later
+ * (UpdateThread) would make it a second thread of that tid there; such a
+ * thread gets none. */
 static int root_in_process_0(exp_text *t, const tm_mthread *th, int64_t utid)
 {
 	exp_map_slot *s = exp_map_find(&t->threads, th->machine_row, (uint64_t)utid, 0);

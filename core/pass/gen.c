@@ -150,6 +150,34 @@ static int gen_scanned(void *ctx, tm_scan *s, tm_error *err)
 	return failed ? 0 : gen_open(g, g->m, s, g->wants, g->sort_bytes, err);
 }
 
+static void observed_nothing(void *ctx, const tm_mobserved *o)
+{
+	(void)ctx;
+	(void)o;
+}
+
+/* The pid of each thread's process at the end of the model's run (-1 for
+ * none), by utid, from a run of its own before the pass: what
+ * tm_export_thread_pids needs, only for a merge where an strace thread may
+ * get its process from another file after its first event. The run makes
+ * the records the pass makes for merged.pftrace (an observer), so its
+ * threads are the pass's, row for row. NULL with err set on failure. */
+static int64_t *thread_pids_to_come(tm_merge *m, size_t order_bytes, size_t *n, tm_error *err)
+{
+	tm_model_sink sink = {.observed = observed_nothing};
+	tm_model *md = tm_model_run(m, &sink, NULL, 1, order_bytes, err);
+	if (!md)
+		return NULL;
+	*n = tm_model_n_threads(md);
+	int64_t *pids = tm_xmalloc((*n ? *n : 1) * sizeof(*pids));
+	for (size_t i = 0; i < *n; i++) {
+		const tm_mthread *th = tm_model_thread(md, i);
+		pids[i] = th->upid >= 0 ? tm_model_process(md, (size_t)th->upid)->pid : -1;
+	}
+	tm_model_free(md);
+	return pids;
+}
+
 /* `scan` NULL: the pass's own scan is the scan (tm_gen_build_scanning). */
 static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_t run_bytes, int timeline_fd,
 			 const tm_gen_scanned *scanned, const tm_gen_watch *gw, tm_error *err)
@@ -179,6 +207,11 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	 * associations those gave threads): without such input its records
 	 * are not made */
 	int records = (wants & (TM_GEN_TIMELINE | TM_GEN_TABLES | TM_GEN_STATS)) || tm_encoders_used(&tm_encoders_all, m);
+	int64_t *pids = NULL;
+	size_t n_pids = 0;
+	if ((wants & TM_GEN_PFTRACE) && records && tm_export_wants_thread_pids(m) &&
+	    !(pids = thread_pids_to_come(m, order_bytes, &n_pids, err)))
+		goto fail;
 	if (scanned) {
 		/* kept proto packets wait for the scan's results in the
 		 * exporter (or, with the machine ids known before, only the
@@ -191,11 +224,19 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 			g.x = tm_export_new_deferred(m, !(wants & TM_GEN_TOP), &later);
 		pass.packet = g.x ? on_packet : NULL;
 		pass.progress = scanned->progress ? on_progress : NULL;
+		if (g.x && pids)
+			tm_export_thread_pids(g.x, pids, n_pids);
+		else
+			free(pids);
 		tm_model_scanned sc = {&g, gen_scanned};
 		model = tm_model_run_scanned(m, &ms, &pass, records, order_bytes, &sc, err);
 	} else {
 		if (!g.x)
 			pass.packet = NULL;
+		if (g.x && pids)
+			tm_export_thread_pids(g.x, pids, n_pids);
+		else
+			free(pids);
 		pass.progress = gw ? on_reading : NULL;
 		model = tm_model_run(m, &ms, g.x || gw ? &pass : NULL, records, order_bytes, err);
 	}
