@@ -700,6 +700,11 @@ int tm_type_is_container(tm_type t)
 	return (unsigned)t < TM_TYPE_COUNT && types[t].container;
 }
 
+int tm_type_is_trace(tm_type t)
+{
+	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
+}
+
 int tm_type_is_supported(tm_type t)
 {
 	return (unsigned)t < TM_TYPE_COUNT && types[t].supported;

@@ -84,6 +84,10 @@ int tm_type_archive_priority(tm_type t);
 /* Containers whose content is more trace files. */
 int tm_type_is_container(tm_type t);
 
+/* A trace file: what no sniffer matched, the manifest and containers
+ * aside. */
+int tm_type_is_trace(tm_type t);
+
 /* Types tracemount can merge (proto, json, systrace) or walk. */
 int tm_type_is_supported(tm_type t);
 

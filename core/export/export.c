@@ -1216,7 +1216,7 @@ int tm_export_wants_thread_pids(const tm_merge *m)
 		tm_type ty = m->files[i].type;
 		if (ty == TM_TYPE_STRACE)
 			strace = 1;
-		else if (ty != TM_TYPE_UNKNOWN && ty != TM_TYPE_MANIFEST && ty != TM_TYPE_INPUTS && !tm_type_is_container(ty))
+		else if (tm_type_is_trace(ty))
 			other = 1;
 	}
 	return strace && other;

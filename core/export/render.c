@@ -588,11 +588,6 @@ void tm_render_clocks_csv(const tm_merge *m, const tm_scan *s, tm_buf *out)
 
 /* ---- perfetto_manifest.json ---------------------------------------------- */
 
-static int is_trace_type(tm_type t)
-{
-	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
-}
-
 /* Files of the effective manifest: trace files with a member name, in
  * processing order. */
 static int listed(const tm_merge *m, const tm_scan *s, const tm_file *f)
@@ -601,7 +596,7 @@ static int listed(const tm_merge *m, const tm_scan *s, const tm_file *f)
 		return 0;
 	if (s && f->id < s->n_files && s->files[f->id].scanned)
 		return 1;
-	return tm_type_is_supported(f->type) && is_trace_type(f->type);
+	return tm_type_is_supported(f->type) && tm_type_is_trace(f->type);
 }
 
 /* How a listed file's machines are written. */

@@ -389,13 +389,6 @@ static void count_no_flush(scan_ctx *sc)
 	}
 }
 
-/* ---- the session ------------------------------------------------------------ */
-
-static int is_trace_file(tm_type t)
-{
-	return t != TM_TYPE_UNKNOWN && t != TM_TYPE_MANIFEST && !tm_type_is_container(t);
-}
-
 /* ---- progress ------------------------------------------------------------ */
 
 static void report(scan_ctx *sc)
@@ -654,7 +647,7 @@ tm_scan *tm_scan_run_with(tm_merge *m, const tm_scan_sink *sink, const tm_tokeni
 	size_t n_trace = 0;
 	for (size_t i = 0; i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
-		n_trace += is_trace_file(f->type) && f->blob;
+		n_trace += tm_type_is_trace(f->type) && f->blob;
 	}
 	tm_clocks_reserve(s->clocks, n_trace); /* 100,000 small files: one clock each */
 	if (sc.plan && apply_plan(&sc, &err) != 0) {
@@ -667,7 +660,7 @@ tm_scan *tm_scan_run_with(tm_merge *m, const tm_scan_sink *sink, const tm_tokeni
 		sc.ahead = start_ahead(&sc);
 	for (size_t i = 0; !s->failed && i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
-		if (!is_trace_file(f->type) || !f->blob)
+		if (!tm_type_is_trace(f->type) || !f->blob)
 			continue;
 		tm_err_clear(&err);
 		if (tm_stopped(&err) != 0 || scan_one(&sc, f, i, &err) != 0) {
@@ -725,7 +718,7 @@ const tm_mf_row *tm_scan_fixed_rows(const tm_merge *m, size_t *n)
 		return NULL;
 	for (size_t i = 0; i < m->n_order; i++) {
 		const tm_file *f = &m->files[m->order[i]];
-		if (!is_trace_file(f->type) || !f->blob)
+		if (!tm_type_is_trace(f->type) || !f->blob)
 			continue;
 		if (f->entry < 0 || tm_manifest_entry_base_raw_id(m->manifest, (size_t)f->entry) == TM_RAW_HOST)
 			return NULL;
