@@ -212,31 +212,28 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 	if ((wants & TM_GEN_PFTRACE) && records && tm_export_wants_thread_pids(m) &&
 	    !(pids = thread_pids_to_come(m, order_bytes, &n_pids, err)))
 		goto fail;
-	if (scanned) {
+	if (scanned && (wants & TM_GEN_PFTRACE)) {
 		/* kept proto packets wait for the scan's results in the
 		 * exporter (or, with the machine ids known before, only the
-		 * header does); the scan's progress is the caller's. An exporter
-		 * that cannot start now is tried again once the scan is done
-		 * (gen_open), which fails with the reason then: the caller
-		 * still gets the scan. */
+		 * header does). An exporter that cannot start now is tried
+		 * again once the scan is done (gen_open), which fails with the
+		 * reason then: the caller still gets the scan. */
 		tm_error later;
-		if (wants & TM_GEN_PFTRACE)
-			g.x = tm_export_new_deferred(m, !(wants & TM_GEN_TOP), &later);
+		g.x = tm_export_new_deferred(m, !(wants & TM_GEN_TOP), &later);
+	}
+	if (g.x && pids)
+		tm_export_thread_pids(g.x, pids, n_pids);
+	else
+		free(pids);
+	if (scanned) {
+		/* the scan's progress is the caller's */
 		pass.packet = g.x ? on_packet : NULL;
 		pass.progress = scanned->progress ? on_progress : NULL;
-		if (g.x && pids)
-			tm_export_thread_pids(g.x, pids, n_pids);
-		else
-			free(pids);
 		tm_model_scanned sc = {&g, gen_scanned};
 		model = tm_model_run_scanned(m, &ms, &pass, records, order_bytes, &sc, err);
 	} else {
 		if (!g.x)
 			pass.packet = NULL;
-		if (g.x && pids)
-			tm_export_thread_pids(g.x, pids, n_pids);
-		else
-			free(pids);
 		pass.progress = gw ? on_reading : NULL;
 		model = tm_model_run(m, &ms, g.x || gw ? &pass : NULL, records, order_bytes, err);
 	}
