@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "front.h"
+#include "util/tm.h"
 
 void front_usage(FILE *out)
 {
@@ -108,6 +109,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+	tm_memory_tune();
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		front_usage(stdout);
 		return EXIT_OK;

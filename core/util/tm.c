@@ -2,6 +2,9 @@
 #include "util/tm.h"
 #include "util/per_thread.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -344,6 +347,34 @@ void tm_run_halves(void *(*fn)(void *), void *a, void *b)
 		pthread_join(helper, NULL);
 	else
 		fn(b);
+}
+
+/* ---- the allocator -------------------------------------------------------------- */
+
+/* A pass allocates and frees blocks of up to a few MB all along (pile
+ * tails, relay batches, sort runs, logs read ahead). With glibc's
+ * defaults the heap is trimmed as soon as 128 kB are free at its top and
+ * a block over the sliding mmap threshold is unmapped when freed, so the
+ * next block faults its pages in again, zeroed: in this VM a fault costs
+ * microseconds. Blocks up to 4 MB come from the heap now, and up to 8 MB
+ * of free heap stays mapped. On bench_import's inputs (median of five
+ * runs, interleaved) the systrace timeline went from 0.82 s to 0.74 s,
+ * the proto one from 3.51 s to 3.21 s, the JSON merged.pftrace from
+ * 0.47 s to 0.43 s; peak RSS moved by at most 6 MB (the proto timeline's
+ * stayed 63 MB). */
+void tm_memory_tune(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+#endif
+}
+
+void tm_memory_release(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
 
 /* ---- numbers as text (timeline.tsv, the tables, compact JSON) -------------------- */

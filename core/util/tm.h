@@ -49,6 +49,14 @@ int tm_stopped(tm_error *err);
  * second one, or both in turn here when no thread can be made. */
 void tm_run_halves(void *(*fn)(void *), void *a, void *b);
 
+/* The allocator's policy for a process that runs generation passes
+ * (fs/main.c, once at start): freed blocks of a pass stay for its next
+ * allocations instead of going back to the kernel (tm.c says why), and
+ * tm_memory_release gives them back once a pass is over. No-ops outside
+ * glibc. */
+void tm_memory_tune(void);
+void tm_memory_release(void);
+
 /* Clear an error to TM_OK / "". */
 void tm_err_clear(tm_error *err);
 
