@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define RELAY_MAX_DEPTH 16
@@ -17,6 +18,7 @@ struct tm_relay {
 	pthread_cond_t room;      /* a batch was taken */
 	tm_buf q[RELAY_MAX_DEPTH]; /* the queue, a ring from `head` */
 	size_t depth, head, n;
+	atomic_size_t queued;     /* n, for tm_relay_queued without the lock */
 	int stop;
 	pthread_t thread;
 	_Alignas(64) tm_buf cur;  /* the relay thread's: the batch fn runs on */
@@ -38,6 +40,7 @@ static void *relay_main(void *arg)
 		r->q[r->head] = t;
 		r->head = (r->head + 1) % r->depth;
 		r->n--;
+		atomic_store_explicit(&r->queued, r->n, memory_order_relaxed);
 		pthread_cond_signal(&r->room);
 		pthread_mutex_unlock(&r->mu);
 		r->fn(r->ctx, &r->cur);
@@ -73,6 +76,11 @@ tm_relay *tm_relay_start(void (*fn)(void *ctx, const tm_buf *batch), void *ctx, 
 	return r;
 }
 
+size_t tm_relay_queued(tm_relay *r)
+{
+	return atomic_load_explicit(&r->queued, memory_order_relaxed);
+}
+
 tm_buf *tm_relay_buf(tm_relay *r)
 {
 	return &r->fill;
@@ -89,6 +97,7 @@ void tm_relay_hand(tm_relay *r)
 	r->fill = t;
 	r->fill.len = 0;
 	r->n++;
+	atomic_store_explicit(&r->queued, r->n, memory_order_relaxed);
 	pthread_cond_signal(&r->more);
 	pthread_mutex_unlock(&r->mu);
 }

@@ -34,6 +34,11 @@ tm_buf *tm_relay_buf(tm_relay *r);
 /* Hand the filled buffer over, waiting while `depth` batches wait; the
  * producer's buffer is an empty one after. */
 void tm_relay_hand(tm_relay *r);
+/* The batches handed over that the relay's thread has not taken yet, as
+ * of a moment ago: 0 when it is idle or on its last one (the producer is
+ * the slower), up to `depth` when the producer waits for it. For a
+ * producer that can do part of the work of either side. */
+size_t tm_relay_queued(tm_relay *r);
 /* Hand over what was filled, wait until fn has run on every batch, end
  * the thread and free (NULL is fine). */
 void tm_relay_finish(tm_relay *r);

@@ -182,6 +182,53 @@ static void log_fields_round_trip(void)
 	tm_buf_free(&b);
 }
 
+/* A relay whose thread is held in its first batch: the batches handed
+ * after it wait, and tm_relay_queued counts them. */
+typedef struct held_relay {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, release, batches;
+} held_relay;
+
+static void held_batch(void *ctx, const tm_buf *batch)
+{
+	(void)batch;
+	held_relay *h = ctx;
+	pthread_mutex_lock(&h->mu);
+	h->started = 1;
+	h->batches++;
+	pthread_cond_broadcast(&h->cv);
+	while (!h->release)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void relay_counts_what_waits(void)
+{
+	held_relay h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+	tm_relay *r = tm_relay_start(held_batch, &h, 4);
+	CHECK(r != NULL);
+	CHECK_INT(tm_relay_queued(r), 0);
+	tm_buf_puts(tm_relay_buf(r), "one");
+	tm_relay_hand(r);
+	pthread_mutex_lock(&h.mu);
+	while (!h.started)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	CHECK_INT(tm_relay_queued(r), 0); /* taken: it is the one held */
+	for (int i = 0; i < 3; i++) {
+		tm_buf_puts(tm_relay_buf(r), "more");
+		tm_relay_hand(r);
+	}
+	CHECK_INT(tm_relay_queued(r), 3);
+	pthread_mutex_lock(&h.mu);
+	h.release = 1;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	tm_relay_finish(r);
+	CHECK_INT(h.batches, 4);
+}
+
 int main(void)
 {
 	TT_RUN(ahead_reads_each_item_once);
@@ -189,5 +236,6 @@ int main(void)
 	TT_RUN(ahead_stops_midway);
 	TT_RUN(ahead_nothing_to_gain);
 	TT_RUN(log_fields_round_trip);
+	TT_RUN(relay_counts_what_waits);
 	TT_DONE();
 }
