@@ -3,6 +3,33 @@
 #include "tt.h"
 
 #include "detect/detect.h"
+#include "pb_write.h"
+#include "trace_fields.h"
+#include "util/pb.h"
+
+/* Field numbers of schemas other than protos/trace.proto (no F_ in
+ * trace_fields.h). */
+/* Perfetto's ModuleSymbols.path (trace/profiling/profile_common.proto),
+ * inside TracePacket.module_symbols, which protos/trace.proto keeps as
+ * bytes. */
+#define MODULE_SYMBOLS_PATH 1
+/* perftools.profiles (github.com/google/pprof, proto/profile.proto):
+ * Profile's fields, and the one field each of ValueType and Sample the
+ * tests fill. detect.c's table of Profile fields is its own (static). */
+#define PROFILE_SAMPLE_TYPE 1
+#define PROFILE_SAMPLE 2
+#define PROFILE_STRING_TABLE 6
+#define PROFILE_DROP_FRAMES 7
+#define PROFILE_TIME_NANOS 9
+#define PROFILE_COMMENT 13
+#define PROFILE_DEFAULT_SAMPLE_TYPE 14
+#define VALUE_TYPE_TYPE 1
+#define SAMPLE_LOCATION_ID 1
+/* The first number past the Profile fields detect.c knows (up to
+ * default_sample_type, as the reference). Newer profile.proto calls it
+ * tick_unit, a varint, so written length-delimited it is no Profile field
+ * either way. */
+#define PROFILE_UNKNOWN_FIELD (PROFILE_DEFAULT_SAMPLE_TYPE + 1)
 
 static tm_type sniff_str(const char *s)
 {
@@ -12,6 +39,68 @@ static tm_type sniff_str(const char *s)
 static tm_type sniff_bytes(const void *b, size_t n)
 {
 	return tm_detect(b, n);
+}
+
+/* ---- a tiny protobuf writer (as test_scan_proto.c's) ---------------------- */
+
+static void tag(tm_buf *b, uint32_t id, unsigned wire)
+{
+	put_varint(b, TM_PB_TAG(id, wire));
+}
+
+/* v as a varint of exactly width bytes: over-long when v needs fewer, the
+ * padding continuation bytes a decoder must still accept. */
+static void put_varint_wide(tm_buf *b, uint64_t v, size_t width)
+{
+	for (size_t i = 0; i < width; i++, v >>= 7)
+		tm_buf_putc(b, (char)((v & 0x7f) | (i + 1 < width ? 0x80 : 0)));
+}
+
+static void f_var(tm_buf *b, uint32_t id, uint64_t v)
+{
+	tag(b, id, TM_PB_VARINT);
+	put_varint(b, v);
+}
+
+static void f_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
+{
+	tag(b, id, TM_PB_LEN);
+	put_varint(b, n);
+	tm_buf_put(b, p, n);
+}
+
+/* Append message m as field id and free it. */
+static void f_msg(tm_buf *b, uint32_t id, tm_buf *m)
+{
+	f_bytes(b, id, m->data ? m->data : "", m->len);
+	tm_buf_free(m);
+}
+
+static void f_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
+{
+	tm_buf m = {0};
+	for (size_t i = 0; i < n; i++)
+		put_varint(&m, v[i]);
+	f_msg(b, id, &m);
+}
+
+/* n bytes of b from off, as a file's first bytes. */
+static tm_type sniff_range(const tm_buf *b, size_t off, size_t n)
+{
+	return tm_detect((const unsigned char *)b->data + off, n);
+}
+
+/* The first n bytes of b; b is freed. */
+static tm_type sniff_buf_n(tm_buf *b, size_t n)
+{
+	tm_type t = sniff_range(b, 0, n);
+	tm_buf_free(b);
+	return t;
+}
+
+static tm_type sniff_buf(tm_buf *b)
+{
+	return sniff_buf_n(b, b->len);
 }
 
 static void test_prefix_types(void)
@@ -29,7 +118,9 @@ static void test_prefix_types(void)
 	CHECK_INT(sniff_str("JAVA PROFILE 1.0.3"), TM_TYPE_ART_HPROF);
 	CHECK_INT(sniff_str("<?xml version=\"1.0\"?>\n<trace-query-result>"), TM_TYPE_INSTRUMENTS_XML);
 	CHECK_INT(sniff_str("# ninja log v5\n"), TM_TYPE_NINJA_LOG);
-	CHECK_INT(sniff_bytes("\x0a\x05hello", 7), TM_TYPE_PROTO);
+	tm_buf t = {0};
+	f_bytes(&t, F_Trace_packet, "hello", 5);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
 	CHECK_INT(sniff_bytes("\x09\x00\x00", 3), TM_TYPE_PRIMES);
 	CHECK_INT(sniff_str("9,0,i,vers,1"), TM_TYPE_ANDROID_DUMPSTATE);
 	CHECK_INT(sniff_str("BZh91AY&SY"), TM_TYPE_BZIP2);
@@ -219,34 +310,101 @@ static void test_strace(void)
  * 240 (primes). */
 static void test_protos(void)
 {
-	/* packet { module_symbols {...} } */
-	CHECK_INT(sniff_bytes("\x0a\x05\xea\x03\x02\x0a\x00", 7), TM_TYPE_SYMBOLS);
-	/* Over-long varints are still the same numbers. */
-	CHECK_INT(sniff_bytes("\x8a\x00\x85\x00\xea\x83\x00", 7), TM_TYPE_SYMBOLS);
+	tm_buf t = {0}, p = {0}, m = {0};
+	/* packet { module_symbols { path: "" } } */
+	f_bytes(&m, MODULE_SYMBOLS_PATH, "", 0);
+	f_msg(&p, F_TracePacket_module_symbols, &m);
+	f_msg(&t, F_Trace_packet, &p);
+	size_t packet_len = t.len - 2; /* a one-byte tag and length before it */
+	CHECK_INT(sniff_buf(&t), TM_TYPE_SYMBOLS);
+	/* Over-long varints are still the same numbers: the packet's tag and
+	 * length in two bytes each, module_symbols' tag in three. The bytes
+	 * stop after that tag, the last thing the rule reads. */
+	put_varint_wide(&t, TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 2);
+	put_varint_wide(&t, packet_len, 2);
+	put_varint_wide(&t, TM_PB_TAG(F_TracePacket_module_symbols, TM_PB_LEN), 3);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_SYMBOLS);
 	/* A zero-length first packet, or another first field: plain proto. */
-	CHECK_INT(sniff_bytes("\x0a\x00\xea\x03\x00", 5), TM_TYPE_PROTO);
-	CHECK_INT(sniff_bytes("\x0a\x05\x08\x01\x00\x00\x00", 7), TM_TYPE_PROTO);
-	CHECK_INT(sniff_bytes("\x0a\x05\xea", 3), TM_TYPE_PROTO); /* truncated tag */
+	f_bytes(&t, F_Trace_packet, "", 0);
+	f_bytes(&t, F_TracePacket_module_symbols, "", 0); /* after the packet, not in it */
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
+	/* The packet's first tag is another field's (any tag but
+	 * module_symbols' LEN one fails the rule), then zero bytes up to the
+	 * symbols packet's length. */
+	static const char zeros[8];
+	f_var(&p, F_TracePacket_ftrace_events, 1);
+	tm_buf_put(&p, zeros, packet_len - p.len);
+	f_msg(&t, F_Trace_packet, &p);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
+	/* A truncated tag: module_symbols' takes two bytes; only the first is
+	 * there, in a packet whose length the bytes do not reach. */
+	tag(&t, F_Trace_packet, TM_PB_LEN);
+	put_varint(&t, packet_len);
+	tag(&t, F_TracePacket_module_symbols, TM_PB_LEN);
+	CHECK_INT(sniff_buf_n(&t, t.len - 1), TM_TYPE_PROTO);
 	/* pprof: sample_type, sample, string_table... (>= 10 bytes, a core
 	 * field, every field a Profile field of the right wire type). */
-	static const unsigned char pprof[] = {0x0a, 0x02, 0x08, 0x01, 0x12, 0x02, 0x08, 0x01,
-					      0x32, 0x01, 'x', 0x48, 0x05};
-	CHECK_INT(sniff_bytes(pprof, sizeof pprof), TM_TYPE_PPROF);
-	CHECK_INT(sniff_bytes(pprof, 9), TM_TYPE_PROTO);		/* too short */
-	CHECK_INT(sniff_bytes(pprof + 4, sizeof pprof - 4), TM_TYPE_UNKNOWN); /* 9 bytes */
-	/* A truncated last field ends the walk without failing it. */
-	static const unsigned char cut[] = {0x12, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x01, 0x32, 0x09, 'x'};
-	CHECK_INT(sniff_bytes(cut, sizeof cut), TM_TYPE_PPROF);
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	f_msg(&t, PROFILE_SAMPLE_TYPE, &m);
+	size_t after_sample_type = t.len;
+	f_var(&m, SAMPLE_LOCATION_ID, 1);
+	f_msg(&t, PROFILE_SAMPLE, &m);
+	f_bytes(&t, PROFILE_STRING_TABLE, "x", 1);
+	f_var(&t, PROFILE_TIME_NANOS, 5);
+	tm_type whole = sniff_range(&t, 0, t.len);
+	tm_type too_short = sniff_range(&t, 0, 9);
+	tm_type rest = sniff_range(&t, after_sample_type, t.len - after_sample_type); /* 9 bytes */
+	tm_buf_free(&t);
+	CHECK_INT(whole, TM_TYPE_PPROF);
+	CHECK_INT(too_short, TM_TYPE_PROTO);
+	CHECK_INT(rest, TM_TYPE_UNKNOWN);
+	/* A truncated last field ends the walk without failing it: string_table
+	 * says nine bytes and holds one. */
+	f_var(&m, SAMPLE_LOCATION_ID, 1);
+	f_msg(&t, PROFILE_SAMPLE, &m);
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	f_msg(&t, PROFILE_SAMPLE_TYPE, &m);
+	tag(&t, PROFILE_STRING_TABLE, TM_PB_LEN);
+	put_varint(&t, 9);
+	tm_buf_putc(&t, 'x');
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PPROF);
 	/* Ids above 2^24 - 1 are skipped, not rejected. */
-	static const unsigned char big_id[] = {0x12, 0x00, 0x80, 0x80, 0x80, 0x40, 0x00, 0x0a, 0x00, 0x0a, 0x00};
-	CHECK_INT(sniff_bytes(big_id, sizeof big_id), TM_TYPE_PPROF);
-	/* A perfetto trace has packets only: sample_type-like, no core field. */
-	CHECK_INT(sniff_bytes("\x0a\x02\x08\x01\x0a\x02\x08\x01\x0a\x00", 10), TM_TYPE_PROTO);
+	f_bytes(&t, PROFILE_SAMPLE, "", 0);
+	f_var(&t, TM_PB_MAX_FIELD_ID + 1, 0);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PPROF);
+	/* A perfetto trace has packets only: Trace.packet has sample_type's
+	 * number and wire type, so it reads as sample_types and no core field
+	 * (the packets here hold a sample_type's bytes; the rule does not look
+	 * inside). */
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	f_msg(&t, F_Trace_packet, &m);
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	f_msg(&t, F_Trace_packet, &m);
+	f_bytes(&t, F_Trace_packet, "", 0);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
 	/* sample as a varint, or a non-Profile field: not pprof. */
-	CHECK_INT(sniff_bytes("\x0a\x00\x10\x01\x0a\x02\x08\x01\x0a\x00", 10), TM_TYPE_PROTO);
-	CHECK_INT(sniff_bytes("\x0a\x00\x12\x00\x7a\x00\x0a\x00\x0a\x00", 10), TM_TYPE_PROTO);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	f_var(&t, PROFILE_SAMPLE, 1);
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	f_msg(&t, PROFILE_SAMPLE_TYPE, &m);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	f_bytes(&t, PROFILE_SAMPLE, "", 0);
+	f_bytes(&t, PROFILE_UNKNOWN_FIELD, "", 0);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	f_bytes(&t, PROFILE_SAMPLE_TYPE, "", 0);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PROTO);
 	/* drop_frames is a varint and a core field; comment may be packed. */
-	CHECK_INT(sniff_bytes("\x38\x01\x6a\x02\x01\x02\x68\x03\x48\x01", 10), TM_TYPE_PPROF);
+	static const uint64_t comments[] = {1, 2};
+	f_var(&t, PROFILE_DROP_FRAMES, 1);
+	f_packed(&t, PROFILE_COMMENT, comments, 2);
+	f_var(&t, PROFILE_COMMENT, 3);
+	f_var(&t, PROFILE_TIME_NANOS, 1);
+	CHECK_INT(sniff_buf(&t), TM_TYPE_PPROF);
+	/* primes: detect.c's one-byte magic, matched as bytes. */
 	CHECK_INT(sniff_bytes("\x09\x00\x00", 3), TM_TYPE_PRIMES);
 }
 
