@@ -198,7 +198,7 @@ static void test_ftrace_bundle(void)
 	e = (tm_buf){0};
 	f_var(&e, F_FtraceEvent_pid, 45); /* no timestamp */
 	f_msg(&b, F_FtraceEventBundle_event, &e);
-	e = ftrace_event(900, 46, 0, NULL); /* no event field */
+	e = ftrace_event(900, 46, 0, NULL); /* no event field; fieldnum-ok: no body, kind 0 is never written */
 	f_msg(&b, F_FtraceEventBundle_event, &e);
 	f_msg(&p, F_TracePacket_ftrace_events, &b);
 	packet(&t, &p);
