@@ -5,11 +5,12 @@
 # the generator reads what a .proto may hold (comments, strings, options,
 # oneofs, nesting, reserved, maps, groups) and fails loudly on what it cannot
 # read or on finding nothing; and no bare field number is back in the
-# hand-written wire-level code.
+# hand-written wire-level code, nor in the tests' protobuf writers.
 #
-# A line of wire-level code may keep a literal that one of the patterns
-# below catches only when it is not a field number of protos/trace.proto,
-# and says so on the line: a comment holding "fieldnum-ok: <why>".
+# A line of wire-level or test code may keep a literal that one of the
+# patterns below catches only when it is not a field number to name (or is
+# a deliberately odd one), and says so on the line: a comment holding
+# "fieldnum-ok: <why>".
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 gen=$root/protos/fieldnums.awk
@@ -166,12 +167,24 @@ wire_files=(core/wire/proto.h core/wire/proto.c core/wire/proto_msg.c core/wire/
 # field id or kind, the id argument of an encoder or of
 # tm_pb_repeated_spans, an array designator, a tag made by hand.
 bare='case +[0-9]+ *:|\b(id|kind) *(==|!=|<=|>=|<|>) *[0-9]|\b(put_(uint|bytes|msg|tag|fixed64|packed|len_field)|tm_pb_repeated_spans)\([^,()]*, *[0-9]|^\s*\[ *[0-9]+ *\] *=|\b[0-9]+ *<< *3\b|\b0x0a\b'
-# FILE...: "FILE:LINE: code" for each code line (comments stripped) that
-# matches, unless the line carries "fieldnum-ok: <why>".
+# The tests' protobuf writers (tests/unit, tests/tools/gen_trace.c): a
+# literal as the field number of a writer helper (test_proto's put_*,
+# test_scan_proto's and test_detect's f_* and tag, test_pb_unpack's w_*,
+# gen_trace's pb_*; ftrace_event's kind, its third argument), of
+# TM_PB_TAG, or in a tag shifted by hand. Their other literals (varint
+# values, lengths, clock ids, switch cases over test data) are not field
+# numbers, so the wire-level patterns above would only be noise here.
+arg='([^,()]|\([^()]*\))*' # one argument, with at most one level of ( )
+writer='\b(tag|put_(v|bytes|msg|packed|compressed_packet)|f_(var|bytes|str|msg|packed)|w_(tag|uint|bytes|fixed64)|pb_(varint|bytes|str|msg|packed))\('"$arg"', *[0-9]'
+writer+='|\bftrace_event\('"$arg,$arg"', *[0-9]|\bTM_PB_TAG\( *[0-9]|\b[0-9]+ *<< *3\b'
+# PATTERN FILE...: "FILE:LINE: code" for each code line (comments
+# stripped) that matches PATTERN, unless the line carries
+# "fieldnum-ok: <why>".
 bare_numbers() {
-	local f ln code
+	local re=$1 f ln code
+	shift
 	for f in "$@"; do
-		sed -E 's#/\*([^*]|\*+[^*/])*\*+/# #g; s#//.*##' "$f" | grep -nE "$bare" |
+		sed -E 's#/\*([^*]|\*+[^*/])*\*+/# #g; s#//.*##' "$f" | grep -nE "$re" |
 			while IFS=: read -r ln code; do
 				sed -n "${ln}p" "$f" | grep -qE 'fieldnum-ok: *[A-Za-z]' && continue
 				printf '%s:%s:%s\n' "$f" "$ln" "$code"
@@ -199,24 +212,61 @@ cat >planted.c <<'EOF'
 	x = s.p[0] == ' ';
 	case 7: /* fieldnum-ok: wire type 7 is malformed */
 EOF
-eq "bare numbers: the check finds each kind" "$(bare_numbers planted.c | cut -d: -f2 | tr '\n' ' ')" "1 2 3 4 5 6 7 8 9 "
+eq "bare numbers: the check finds each kind" "$(bare_numbers "$bare" planted.c | cut -d: -f2 | tr '\n' ' ')" "1 2 3 4 5 6 7 8 9 "
+cat >planted_test.c <<'EOF'
+	put_v(p, 8, 10);
+	put_bytes(&p, 5, "A", 1);
+	f_var(&e, 2, ts);
+	f_msg(bufs[i], 11, &m);
+	tag(&t, 1, TM_PB_LEN);
+	w_uint(&w, 61, 1);
+	pb_packed(&b, 47, v, n, &tmp);
+	e = ftrace_event(600, f(41), 238, &body);
+	put_varint(b, TM_PB_TAG(1, TM_PB_LEN));
+	w_varint(w, (uint64_t)3 << 3 | TM_PB_VARINT);
+	put_compressed_packet(&trace, 50, &z);
+	put_v(p, F_TracePacket_timestamp, 10);
+	f_var(&m, VALUE_TYPE_TYPE, 1);
+	w_uint(&w, TM_PB_MAX_FIELD_ID + 1, 0);
+	e = ftrace_event(900, 46, F_FtraceEvent_print, NULL);
+	put_varint(&t, 9);
+	clock(&c, 6, 1000);
+	pb_varint_encode(t, v);
+	f_var(&e, 3, 1); /* fieldnum-ok: field 3 of a message with no schema */
+EOF
+eq "bare numbers: the test-writer check finds each kind" \
+	"$(bare_numbers "$writer" planted_test.c | cut -d: -f2 | tr '\n' ' ')" "1 2 3 4 5 6 7 8 9 10 11 "
 
 cd "$root"
-found=$(bare_numbers "${wire_files[@]}")
+test_files=(tests/unit/*.[ch] tests/tools/gen_trace.c)
+found=$(bare_numbers "$bare" "${wire_files[@]}")
 if [ -z "$found" ]; then
 	pass "bare numbers: none in ${wire_files[*]}"
 else
 	fail "bare numbers: F_<Message>_<field> from trace_fields.h instead" "$(printf '\n%s' "$found" | head -n 20)"
 fi
+found=$(bare_numbers "$writer" "${test_files[@]}")
+if [ -z "$found" ]; then
+	pass "bare numbers: none in the tests' protobuf writers (tests/unit/*.[ch], tests/tools/gen_trace.c: ${#test_files[@]} files)"
+else
+	fail "bare numbers in a test writer: F_<Message>_<field>, or a named constant citing its .proto" \
+		"$(printf '\n%s' "$found" | head -n 20)"
+fi
 # An allowed line says why, and still holds a literal (no stale markers).
-stale=$(for f in "${wire_files[@]}"; do
-	grep -n 'fieldnum-ok:' "$f" | while IFS=: read -r ln _; do
-		line=$(sed -n "${ln}p" "$f")
-		printf '%s\n' "$line" | grep -qE 'fieldnum-ok: *[A-Za-z]' || { echo "$f:$ln: no reason"; continue; }
-		printf '%s\n' "$line" | sed -E 's#/\*([^*]|\*+[^*/])*\*+/# #g; s#//.*##' | grep -qE "$bare" ||
-			echo "$f:$ln: nothing to allow"
+# PATTERN FILE...
+stale_markers() {
+	local re=$1 f ln line
+	shift
+	for f in "$@"; do
+		grep -n 'fieldnum-ok:' "$f" | while IFS=: read -r ln _; do
+			line=$(sed -n "${ln}p" "$f")
+			printf '%s\n' "$line" | grep -qE 'fieldnum-ok: *[A-Za-z]' || { echo "$f:$ln: no reason"; continue; }
+			printf '%s\n' "$line" | sed -E 's#/\*([^*]|\*+[^*/])*\*+/# #g; s#//.*##' | grep -qE "$re" ||
+				echo "$f:$ln: nothing to allow"
+		done
 	done
-done)
-eq "bare numbers: every fieldnum-ok line gives a reason and allows something" "$stale" ""
+}
+eq "bare numbers: every fieldnum-ok line gives a reason and allows something" \
+	"$(stale_markers "$bare" "${wire_files[@]}"; stale_markers "$writer" "${test_files[@]}")" ""
 
 exit $T_FAILED
