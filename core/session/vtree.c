@@ -1489,11 +1489,12 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			g->err = tm_xmalloc(sizeof(*g->err));
 			*g->err = err;
 		}
-		if (g->spool_fd >= 0 || g->streamed)
+		if (g->spool_fd >= 0 || g->streamed) {
 			tm_buf_free(&b); /* the bytes are in g->spool_fd, or were streamed */
-		else
+			tm_memory_release(); /* what the pass freed, back to the kernel */
+		} else {
 			g->data = tm_buf_detach(&b, &g->len);
-		tm_memory_release(); /* what the pass freed, back to the kernel */
+		}
 		atomic_store_explicit(&g->ready, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&g->mu);
