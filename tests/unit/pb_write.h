@@ -7,7 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/pb.h"
 #include "util/tm.h"
+
+/* Numbers no well-formed protobuf holds, for the tests' deliberately broken
+ * input (the decoders must call it malformed): field number 0, below
+ * TM_PB_MIN_FIELD_ID, and wire types util/pb.h has no name for, the
+ * deprecated group start (3) and one protobuf never defined (7). */
+#define PB_NO_FIELD (TM_PB_MIN_FIELD_ID - 1)
+#define PB_WIRE_GROUP_START 3
+#define PB_WIRE_UNDEFINED 7
 
 /* v as a varint into out (ten bytes at most): its length. */
 static inline size_t pb_varint_encode(uint8_t out[10], uint64_t v)

@@ -74,15 +74,21 @@ static void put_raw(tm_buf *b, const void *p, size_t n)
 		tm_buf_put(b, p, n);
 }
 
+/* A tag alone: with put_raw, a field whose value is broken on purpose. */
+static void tag(tm_buf *b, uint32_t id, unsigned wire)
+{
+	put_varint(b, TM_PB_TAG(id, wire));
+}
+
 static void put_v(tm_buf *b, uint32_t id, uint64_t v)
 {
-	put_varint(b, ((uint64_t)id << 3) | TM_PB_VARINT);
+	tag(b, id, TM_PB_VARINT);
 	put_varint(b, v);
 }
 
 static void put_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
 {
-	put_varint(b, ((uint64_t)id << 3) | TM_PB_LEN);
+	tag(b, id, TM_PB_LEN);
 	put_varint(b, n);
 	put_raw(b, p, n);
 }
@@ -661,8 +667,13 @@ static void test_compressed_errors(void)
 	tm_buf_free(&inner);
 
 	/* An inner size past the end, and a size varint that never ends. */
-	static const unsigned char too_long[] = {0x0a, 0x09, 0x40, 0x01};
-	static const unsigned char bad_varint[] = {0x0a, 0xff, 0xff, 0xff};
+	static const unsigned char too_long[] = {
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 9, /* broken on purpose: 2 bytes follow */
+		TM_PB_TAG(F_TracePacket_timestamp, TM_PB_VARINT), 1,
+	};
+	static const unsigned char bad_varint[] = {
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 0xff, 0xff, 0xff, /* on purpose: no last byte */
+	};
 	const unsigned char *bad[] = {too_long, bad_varint};
 	for (int i = 0; i < 2; i++) {
 		deflate_to(&z, bad[i], 4, 0);
@@ -672,8 +683,11 @@ static void test_compressed_errors(void)
 		tm_buf_free(&z);
 	}
 
-	/* An inner packet that does not parse to its end. */
-	static const unsigned char not_fully[] = {0x0a, 0x02, 0x40, 0xff};
+	/* An inner packet that does not parse to its end: on purpose, its
+	 * timestamp's varint has no last byte. */
+	static const unsigned char not_fully[] = {
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 2, TM_PB_TAG(F_TracePacket_timestamp, TM_PB_VARINT), 0xff,
+	};
 	deflate_to(&z, not_fully, 4, 0);
 	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	CHECK(fails_with(trace.data, trace.len, 0,
@@ -682,8 +696,14 @@ static void test_compressed_errors(void)
 	tm_buf_free(&z);
 
 	/* Two bytes or fewer left at the end of a bundle are ignored, as in
-	 * the reference's re-framing loop; an empty inner packet is kept. */
-	static const unsigned char tail[] = {0x0a, 0x00, 0x0a, 0x01, 0x00, 0x0a, 0x05};
+	 * the reference's re-framing loop; an empty inner packet is kept. The
+	 * second packet is broken on purpose: its one byte is a tag of field
+	 * 0. */
+	static const unsigned char tail[] = {
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 0,
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 1, TM_PB_TAG(PB_NO_FIELD, TM_PB_VARINT),
+		TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 5,
+	};
 	deflate_to(&z, tail, sizeof tail - 2, 0); /* "0a 00 0a 01 00" */
 	put_compressed_packet(&trace, F_TracePacket_compressed_packets, &z);
 	size_t count;
@@ -726,7 +746,7 @@ static void test_compressed_before_damage(void)
 	put_ts_packet(&inner, 42);
 	deflate_to(&z, inner.data, inner.len, 0);
 	put_bytes(&p, F_TracePacket_compressed_packets, z.data, z.len);
-	put_raw(&p, "\x40", 1); /* a tag without its value */
+	tag(&p, F_TracePacket_timestamp, TM_PB_VARINT); /* on purpose: a tag without its value */
 	put_msg(&trace, F_Trace_packet, &p);
 	size_t count;
 	tm_error err;
@@ -734,7 +754,7 @@ static void test_compressed_before_damage(void)
 	CHECK_INT(count, 1);
 	tm_buf_free(&trace);
 
-	put_raw(&p, "\x40", 1);
+	tag(&p, F_TracePacket_timestamp, TM_PB_VARINT); /* the same damage, first */
 	put_bytes(&p, F_TracePacket_compressed_packets, z.data, z.len);
 	put_msg(&trace, F_Trace_packet, &p);
 	CHECK(fails_with(trace.data, trace.len, 0,
