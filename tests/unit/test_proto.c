@@ -29,6 +29,8 @@
  * TracePacket nor FtraceEvent has a field 999. */
 #define UNKNOWN_TRACE_FIELD_A 2
 #define UNKNOWN_TRACE_FIELD_B 3
+#define UNKNOWN_TRACE_FIELD_C 4
+#define UNKNOWN_TRACE_FIELD_D 5
 #define UNKNOWN_FIELD 999
 
 static char tmpdir[] = "/tmp/tm_proto_XXXXXX";
@@ -832,20 +834,26 @@ static void test_framing_errors(void)
 	tm_buf ok = {0};
 	put_ts_packet(&ok, 5); /* 4 bytes: the errors below are @ 0x4 */
 
+	/* Each lead is broken on purpose: 0xff continues a varint (a tag, a
+	 * value, a size) into the 0xff fill, so it never ends; the length
+	 * 2^64 - 1 is past TM_PB_MAX_LEN; the wire types are none protobuf
+	 * uses. */
 	static const struct {
 		unsigned char lead[12];
 		size_t lead_n;
 		const char *msg;
 	} cases[] = {
 		{{0xff}, 1, "Failed to parse tag @ 0x4 (ERR:tp-corrupt)"},
-		{{0x10, 0xff}, 2, "Failed to skip varint @ 0x4 (ERR:tp-corrupt)"},
-		{{0x12, 0xff}, 2, "Failed to skip delimited @ 0x4 (ERR:tp-corrupt)"},
-		{{0x0a, 0xff}, 2, "Failed to parse TracePacket size (ERR:tp-corrupt)"},
-		{{0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 11,
-		 "Oversized length-delimited field @ 0x4 (ERR:tp-corrupt)"},
-		{{0x0b}, 1,
+		{{TM_PB_TAG(UNKNOWN_TRACE_FIELD_A, TM_PB_VARINT), 0xff}, 2,
+		 "Failed to skip varint @ 0x4 (ERR:tp-corrupt)"},
+		{{TM_PB_TAG(UNKNOWN_TRACE_FIELD_A, TM_PB_LEN), 0xff}, 2,
+		 "Failed to skip delimited @ 0x4 (ERR:tp-corrupt)"},
+		{{TM_PB_TAG(F_Trace_packet, TM_PB_LEN), 0xff}, 2, "Failed to parse TracePacket size (ERR:tp-corrupt)"},
+		{{TM_PB_TAG(UNKNOWN_TRACE_FIELD_A, TM_PB_LEN), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		 11, "Oversized length-delimited field @ 0x4 (ERR:tp-corrupt)"},
+		{{TM_PB_TAG(F_Trace_packet, PB_WIRE_GROUP_START)}, 1,
 		 "Unknown field type @ 0x4; the trace is corrupt or was produced by a newer version of Perfetto (ERR:tp-corrupt)"},
-		{{0x0f}, 1,
+		{{TM_PB_TAG(F_Trace_packet, PB_WIRE_UNDEFINED)}, 1,
 		 "Unknown field type @ 0x4; the trace is corrupt or was produced by a newer version of Perfetto (ERR:tp-corrupt)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -857,14 +865,22 @@ static void test_framing_errors(void)
 			TT_FAIL_("case %zu: %s", i, cases[i].msg);
 	}
 
-	/* A packet that does not parse to its end. */
+	/* A packet that does not parse to its end: each is broken on purpose
+	 * inside a well-formed Trace.packet. */
+#define PACKET_OF(n) TM_PB_TAG(F_Trace_packet, TM_PB_LEN), n
 	static const unsigned char bad_packets[][6] = {
-		{0x0a, 0x02, 0x40, 0xff},       /* truncated varint */
-		{0x0a, 0x02, 0x00, 0x01},       /* field id 0 */
-		{0x0a, 0x02, 0x43, 0x01},       /* wire type 3 */
-		{0x0a, 0x03, 0x1a, 0x05, 0x00}, /* length past the end */
-		{0x0a, 0x01, 0x40},             /* a tag at the very end */
+		/* the timestamp's varint has no last byte */
+		{PACKET_OF(2), TM_PB_TAG(F_TracePacket_timestamp, TM_PB_VARINT), 0xff},
+		/* field id 0 */
+		{PACKET_OF(2), TM_PB_TAG(PB_NO_FIELD, TM_PB_VARINT), 1},
+		/* wire type 3 */
+		{PACKET_OF(2), TM_PB_TAG(F_TracePacket_timestamp, PB_WIRE_GROUP_START), 1},
+		/* 5 bytes said, 1 there */
+		{PACKET_OF(3), TM_PB_TAG(F_TracePacket_trusted_uid, TM_PB_LEN), 5, 0},
+		/* a tag at the very end, its value missing */
+		{PACKET_OF(1), TM_PB_TAG(F_TracePacket_timestamp, TM_PB_VARINT)},
 	};
+#undef PACKET_OF
 	static const size_t bad_n[] = {4, 4, 4, 5, 3};
 	for (size_t i = 0; i < sizeof(bad_n) / sizeof(bad_n[0]); i++) {
 		tm_buf t = {0};
@@ -895,12 +911,14 @@ static void test_skip_other_fields(void)
 	put_ts_packet(&t, 1);
 	put_v(&t, UNKNOWN_TRACE_FIELD_A, 123456789);         /* varint */
 	put_bytes(&t, UNKNOWN_TRACE_FIELD_B, "abcdefgh", 8); /* length-delimited */
-	put_raw(&t, "\x21" "12345678", 9);                   /* field 4, fixed64 */
-	put_raw(&t, "\x2d" "1234", 5);                       /* field 5, fixed32 */
-	put_raw(&t, "\x08\x01", 2);                          /* field 1 as a varint: not a packet */
-	put_raw(&t, "\x0a\x00", 2);                          /* empty packet */
+	tag(&t, UNKNOWN_TRACE_FIELD_C, TM_PB_I64);
+	put_raw(&t, "12345678", 8);
+	tag(&t, UNKNOWN_TRACE_FIELD_D, TM_PB_I32);
+	put_raw(&t, "1234", 4);
+	put_v(&t, F_Trace_packet, 1);          /* packet's number as a varint: not a packet */
+	put_bytes(&t, F_Trace_packet, "", 0);  /* empty packet */
 	put_ts_packet(&t, 2);
-	put_raw(&t, "\x02\x00", 2);                          /* field 0: skipped too */
+	put_bytes(&t, PB_NO_FIELD, "", 0);     /* field 0, malformed on purpose: skipped too */
 	put_ts_packet(&t, 3);
 	size_t count;
 	tm_error err;
@@ -934,9 +952,12 @@ static void test_truncated(void)
 	CHECK_INT(rd_count(s.data, s.len - 2, 3, &count, &err, &trailing), 0);
 	CHECK_INT(count, 1);
 	CHECK_INT(trailing, 8);
-	CHECK_INT(rd_count("\x0a", 1, 0, &count, &err, &trailing), 0);
+	tm_buf lone = {0};
+	tag(&lone, F_Trace_packet, TM_PB_LEN); /* on purpose: no size after it */
+	CHECK_INT(rd_count(lone.data, lone.len, 0, &count, &err, &trailing), 0);
 	CHECK_INT(count, 0);
 	CHECK_INT(trailing, 1);
+	tm_buf_free(&lone);
 	CHECK_INT(rd_count("", 0, 0, &count, &err, &trailing), 0);
 	CHECK_INT(count, 0);
 	CHECK_INT(trailing, 0);
