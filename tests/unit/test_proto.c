@@ -1018,7 +1018,7 @@ static void test_chunk_boundaries(void)
 				CHECK_INT(pkt->timestamp, 778);
 				CHECK(!pkt->synchronization_marker && !pkt->span_mask);
 			}
-			CHECK(pkt->offset < t.len && pkt->raw.p[0] == 0x40);
+			CHECK(pkt->offset < t.len && pkt->raw.p[0] == TM_PB_TAG(F_TracePacket_timestamp, TM_PB_VARINT));
 			i++;
 		}
 		if (rc != 0 || i != 52)
@@ -1091,14 +1091,15 @@ static void test_packet_size_limit(void)
 
 static void test_wire_iterator(void)
 {
-	/* The iterator knows no schema: numbers of no particular message (the
-	 * fixed64 and fixed32 fields 2 and 4 are written raw below). */
-	enum { ANY_VARINT = 1, ANY_REPEATED = 2, ANY_LEN = 3 };
+	/* The iterator knows no schema: numbers of no particular message. */
+	enum { ANY_VARINT = 1, ANY_REPEATED = 2, ANY_FIXED64 = 2, ANY_LEN = 3, ANY_FIXED32 = 4 };
 	tm_buf m = {0};
 	put_v(&m, ANY_VARINT, 300);
-	put_raw(&m, "\x11" "\x01\x02\x03\x04\x05\x06\x07\x08", 9); /* 2: fixed64 */
+	tag(&m, ANY_FIXED64, TM_PB_I64);
+	put_raw(&m, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
 	put_bytes(&m, ANY_LEN, "hi", 2);
-	put_raw(&m, "\x25" "\x01\x00\x00\x80", 5);                 /* 4: fixed32 */
+	tag(&m, ANY_FIXED32, TM_PB_I32);
+	put_raw(&m, "\x01\x00\x00\x80", 4);
 	put_v(&m, TM_PB_MAX_FIELD_ID + 1, 9);                       /* skipped */
 	put_v(&m, TM_PB_MAX_FIELD_ID, 10);
 	tm_pb_iter it;
@@ -1123,15 +1124,16 @@ static void test_wire_iterator(void)
 	CHECK(!it.malformed);
 	tm_buf_free(&m);
 
-	/* An 11-byte varint is malformed; so is every later call. */
-	static const uint8_t overlong[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					   0xff, 0xff, 0xff, 0xff, 0x01};
+	/* An 11-byte varint is malformed (on purpose); so is every later call. */
+	static const uint8_t overlong[] = {TM_PB_TAG(ANY_VARINT, TM_PB_VARINT),
+					   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
 	tm_pb_iter_init(&it, (tm_span){overlong, sizeof overlong});
 	CHECK_INT(tm_pb_next(&it, &f), -1);
 	CHECK_INT(tm_pb_next(&it, &f), -1);
 	CHECK(it.malformed);
 	/* A 10-byte varint keeps only the low bit of its last byte. */
-	static const uint8_t ten[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
+	static const uint8_t ten[] = {TM_PB_TAG(ANY_VARINT, TM_PB_VARINT),
+				      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
 	tm_pb_iter_init(&it, (tm_span){ten, sizeof ten});
 	CHECK_INT(tm_pb_next(&it, &f), 1);
 	CHECK(f.val == UINT64_MAX);
@@ -1191,7 +1193,7 @@ static void test_extract_last_wins(void)
 	CHECK(TM_SPAN_HAS(pkt.span[TM_PKT_SYNCHRONIZATION_MARKER]));
 	CHECK(!TM_SPAN_HAS(pkt.track_event));
 	CHECK_INT(pkt.span_mask, (1u << TM_PKT_CLOCK_SNAPSHOT) | (1u << TM_PKT_SYNCHRONIZATION_MARKER));
-	put_raw(&p, "\x80", 1);
+	put_raw(&p, "\x80", 1); /* on purpose: a tag's varint with no last byte */
 	CHECK_INT(tm_packet_extract((tm_span){(const uint8_t *)p.data, p.len}, &pkt, &err), -1);
 	CHECK_STR(err.msg, "Failed to parse proto packet fully; the trace is probably corrupt. (ERR:tp-corrupt)");
 	CHECK_INT(pkt.machine_id, 7); /* fields before the damage are kept */
@@ -1551,7 +1553,7 @@ static void test_lenient_nested(void)
 	put_v(&c, F_ClockSnapshot_Clock_clock_id, TM_CLOCK_MONOTONIC);
 	put_v(&c, F_ClockSnapshot_Clock_unit_multiplier_ns, 0); /* unit 0 means 1 */
 	put_msg(&s, F_ClockSnapshot_clocks, &c);
-	put_raw(&s, "\x10", 1); /* primary_trace_clock without a value */
+	tag(&s, F_ClockSnapshot_primary_trace_clock, TM_PB_VARINT); /* on purpose: without a value */
 	tm_clock_snapshot snap = {0};
 	CHECK_INT(tm_clock_snapshot_decode((tm_span){(const uint8_t *)s.data, s.len}, &snap), 0);
 	CHECK_INT(snap.n, 2);
