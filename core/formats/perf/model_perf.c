@@ -3,8 +3,9 @@
  * kernel's and its modules' apart: MappingTracker, PerfTracker), threads
  * and their names from COMM, and each sample's thread, callchain (frames
  * of the mapping each address falls in, else the process's dummy
- * mapping; callsites from the root at depth 0) and counter (the attr's,
- * per CPU when the sample has one, summing the periods). A record the
+ * mapping; callsites from the root at depth 0) and counter row (on the
+ * attr's track, per CPU when the sample has one, the sum of its periods so
+ * far; a read group's values are not kept). A record the
  * parser cannot read counts perf_record_skipped by type. */
 #include "model/model_internal.h"
 #include "formats/perf/perf_format.h"
@@ -314,6 +315,17 @@ static void sample_rec(tm_model *m, const tm_mrec_head *h, int64_t ts, const cha
 		memcpy(v, &sum, sizeof sum);
 		po.has_count = 1;
 		po.count = sum;
+		/* its row: PerfEventAttr::GetOrCreateCounter's track, the
+		 * CPU's (kPerfCpuCounterBlueprint) or the session's global one,
+		 * named after the event (merged.pftrace's come from the
+		 * reference's import of its PerfSample packets instead) */
+		if (a) {
+			m_ctx *c = m_context(m, h->file_id, h->machine_row);
+			uint32_t name = m_intern(&m->str, a->name, strlen(a->name));
+			uint32_t t = r.has_cpu ? m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, r.cpu, name)
+					       : m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1, name);
+			m_counter(m, t, ts, sum, h->file_id);
+		}
 	}
 	m_sample(m, ts, utid, callsite, "linux.perf");
 	if (!m->sink.observed)
