@@ -28,7 +28,9 @@
 # views (issue 9), the "merged" column reading them: tsv_slice the slice
 # table (name, ts, dur, machine) against the slice and instant rows of
 # every machines/<dir>/timeline.tsv, tsv_sample the stack samples (machine,
-# ts, tid, leaf frame) against its sample rows, tsv_profile the stack and
+# ts, tid, leaf frame) against its sample rows, tsv_counter the counter
+# table (machine, track name, ts, value) against its counter rows,
+# tsv_profile the stack and
 # aggregate samples (stack, count) against every profile.folded, tsv_heap
 # the heap graphs' classes (machine, name, objects, bytes) against every
 # heap.tsv, tsv_thread
@@ -55,7 +57,7 @@ scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1;
 tables="slice thread_slice instant thread thread_ids process process_ids counter sched thread_state flow args sample callsite
 	mapping perf_sample perf_callsite perf_mapping heap_class heap_object heap_reference aggregate stats"
 # compared with tracemount's text views instead of merged.pftrace's import
-tsv_tables="tsv_slice tsv_sample tsv_profile tsv_heap tsv_thread tsv_process"
+tsv_tables="tsv_slice tsv_sample tsv_counter tsv_profile tsv_heap tsv_thread tsv_process"
 # compared with metadata.json's stats (tables.sql)
 meta_tables="meta_stats file_stats"
 differences=$here/differences
@@ -118,13 +120,20 @@ compare_fixture() { # name archive [member]
 	local d mname tb
 	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_sample.rows.u"; : >"$w/m/tsv_profile.rows.f"
 	: >"$w/m/tsv_thread.rows.u"; : >"$w/m/tsv_heap.rows.u"
-	: >"$w/m/tsv_process.rows.u"
+	: >"$w/m/tsv_process.rows.u"; : >"$w/m/tsv_counter.rows.u"
 	for d in $("$TRACEMOUNT" ls "$a" machines); do
 		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
-		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" \
-			'NR > 1 && ($5 == "slice" || $5 == "instant") { print $7 "\t" $1 "\t" $2 "\t" m }' >>"$w/m/tsv_slice.rows.u"
-		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" \
-			'NR > 1 && $5 == "sample" { print m "\t" $1 "\t" $10 "\t" $7 }' >>"$w/m/tsv_sample.rows.u"
+		# a counter's value from its args ({"value":V}) as tables.sql
+		# prints it: an integer whole, else %.17g
+		"$TRACEMOUNT" cat "$a" "machines/$d/timeline.tsv" | awk -F'\t' -v m="$mname" -v w="$w/m" '
+			NR == 1 { next }
+			$5 == "slice" || $5 == "instant" { print $7 "\t" $1 "\t" $2 "\t" m >>(w "/tsv_slice.rows.u") }
+			$5 == "sample" { print m "\t" $1 "\t" $10 "\t" $7 >>(w "/tsv_sample.rows.u") }
+			$5 == "counter" {
+				v = $12; sub(/^\{"value":/, "", v); sub(/\}$/, "", v); x = v + 0
+				s = x == int(x) && x < 9007199254740992 && x > -9007199254740992 ? sprintf("%.0f", x) : sprintf("%.17g", x)
+				print m "\t" $7 "\t" $1 "\t" s >>(w "/tsv_counter.rows.u")
+			}'
 		"$TRACEMOUNT" cat "$a" "machines/$d/profile.folded" >>"$w/m/tsv_profile.rows.f"
 		"$TRACEMOUNT" cat "$a" "machines/$d/heap.tsv" | awk -F'\t' -v m="$mname" \
 			'NR > 1 { print m "\t" $1 "\t" $2 "\t" $3 }' >>"$w/m/tsv_heap.rows.u"
