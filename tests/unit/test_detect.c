@@ -41,12 +41,7 @@ static tm_type sniff_bytes(const void *b, size_t n)
 	return tm_detect(b, n);
 }
 
-/* ---- a tiny protobuf writer (as test_scan_proto.c's) ---------------------- */
-
-static void tag(tm_buf *b, uint32_t id, unsigned wire)
-{
-	put_varint(b, TM_PB_TAG(id, wire));
-}
+/* ---- the protobuf writer (tag, f_var, f_bytes, f_msg, f_packed: pb_write.h) */
 
 /* v as a varint of exactly width bytes: over-long when v needs fewer, the
  * padding continuation bytes a decoder must still accept. */
@@ -54,34 +49,6 @@ static void put_varint_wide(tm_buf *b, uint64_t v, size_t width)
 {
 	for (size_t i = 0; i < width; i++, v >>= 7)
 		tm_buf_putc(b, (char)((v & 0x7f) | (i + 1 < width ? 0x80 : 0)));
-}
-
-static void f_var(tm_buf *b, uint32_t id, uint64_t v)
-{
-	tag(b, id, TM_PB_VARINT);
-	put_varint(b, v);
-}
-
-static void f_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
-{
-	tag(b, id, TM_PB_LEN);
-	put_varint(b, n);
-	tm_buf_put(b, p, n);
-}
-
-/* Append message m as field id and free it. */
-static void f_msg(tm_buf *b, uint32_t id, tm_buf *m)
-{
-	f_bytes(b, id, m->data ? m->data : "", m->len);
-	tm_buf_free(m);
-}
-
-static void f_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
-{
-	tm_buf m = {0};
-	for (size_t i = 0; i < n; i++)
-		put_varint(&m, v[i]);
-	f_msg(b, id, &m);
 }
 
 /* n bytes of b from off, as a file's first bytes. */

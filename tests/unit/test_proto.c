@@ -76,12 +76,6 @@ static void put_raw(tm_buf *b, const void *p, size_t n)
 		tm_buf_put(b, p, n);
 }
 
-/* A tag alone: with put_raw, a field whose value is broken on purpose. */
-static void tag(tm_buf *b, uint32_t id, unsigned wire)
-{
-	put_varint(b, TM_PB_TAG(id, wire));
-}
-
 static void put_v(tm_buf *b, uint32_t id, uint64_t v)
 {
 	tag(b, id, TM_PB_VARINT);

@@ -34,39 +34,11 @@
 /* A field of that event's body, which has no schema. */
 #define UNDECLARED_BODY_FIELD 1
 
-/* ---- a tiny protobuf writer ----------------------------------------------- */
-
-static void f_var(tm_buf *b, uint32_t id, uint64_t v)
-{
-	put_varint(b, TM_PB_TAG(id, TM_PB_VARINT));
-	put_varint(b, v);
-}
-
-static void f_bytes(tm_buf *b, uint32_t id, const void *p, size_t n)
-{
-	put_varint(b, TM_PB_TAG(id, TM_PB_LEN));
-	put_varint(b, n);
-	tm_buf_put(b, p, n);
-}
+/* ---- a tiny protobuf writer (f_var, f_bytes, f_msg, f_packed: pb_write.h) --- */
 
 static void f_str(tm_buf *b, uint32_t id, const char *s)
 {
 	f_bytes(b, id, s, strlen(s));
-}
-
-/* Append message m as field id and free it. */
-static void f_msg(tm_buf *b, uint32_t id, tm_buf *m)
-{
-	f_bytes(b, id, m->data ? m->data : "", m->len);
-	tm_buf_free(m);
-}
-
-static void f_packed(tm_buf *b, uint32_t id, const uint64_t *v, size_t n)
-{
-	tm_buf m = {0};
-	for (size_t i = 0; i < n; i++)
-		put_varint(&m, v[i]);
-	f_msg(b, id, &m);
 }
 
 /* Append a TracePacket as Trace.packet and free it. */
