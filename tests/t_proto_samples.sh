@@ -126,6 +126,62 @@ eq "merged.pftrace read back: the same sample rows" \
 	"$("$tm" cat m.pftrace timeline.tsv | awk -F'\t' -v OFS='\t' 'NR > 1 && $5 == "sample" && $6 != "chrome" { print $1, $6, $7, $9, $10 }' | md5sum)" \
 	"$(grep -v chrome expect_rows | md5sum)"
 
+# PerfSample counter values (testdata/conformance/proto_perf_counters):
+# a counter row per value on the tracks its session's defaults named at
+# its first sample on the CPU (ts, track name, value). Sequence 10 on
+# CPU 0 names its timebase task-clock:uk and four followers; on CPU 1 it
+# has two counts for them; at 3000 the fifth count has no follower; at
+# 4000 no timebase count; at 4500 a skipped sample (not in scope) still
+# counts; the lost-records and producer packets do not; the renamed
+# timebase is CPU 2's only. Sequence 11 (no defaults) is cpu-clock,
+# without a CPU on CPU 0; sequence 13's two unknowns share one track.
+protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" \
+	<"$TESTDATA/conformance/proto_perf_counters.textproto" >counters.pftrace || fail "encode proto_perf_counters"
+cat >expect_counters <<'EOF'
+1000	task-clock:uk	100
+1000	instructions	1
+1000	sched:sched_switch:h	2
+1000	raw.0x4.0xc0.0x1.0x0	3
+1000	explicit	4
+1500	cpu-clock	15
+1600	cpu-clock	16
+1700	unknown	17
+1700	unknown	18
+1800	:u	9007199254740992
+1800	raw.0xffffffff.0xffffffffffffffff.0x0.0xa:k	1000000
+2000	task-clock:uk	200
+2000	instructions	5
+2000	sched:sched_switch:h	6
+2500	cpu-clock	25
+3000	task-clock:uk	300
+3000	instructions	7
+3000	sched:sched_switch:h	8
+3000	raw.0x4.0xc0.0x1.0x0	9
+3000	explicit	10
+4000	instructions	12
+4500	task-clock:uk	450
+6000	task-clock:uk	600
+6000	instructions	13
+7000	renamed	700
+EOF
+counter_rows() {
+	"$tm" cat "$1" machines/machine0/timeline.tsv |
+		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
+}
+counter_rows counters.pftrace >got_counters
+ok "PerfSample counters: a row per timebase and follower count, on the tracks the defaults name" \
+	cmp -s got_counters expect_counters
+[ -s got_counters ] && ! cmp -s got_counters expect_counters && diff got_counters expect_counters | head -n 10
+# the stats, by session: sequence 10's is 0, 12's is 2 (the order of the
+# sessions' first samples)
+eq "PerfSample stats: lost records by CPU; guardrail stop, sharding by session" \
+	"$("$tm" cat counters.pftrace metadata.json | jq -c '.files[0].stats | with_entries(select(.key | startswith("perf_")))')" \
+	'{"perf_process_shard_count":{"2":4},"perf_chosen_process_shard":{"2":3},"perf_cpu_lost_records":{"0":3},"perf_guardrail_stop_ts":{"0":4700,"2":8100}}'
+# merged.pftrace read back gives the same rows
+"$tm" cat counters.pftrace machines/machine0/merged.pftrace >counters_merged.pftrace
+counter_rows counters_merged.pftrace >got_counters2
+ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got_counters2 expect_counters
+
 # A real capture the same way: testdata/real/perf's perf.data and perf
 # script of node, and their merged.pftrace (node_proto.pftrace: PerfSample
 # and StackSample packets) read as a proto trace give the same profile

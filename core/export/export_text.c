@@ -873,7 +873,7 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 		ps.has_callstack_iid = leaf != NULL;
 		ps.callstack_iid = (uint64_t)smp->callsite + 1;
 		Perfetto__Protos__PerfSampleDefaults pd = PERFETTO__PROTOS__PERF_SAMPLE_DEFAULTS__INIT;
-		Perfetto__Protos__PerfTimebase tb = PERFETTO__PROTOS__PERF_TIMEBASE__INIT;
+		Perfetto__Protos__PerfEvents__Timebase tb = PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INIT;
 		tb.name = (char *)(pf->event ? pf->event : "");
 		pd.timebase = &tb;
 		d.perf_sample_defaults = &pd;

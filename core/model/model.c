@@ -205,6 +205,11 @@ void m_stat_idx(tm_model *m, const char *name, int idx, int64_t add)
 	tm_statlist_add(&m->file_stats, m->cur_file, m->cur_row, name, idx, add);
 }
 
+void m_stat_idx_set(tm_model *m, const char *name, int idx, int64_t value)
+{
+	tm_statlist_set(&m->file_stats, m->cur_file, m->cur_row, name, idx, value);
+}
+
 const tm_statlist *tm_model_file_stats(const tm_model *m)
 {
 	return &m->file_stats;

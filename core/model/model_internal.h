@@ -175,6 +175,9 @@ typedef struct m_ctx {
 
 struct tm_model {
 	tm_model_sink sink;
+	/* rows of the reference's profiler_session table so far: perf.data
+	 * attrs', proto perf sequences' and StackSample sequences' */
+	uint32_t n_profiler_sessions;
 	const tm_parser *parsers[TM_MREC_KINDS];  /* by record kind (tm_model_new) */
 	m_strings str;
 	m_mach *mach;
@@ -224,6 +227,8 @@ struct tm_model {
 void m_stat(tm_model *m, const char *name, int64_t add);
 /* The same for an indexed stat (the reference's IncrementIndexedStats). */
 void m_stat_idx(tm_model *m, const char *name, int idx, int64_t add);
+/* SetIndexedStats: the value, not a sum */
+void m_stat_idx_set(tm_model *m, const char *name, int idx, int64_t value);
 
 /* Machines and threads (core/model/model_proc.c) */
 m_mach *m_machine(tm_model *m, uint32_t row);

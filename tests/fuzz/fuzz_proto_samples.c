@@ -3,11 +3,13 @@
  * input read as a Trace whose packets' clears, interned data and sample
  * packets (PerfSample, StackSample, StreamingProfilePacket, one sample per
  * callstack iid) go through one sequence's store as the tokenizer hands
- * them over, each sample's record into a model. Checked on the way: a
- * record holds what its head says (the source, n_frames frames, nothing
- * after), a record without a stack holds no frame; every sample the
- * model hands out is on a callsite chain that ends at a root within as
- * many steps as there are callsites. The whole merge of such files is
+ * them over, with the packet defaults' perf counter names, each sample's
+ * record into a model. Checked on the way: a record holds what its head
+ * says (the source, a PerfSample's counts and names, n_frames frames,
+ * nothing after), a record without a stack holds no frame; every sample
+ * the model hands out is on a callsite chain that ends at a root within
+ * as many steps as there are callsites; every counter is on a CPU
+ * counter track. The whole merge of such files is
  * fuzz_scan's and fuzz_export's. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +40,14 @@ static void on_sample(void *ctx, const tm_msample *s)
 	}
 }
 
+static void on_counter(void *ctx, const tm_mcounter *c)
+{
+	seen *sn = ctx;
+	const tm_mtrack *t = tm_model_track(sn->m, c->track);
+	if (!t || t->kind != TM_MT_CPU_COUNTER || !t->name)
+		abort();
+}
+
 /* The record must be what its head says. */
 static void check(const tm_buf *b)
 {
@@ -48,6 +58,16 @@ static void check(const tm_buf *b)
 		abort();
 	if (!r.has_stack && r.n_frames)
 		abort();
+	if (r.source != TM_PR_SRC_PERF && (r.n_counts || r.has_defaults))
+		abort();
+	for (uint32_t i = 0; i < r.n_counts; i++) {
+		uint64_t v;
+		if (!tm_mrec_get(&p, end, &v, sizeof v))
+			abort();
+	}
+	for (uint32_t i = 0; r.has_defaults && i <= r.n_followers; i++)
+		if (!tm_mrec_get_str(&p, end, &s, &n) || !s)
+			abort();
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		uint64_t rel_pc;
 		const char *name, *map;
@@ -78,12 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned k = 0; k < TM_MREC_KINDS; k++)
 		parsers[k] = tm_parser_of(k);
 	seen sn = {0};
-	tm_model_sink sink = {.ctx = &sn, .sample = on_sample};
+	tm_model_sink sink = {.ctx = &sn, .sample = on_sample, .counter = on_counter};
 	tm_model *m = tm_model_new(&sink, parsers);
 	sn.m = m;
 	pr_stacks *st = NULL;
 	size_t budget = 1u << 20;
-	tm_buf body = {0}, rec = {0};
+	tm_buf body = {0}, rec = {0}, names = {0};
+	pr_perf_names perf = {0};
 	int64_t ts = 0;
 	tm_pb_iter trace, pit;
 	tm_pb_field pf, f;
@@ -91,8 +112,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (tm_pb_next(&trace, &pf) == 1) {
 		if (pf.id != F_Trace_packet || pf.wire != TM_PB_LEN)
 			continue;
+		uint32_t seq = 0;
+		tm_pb_iter_init(&pit, pf.data);
+		while (tm_pb_next(&pit, &f) == 1)
+			if (f.id == F_TracePacket_trusted_packet_sequence_id && f.wire == TM_PB_VARINT)
+				seq = (uint32_t)f.val;
 		tm_pb_iter_init(&pit, pf.data);
 		while (tm_pb_next(&pit, &f) == 1) {
+			if (f.id == F_TracePacket_trace_packet_defaults && f.wire == TM_PB_LEN) {
+				pr_perf_defaults(f.data, &names, &perf);
+			}
 			if (f.id == F_TracePacket_incremental_state_cleared && f.val)
 				pr_stacks_clear(st);
 			else if (f.id == F_TracePacket_interned_data && f.wire == TM_PB_LEN)
@@ -101,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (f.id == F_TracePacket_perf_sample || f.id == F_TracePacket_stack_sample) {
 				body.len = 0;
-				pr_sample_record(st, f.id, f.data, 0, 0, 0, "src", 3, &body);
+				pr_sample_record(st, f.id, f.data, 0, 0, 0, "src", 3, seq, &perf, &body);
 				apply(m, &rec, &body, ts++);
 			} else if (f.id == F_TracePacket_streaming_profile_packet) {
 				tm_pb_iter sp;
@@ -111,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					if (g.id != F_StreamingProfilePacket_callstack_iid || g.wire != TM_PB_VARINT)
 						continue;
 					body.len = 0;
-					pr_sample_record(st, f.id, f.data, g.val, 7, 8, NULL, 0, &body);
+					pr_sample_record(st, f.id, f.data, g.val, 7, 8, NULL, 0, 0, NULL, &body);
 					apply(m, &rec, &body, ts++);
 				}
 			}
@@ -122,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pr_stacks_free(st);
 	tm_buf_free(&body);
 	tm_buf_free(&rec);
+	tm_buf_free(&names);
 	free(copy);
 	return 0;
 }

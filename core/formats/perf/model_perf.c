@@ -417,6 +417,7 @@ static void side(tm_model *m, const tm_mrec_head *h, const char *body, size_t n)
 		return;
 	TM_GROW(pc->attrs, pc->cap_attrs, pc->n_attrs + 1);
 	pc->attrs[pc->n_attrs++] = (pm_attr){tm_xstrndup(name, name_n)};
+	m->n_profiler_sessions++; /* PerfInvocation: a session per attr */
 }
 
 const tm_parser tm_perf_parser = {.apply = apply, .side = side, .ctx_free = ctx_free};

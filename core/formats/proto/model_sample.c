@@ -3,7 +3,9 @@
  * ParseStreamingProfileSample and StackSampleModule::ParseStackSample do
  * it (v58.2): the stats resolving the stack counted, the thread and
  * process made, the stack interned as callsites, the sample handed to the
- * sink (source "linux.perf", "chrome", or the StackSample's own). */
+ * sink (source "linux.perf", "chrome", or the StackSample's own); a
+ * PerfSample's counter values on its session's tracks of its CPU, as
+ * PerfSampleTracker makes them. */
 #include "formats/proto/samples.h"
 
 #include <stdlib.h>
@@ -12,11 +14,23 @@
 #include "formats/proto/proto_format.h"
 #include "model/model_internal.h"
 
+/* A perf session's counter tracks on one CPU: the timebase's, then its
+ * followers' (PerfSampleTracker's CpuSequenceState). */
+typedef struct perf_stream {
+	uint32_t timebase;
+	size_t first, n;        /* followers: psamples.followers[first ..] */
+} perf_stream;
+
 struct m_psamples {
 	m_stack_index ix;
 	m_map mappings;         /* mapping name id -> mapping + 1 */
 	m_map labelled;         /* mapping << 32 | label id -> frame + 1 */
 	tm_buf label;
+	m_map streams;          /* seq << 32 | cpu -> perf_stream + 1 */
+	TM_VEC(perf_stream) stream;
+	TM_VEC(uint32_t) followers;
+	m_map perf_tracks;      /* hash(seq, cpu, name id) -> track + 1 */
+	m_map sessions;         /* source << 32 | seq -> profiler session + 1 */
 };
 
 static const char *const stat_names[TM_PR_ST_N] = {
@@ -38,6 +52,11 @@ void m_proto_samples_free(m_psamples *s)
 	m_map_free(&s->mappings);
 	m_map_free(&s->labelled);
 	tm_buf_free(&s->label);
+	m_map_free(&s->streams);
+	free(s->stream.v);
+	free(s->followers.v);
+	m_map_free(&s->perf_tracks);
+	m_map_free(&s->sessions);
 	free(s);
 }
 
@@ -66,6 +85,83 @@ static uint32_t frame_of(tm_model *m, m_psamples *s, uint32_t mapping, const cha
 	return (uint32_t)(*v - 1);
 }
 
+/* The profiler session of a sequence's perf samples (PerfSampleTracker)
+ * or StackSamples (StackSampleModule), each made at its first sample: its
+ * row in the reference's profiler_session table. */
+static uint32_t session_of(tm_model *m, m_psamples *s, uint8_t source, uint32_t seq)
+{
+	int fresh;
+	uint64_t *v = m_map_put(&s->sessions, (uint64_t)source << 32 | seq, &fresh);
+	if (fresh)
+		*v = (uint64_t)m->n_profiler_sessions++ + 1;
+	return (uint32_t)(*v - 1);
+}
+
+/* InternTrack of kPerfCpuCounterBlueprint: one track per (session, CPU,
+ * name). */
+static uint32_t perf_track(tm_model *m, m_psamples *s, m_ctx *c, uint32_t seq, uint32_t cpu, const char *name,
+			   size_t n)
+{
+	uint32_t name_id = m_intern(&m->str, name, n);
+	int fresh;
+	uint64_t *v = m_map_put(&s->perf_tracks, m_hash2(m_hash2(seq, cpu), name_id), &fresh);
+	if (fresh) {
+		uint32_t t = m_new_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, name_id);
+		m->tracks[t].pub.cpu = cpu;
+		*v = (uint64_t)t + 1;
+	}
+	return (uint32_t)(*v - 1);
+}
+
+/* GetSamplingStreamInfo: the session's tracks on the sample's CPU, named
+ * at its first sample there (after the sequence's defaults then, the
+ * timebase "cpu-clock" when it had none); *p is moved past the names.
+ * NULL when the record runs short. */
+static const perf_stream *perf_stream_of(tm_model *m, m_psamples *s, const tm_mrec_head *h, const tm_pr_sample *r,
+					 const char **p, const char *end)
+{
+	const char *names = *p;
+	session_of(m, s, TM_PR_SRC_PERF, r->seq);
+	if (r->has_defaults) { /* skip them: the stream may be known */
+		const char *name;
+		size_t n;
+		for (uint32_t i = 0; i <= r->n_followers; i++)
+			if (!tm_mrec_get_str(p, end, &name, &n) || !name)
+				return NULL;
+	}
+	int fresh;
+	uint64_t *v = m_map_put(&s->streams, (uint64_t)r->seq << 32 | r->cpu, &fresh);
+	if (!fresh)
+		return &s->stream.v[*v - 1];
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	perf_stream st = {.first = s->followers.n};
+	if (r->has_defaults && r->shard_count > 0) { /* the sharding asked for, per session */
+		int session = (int)session_of(m, s, TM_PR_SRC_PERF, r->seq);
+		m_stat_idx_set(m, "perf_process_shard_count", session, r->shard_count);
+		m_stat_idx_set(m, "perf_chosen_process_shard", session, r->chosen_shard);
+	}
+	if (!r->has_defaults) {
+		static const char legacy[] = "cpu-clock";
+		st.timebase = perf_track(m, s, c, r->seq, r->cpu, legacy, sizeof legacy - 1);
+	} else {
+		const char *name = "";
+		size_t n = 0;
+		tm_mrec_get_str(&names, end, &name, &n);
+		st.timebase = perf_track(m, s, c, r->seq, r->cpu, name, n);
+		for (uint32_t i = 0; i < r->n_followers; i++) {
+			tm_mrec_get_str(&names, end, &name, &n);
+			uint32_t t = perf_track(m, s, c, r->seq, r->cpu, name, n);
+			TM_GROW(s->followers.v, s->followers.cap, s->followers.n + 1);
+			s->followers.v[s->followers.n++] = t;
+			st.n++;
+		}
+	}
+	TM_GROW(s->stream.v, s->stream.cap, s->stream.n + 1);
+	s->stream.v[s->stream.n++] = st;
+	*v = s->stream.n;
+	return &s->stream.v[s->stream.n - 1];
+}
+
 /* The record's frames as callsites: the leaf, or TM_NO_CALLSITE when they
  * run short. */
 static uint32_t stack(tm_model *m, m_psamples *s, const tm_pr_sample *r, const char *p, const char *end,
@@ -89,7 +185,7 @@ static uint32_t stack(tm_model *m, m_psamples *s, const tm_pr_sample *r, const c
 void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n, m_psamples **state)
 {
 	tm_pr_sample r;
-	const char *p = body, *end = body + n, *source;
+	const char *p = body, *end = body + n, *source, *counts = NULL;
 	size_t source_n;
 	if (!tm_mrec_get(&p, end, &r, sizeof r) || !tm_mrec_get_str(&p, end, &source, &source_n))
 		return;
@@ -100,6 +196,15 @@ void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *
 		*state = tm_xcalloc(1, sizeof **state);
 	m_psamples *s = *state;
 	m_mach *mc = m_machine(m, h->machine_row);
+	const perf_stream *stream = NULL;
+	if (r.source == TM_PR_SRC_PERF) {
+		counts = p;
+		if ((size_t)(end - p) / sizeof(uint64_t) < r.n_counts)
+			return;
+		p += (size_t)r.n_counts * sizeof(uint64_t);
+		if (!(stream = perf_stream_of(m, s, h, &r, &p, end)))
+			return;
+	}
 	uint32_t callsite = r.has_stack ? stack(m, s, &r, p, end, h->file_id) : TM_NO_CALLSITE;
 	int64_t utid = -1;
 	switch (r.source) {
@@ -108,12 +213,24 @@ void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *
 			m_stat_idx(m, "perf_cpu_lost_records", (int)r.cpu, (int64_t)r.lost);
 			return;
 		}
-		if (r.producer_event)
+		if (r.producer_event) { /* the time a guardrail stopped it */
+			if (r.guardrail)
+				m_stat_idx_set(m, "perf_guardrail_stop_ts", (int)session_of(m, s, TM_PR_SRC_PERF, r.seq), ts);
 			return;
+		}
 		if (r.has_skip && (r.skip == SKIP_READ_STAGE || r.skip == SKIP_UNWIND_STAGE))
 			m_stat(m, "perf_samples_skipped", 1);
 		else if (r.has_skip && r.skip == SKIP_UNWIND_ENQUEUE)
 			m_stat(m, "perf_samples_skipped_dataloss", 1);
+		/* the counters: the timebase's, then each follower's that has
+		 * a track (PushCounter) */
+		if (r.has_count)
+			m_counter(m, stream->timebase, ts, (double)r.count, h->file_id);
+		for (size_t i = 0; i < r.n_counts && i < stream->n; i++) {
+			uint64_t v;
+			memcpy(&v, counts + i * sizeof v, sizeof v);
+			m_counter(m, s->followers.v[stream->first + i], ts, (double)v, h->file_id);
+		}
 		utid = m_update_thread(m, mc, r.tid, r.pid);
 		m_get_or_create_process(m, mc, r.pid);
 		m_sample(m, ts, utid, callsite, "linux.perf");
@@ -128,6 +245,7 @@ void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *
 		m_sample(m, ts, utid, callsite, "chrome");
 		return;
 	case TM_PR_SRC_STACK:
+		session_of(m, s, TM_PR_SRC_STACK, r.seq);
 		if (r.has_pid)
 			m_get_or_create_process(m, mc, r.pid);
 		if (r.has_tid)

@@ -8,17 +8,22 @@
  * its path components each after a '/' ("//x" made "/x"), a missing
  * component ending the name, a missing build id failing the mapping. The
  * stats count each failure; a mapping once resolved for a process is not
- * resolved again, so its missing path component counts once.
+ * resolved again, so its missing path component counts once. A
+ * sequence's PerfSampleDefaults name its perf counters (pr_perf_defaults)
+ * as PerfSampleTracker's InternCounterName does.
  *
  * The messages are read field by field on the wire (wire/proto.h): a
  * sample resolves every frame of its stack, and the scan reads millions;
  * protobuf-c would allocate each message it unpacks. */
 #include "formats/proto/samples.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
+#include "trace.pb-c.h"
 
 /* The InternedData tables kept, each by iid. */
 enum { IK_FUNCTION, IK_FRAME, IK_CALLSTACK, IK_BUILD_ID, IK_MAPPING_PATH, IK_MAPPING, IK_SOURCE_PATH,
@@ -136,6 +141,167 @@ void pr_stacks_free(pr_stacks *s)
 	tm_buf_free(&s->pool);
 	tm_buf_free(&s->name);
 	free(s);
+}
+
+/* ---- the perf counters' names ---------------------------------------------- */
+
+/* StringifyCounter: perf's own names of PerfEvents.Counter. */
+static const char *const counter_names[] = {
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_CPU_CLOCK] = "cpu-clock",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_PAGE_FAULTS] = "page-faults",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_TASK_CLOCK] = "task-clock",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_CONTEXT_SWITCHES] = "context-switches",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_CPU_MIGRATIONS] = "cpu-migrations",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_PAGE_FAULTS_MIN] = "minor-faults",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_PAGE_FAULTS_MAJ] = "major-faults",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_ALIGNMENT_FAULTS] = "alignment-faults",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_EMULATION_FAULTS] = "emulation-faults",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__SW_DUMMY] = "dummy",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_CPU_CYCLES] = "cpu-cycles",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_INSTRUCTIONS] = "instructions",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_CACHE_REFERENCES] = "cache-references",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_CACHE_MISSES] = "cache-misses",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_BRANCH_INSTRUCTIONS] = "branch-instructions",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_BRANCH_MISSES] = "branch-misses",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_BUS_CYCLES] = "bus-cycles",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_STALLED_CYCLES_FRONTEND] = "stalled-cycles-frontend",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_STALLED_CYCLES_BACKEND] = "stalled-cycles-backend",
+	[PERFETTO__PROTOS__PERF_EVENTS__COUNTER__HW_REF_CPU_CYCLES] = "ref-cycles",
+};
+
+static const char *counter_name(uint64_t counter)
+{
+	/* the enum is read as an int32, as the reference's decoder does */
+	int32_t c = (int32_t)(uint32_t)counter;
+	if (c < 0 || (size_t)c >= sizeof counter_names / sizeof counter_names[0] || !counter_names[c])
+		return "unknown";
+	return counter_names[c];
+}
+
+/* InternCounterName of a PerfEvents.Timebase or FollowerEvent (their
+ * field numbers in `id`), appended to b as a record string: the explicit
+ * name, else the counter's, the tracepoint's or the raw event's
+ * ("raw.0x<type>.0x<config>.0x<config1>.0x<config2>"), else "unknown";
+ * then ':' and the modifiers' letters (u, k, h) if it has any. Of a field
+ * given twice, the last counts. */
+typedef struct event_fields {
+	uint32_t name, counter, tracepoint, raw_event, modifiers;
+} event_fields;
+
+static void event_name(tm_span msg, const event_fields *id, tm_buf *b)
+{
+	tm_span name = {0}, tracepoint = {0}, raw = {0};
+	int has_counter = 0, has_tracepoint = 0, has_raw = 0;
+	uint64_t counter = 0;
+	char mods[64];
+	size_t n_mods = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id == id->name && f.wire == TM_PB_LEN) {
+			name = f.data;
+		} else if (f.id == id->counter && f.wire == TM_PB_VARINT) {
+			has_counter = 1;
+			counter = f.val;
+		} else if (f.id == id->tracepoint && f.wire == TM_PB_LEN) {
+			has_tracepoint = 1;
+			tracepoint = f.data;
+		} else if (f.id == id->raw_event && f.wire == TM_PB_LEN) {
+			has_raw = 1;
+			raw = f.data;
+		} else if (f.id == id->modifiers && f.wire == TM_PB_VARINT && n_mods < sizeof mods) {
+			int32_t mod = (int32_t)(uint32_t)f.val;
+			if (mod == PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_USERSPACE)
+				mods[n_mods++] = 'u';
+			else if (mod == PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_KERNEL)
+				mods[n_mods++] = 'k';
+			else if (mod == PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_HYPERVISOR)
+				mods[n_mods++] = 'h';
+		}
+	}
+	char text[128];
+	const char *p = "unknown";
+	size_t n = strlen(p);
+	if (name.n) {
+		p = (const char *)name.p;
+		n = name.n;
+	} else if (has_counter) {
+		p = counter_name(counter);
+		n = strlen(p);
+	} else if (has_tracepoint) {
+		p = "";
+		n = 0;
+		tm_pb_iter_init(&it, tracepoint);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.id == F_PerfEvents_Tracepoint_name && f.wire == TM_PB_LEN) {
+				p = (const char *)f.data.p;
+				n = f.data.n;
+			}
+	} else if (has_raw) {
+		uint64_t v[5] = {0};
+		tm_pb_iter_init(&it, raw);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.wire == TM_PB_VARINT && f.id >= F_PerfEvents_RawEvent_type && f.id <= F_PerfEvents_RawEvent_config2)
+				v[f.id] = f.val;
+		int w = snprintf(text, sizeof text, "raw.0x%" PRIx32 ".0x%" PRIx64 ".0x%" PRIx64 ".0x%" PRIx64,
+				 (uint32_t)v[F_PerfEvents_RawEvent_type], v[F_PerfEvents_RawEvent_config],
+				 v[F_PerfEvents_RawEvent_config1], v[F_PerfEvents_RawEvent_config2]);
+		p = text;
+		n = w > 0 ? (size_t)w : 0;
+	}
+	uint32_t len = (uint32_t)(n + (n_mods ? 1 + n_mods : 0));
+	tm_buf_put(b, &len, sizeof len);
+	tm_buf_put(b, p, n);
+	if (n_mods) {
+		tm_buf_putc(b, ':');
+		tm_buf_put(b, mods, n_mods);
+	}
+}
+
+int pr_perf_defaults(tm_span defaults, tm_buf *names, pr_perf_names *out)
+{
+	static const event_fields timebase = {F_PerfEvents_Timebase_name, F_PerfEvents_Timebase_counter,
+					      F_PerfEvents_Timebase_tracepoint, F_PerfEvents_Timebase_raw_event,
+					      F_PerfEvents_Timebase_modifiers};
+	static const event_fields follower = {F_FollowerEvent_name, F_FollowerEvent_counter,
+					      F_FollowerEvent_tracepoint, F_FollowerEvent_raw_event,
+					      F_FollowerEvent_modifiers};
+	int has = 0;
+	tm_span perf = {0};
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, defaults);
+	while (tm_pb_next(&it, &f) == 1)
+		if (f.id == F_TracePacketDefaults_perf_sample_defaults && f.wire == TM_PB_LEN) {
+			has = 1;
+			perf = f.data;
+		}
+	names->len = 0;
+	memset(out, 0, sizeof *out);
+	if (!has)
+		return 0;
+	tm_span tb = {(const uint8_t *)"", 0};
+	tm_pb_iter_init(&it, perf);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id == F_PerfSampleDefaults_timebase && f.wire == TM_PB_LEN)
+			tb = f.data;
+		else if (f.id == F_PerfSampleDefaults_process_shard_count && f.wire == TM_PB_VARINT)
+			out->shard_count = (uint32_t)f.val;
+		else if (f.id == F_PerfSampleDefaults_chosen_process_shard && f.wire == TM_PB_VARINT)
+			out->chosen_shard = (uint32_t)f.val;
+	}
+	event_name(tb, &timebase, names);
+	tm_pb_iter_init(&it, perf);
+	while (tm_pb_next(&it, &f) == 1)
+		if (f.id == F_PerfSampleDefaults_followers && f.wire == TM_PB_LEN) {
+			event_name(f.data, &follower, names);
+			out->n_followers++;
+		}
+	out->has = 1;
+	out->names = names->data;
+	out->len = names->len;
+	return 1;
 }
 
 /* ---- a stack written out ---------------------------------------------------- */
@@ -335,13 +501,15 @@ static void task_context(tm_pr_sample *r, tm_span msg)
 }
 
 void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t streaming_iid, int64_t thread_pid,
-		      int64_t thread_tid, const char *stack_source, size_t source_len, tm_buf *b)
+		      int64_t thread_tid, const char *stack_source, size_t source_len, uint32_t seq,
+		      const pr_perf_names *perf, tm_buf *b)
 {
 	tm_pr_sample r;
 	memset(&r, 0, sizeof r);
 	resolve rs = {.s = s, .r = &r, .b = b};
 	size_t head_at = b->len;
 	tm_buf_put(b, &r, sizeof r);
+	r.seq = seq;
 	int has_iid = 0, has_inline = 0, has_task = 0, has_task_iid = 0;
 	uint64_t iid = 0, task_iid = 0;
 	tm_span inline_stack = {0}, task = {0};
@@ -385,10 +553,41 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 				break;
 			case F_PerfSample_producer_event:
 				r.producer_event = 1;
+				r.guardrail = 0;
+				if (f.wire == TM_PB_LEN) {
+					tm_pb_iter in;
+					tm_pb_field g;
+					tm_pb_iter_init(&in, f.data);
+					while (tm_pb_next(&in, &g) == 1)
+						if (g.id == F_PerfSample_ProducerEvent_source_stop_reason &&
+						    g.wire == TM_PB_VARINT)
+							r.guardrail = (int32_t)(uint32_t)g.val ==
+								      PERFETTO__PROTOS__PERF_SAMPLE__PRODUCER_EVENT__DATA_SOURCE_STOP_REASON__PROFILER_STOP_GUARDRAIL;
+				}
+				break;
+			case F_PerfSample_timebase_count:
+				if (f.wire == TM_PB_VARINT) {
+					r.has_count = 1;
+					r.count = f.val;
+				}
 				break;
 			}
 		}
 		tm_mrec_put_str(b, NULL, UINT32_MAX);
+		/* the follower counts, then the sequence's counter names */
+		tm_pb_iter_init(&it, msg);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.id == F_PerfSample_follower_counts && f.wire == TM_PB_VARINT) {
+				tm_buf_put(b, &f.val, sizeof f.val);
+				r.n_counts++;
+			}
+		if (perf && perf->has) {
+			r.has_defaults = 1;
+			r.n_followers = perf->n_followers;
+			r.shard_count = perf->shard_count;
+			r.chosen_shard = perf->chosen_shard;
+			tm_buf_put(b, perf->names, perf->len);
+		}
 	} else {
 		r.source = TM_PR_SRC_STACK;
 		/* the last of each field; of a oneof's two, the reference asks

@@ -34,7 +34,10 @@ enum {
 };
 
 /* TM_PR_SAMPLE's fixed part; then the StackSample's source (a record
- * string, none for the other packets), then n_frames frames from the
+ * string, none for the other packets); for a PerfSample, its n_counts
+ * follower counts (uint64) and, when its sequence has perf defaults
+ * (has_defaults), the names of its counters (record strings: the
+ * timebase's, then n_followers followers'); then n_frames frames from the
  * root, each its function name and mapping name (record strings) and its
  * rel_pc (uint64). */
 typedef struct tm_pr_sample {
@@ -44,13 +47,36 @@ typedef struct tm_pr_sample {
 	uint8_t has_cpu;
 	uint8_t has_skip;       /* PerfSample.sample_skipped_reason */
 	uint8_t producer_event; /* PerfSample.producer_event: no sample */
+	uint8_t guardrail;      /* of it: the profiler stopped at its guardrail */
+	uint8_t has_count;      /* PerfSample.timebase_count */
+	uint8_t has_defaults;   /* the sequence's PerfSampleDefaults */
 	uint32_t stats[TM_PR_ST_N]; /* counts */
 	uint32_t cpu;
 	uint32_t skip;
 	uint32_t n_frames;
+	uint32_t seq;           /* trusted_packet_sequence_id: the session */
+	uint32_t n_counts;      /* PerfSample.follower_counts */
+	uint32_t n_followers;   /* PerfSampleDefaults.followers */
+	uint32_t shard_count, chosen_shard; /* PerfSampleDefaults' sharding */
+	uint64_t count;         /* PerfSample.timebase_count */
 	uint64_t lost;          /* PerfSample.kernel_records_lost: no sample */
 	int64_t pid, tid;
 } tm_pr_sample;
+
+/* A sequence's PerfSampleDefaults as its samples' records carry it. */
+typedef struct pr_perf_names {
+	int has;                /* the defaults had perf_sample_defaults */
+	const char *names;      /* the counters' names, record strings */
+	size_t len;
+	uint32_t n_followers;
+	uint32_t shard_count, chosen_shard; /* process_shard_count, chosen_process_shard */
+} pr_perf_names;
+
+/* A TracePacketDefaults' perf_sample_defaults into *out: the counter
+ * names (InternCounterName of the timebase, then of each follower) into
+ * `names` as record strings, out->names and len pointing at them. Returns
+ * out->has: 0 when it has none (names empty). */
+int pr_perf_defaults(tm_span defaults, tm_buf *names, pr_perf_names *out);
 
 /* One sequence's interned stack profile, as InternedData gave it. */
 typedef struct pr_stacks pr_stacks;
@@ -70,9 +96,11 @@ void pr_stacks_free(pr_stacks *s);
  * TracePacket: `field`, `msg`). For a StreamingProfilePacket, one sample:
  * its callstack iid, and the sequence's thread (pid, tid; 0 when it has
  * none). `stack_source` is the sequence's StackSampleDefaults source
- * (NULL: none). */
+ * (NULL: none); `seq` and `perf` the sequence's id and perf defaults, for
+ * a PerfSample. */
 void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t streaming_iid, int64_t thread_pid,
-		      int64_t thread_tid, const char *stack_source, size_t source_len, tm_buf *b);
+		      int64_t thread_tid, const char *stack_source, size_t source_len, uint32_t seq,
+		      const pr_perf_names *perf, tm_buf *b);
 
 /* A TM_PR_SAMPLE record into the model (model_sample.c), with the
  * stacks of its file and machine (*state, made at first use; freed by

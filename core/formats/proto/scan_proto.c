@@ -68,6 +68,10 @@ typedef struct seq_state {
 	pr_stacks *stacks;
 	int has_stack_source;
 	tm_buf stack_source;
+	/* PerfSampleDefaults' counter names (samples.h), when the model
+	 * wants records */
+	pr_perf_names perf;       /* pointing into perf_names */
+	tm_buf perf_names;
 	/* for the stats a TraceStats packet sets (on_trace_stats): the
 	 * reference's SequenceScopedState counts */
 	int seen;                 /* a packet of the sequence came before */
@@ -267,6 +271,7 @@ static void seq_free(seq_state *s)
 	tm_buf_free(&s->pool);
 	pr_stacks_free(s->stacks);
 	tm_buf_free(&s->stack_source);
+	tm_buf_free(&s->perf_names);
 }
 
 /* InternedData tables the scan keeps: event names always; categories and
@@ -1454,12 +1459,13 @@ static void set_reference_ts(seq_state *ss, const tm_thread_descriptor *td)
 
 /* A sample's record (samples.h) on queue q at ts; `iid` a
  * StreamingProfilePacket's callstack. */
-static int sample_record(pscan *ps, const reader *rd, seq_state *ss, uint32_t field, tm_span msg, uint64_t iid,
-			 uint32_t q, int64_t ts)
+static int sample_record(pscan *ps, const reader *rd, seq_state *ss, uint32_t seq, uint32_t field, tm_span msg,
+			 uint64_t iid, uint32_t q, int64_t ts)
 {
 	ps->sample.len = 0;
 	pr_sample_record(ss->stacks, field, msg, iid, ps->smp_pid, ps->smp_tid,
-			 ss->has_stack_source ? ss->stack_source.data : NULL, ss->stack_source.len, &ps->sample);
+			 ss->has_stack_source ? ss->stack_source.data : NULL, ss->stack_source.len, seq, &ss->perf,
+			 &ps->sample);
 	if (ps->records)
 		pr_record(ps, rd, TM_PR_SAMPLE, q, ts, NULL, 0, ps->sample.data, ps->sample.len, 0);
 	tm_pr_sample r;
@@ -1510,7 +1516,7 @@ static void on_streaming(pscan *ps, reader *rd, seq_state *ss, tm_span msg)
 		if (sample_ts < 0) /* the sorter drops it */
 			scan_count(ps->sf, TM_STAT_NEGATIVE_TS, 1);
 		if ((ps->records || ps->keep_ts) && sample_ts >= 0)
-			ok = sample_record(ps, rd, ss, F_TracePacket_streaming_profile_packet, msg, iids.v[i],
+			ok = sample_record(ps, rd, ss, 0, F_TracePacket_streaming_profile_packet, msg, iids.v[i],
 					   rd->q_streaming, sample_ts);
 		PUSH(ps->smp, sample_ts < 0 ? INT64_MIN : ok ? sample_ts : -1 - sample_ts);
 	}
@@ -1646,7 +1652,7 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 				pr_record(ps, rd, TM_PR_FTRACE_STATS, 0, 0, NULL, 0, f.data.p, f.data.n, 1);
 			else if ((f.id == F_TracePacket_perf_sample || f.id == F_TracePacket_stack_sample) && ps->records &&
 				 ts >= 0)
-				sample_record(ps, rd, ss, f.id, f.data, 0, rd->q_packets, ts);
+				sample_record(ps, rd, ss, seq, f.id, f.data, 0, rd->q_packets, ts);
 			else if (f.id == F_TracePacket_streaming_profile_packet)
 				on_streaming(ps, rd, ss, f.data);
 		}
@@ -1730,6 +1736,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->has_default_track = 0;
 			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 			ss->has_stack_source = 0;
+			ss->perf.has = 0;
 			seq_reset_interned(ss);
 			ps->stack_bytes -= pr_stacks_clear(ss->stacks);
 			ss->ts_valid = 0;
@@ -1762,6 +1769,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			if (ps->records) {
 				defaults_extra_uuids(ss, p->trace_packet_defaults);
 				defaults_stack_source(ss, p->trace_packet_defaults);
+				pr_perf_defaults(p->trace_packet_defaults, &ss->perf_names, &ss->perf);
 			}
 		}
 	}
