@@ -182,6 +182,42 @@ eq "PerfSample stats: lost records by CPU; guardrail stop, sharding by session" 
 counter_rows counters_merged.pftrace >got_counters2
 ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got_counters2 expect_counters
 
+# StackSample counter values (testdata/conformance/proto_stack_counters):
+# the primary weight on the primary descriptor's track (inline, interned,
+# else the defaults'), the follower weights by position on the followers'
+# (inline, else interned, a missing iid keeping its place, else the
+# defaults'); a per-CPU counter on the CPU of the execution context, and
+# none without one; a track per session, source and name (ts, track,
+# value).
+protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" \
+	<"$TESTDATA/conformance/proto_stack_counters.textproto" >stack_counters.pftrace || fail "encode proto_stack_counters"
+cat >expect_stack_counters <<'EOF'
+1000	global:def_time	10
+1000	global:def_f2	12
+2000	global:def_time	20
+2000	cpu:def_f1	21
+3000	cpu:int_cycles	30
+3000	global:int_instr	31
+3000	cpu:int_cycles	33
+4000	global:f_inline	41
+4500	cpu:f_cpu	45
+5000	global:inline	50
+7000	global:def_time	70
+EOF
+stack_counter_rows() {
+	"$tm" cat "$1" machines/machine0/timeline.tsv |
+		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $11, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
+}
+stack_counter_rows stack_counters.pftrace >got_stack_counters
+ok "StackSample counters: a row per weight with a track, paired by position" \
+	cmp -s got_stack_counters expect_stack_counters
+[ -s got_stack_counters ] && ! cmp -s got_stack_counters expect_stack_counters &&
+	diff got_stack_counters expect_stack_counters | head -n 10
+"$tm" cat stack_counters.pftrace machines/machine0/merged.pftrace >stack_counters_merged.pftrace
+stack_counter_rows stack_counters_merged.pftrace >got_stack_counters2
+ok "StackSample counters: the same rows read back from merged.pftrace" \
+	cmp -s got_stack_counters2 expect_stack_counters
+
 # A real capture the same way: testdata/real/perf's perf.data and perf
 # script of node, and their merged.pftrace (node_proto.pftrace: PerfSample
 # and StackSample packets) read as a proto trace give the same profile

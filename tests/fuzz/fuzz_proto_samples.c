@@ -1,16 +1,16 @@
 /* tests/fuzz/fuzz_proto_samples.c - a proto trace's stack samples
  * (core/formats/proto/samples.c, model_sample.c) on arbitrary bytes: the
- * input read as a Trace whose packets' clears, interned data and sample
- * packets (PerfSample, StackSample, StreamingProfilePacket, one sample per
- * callstack iid) go through one sequence's store as the tokenizer hands
- * them over, with the packet defaults' perf counter names, each sample's
- * record into a model. Checked on the way: a record holds what its head
- * says (the source, a PerfSample's counts and names, n_frames frames,
- * nothing after), a record without a stack holds no frame; every sample
- * the model hands out is on a callsite chain that ends at a root within
- * as many steps as there are callsites; every counter is on a CPU
- * counter track. The whole merge of such files is
- * fuzz_scan's and fuzz_export's. */
+ * input read as a Trace whose packets' clears, interned data, defaults
+ * and sample packets (PerfSample, StackSample, StreamingProfilePacket, one
+ * sample per callstack iid) go through one sequence's store as the
+ * tokenizer hands them over, each sample's record into a model. Checked
+ * on the way: a record holds what its head says (the source, a
+ * PerfSample's counts and names, a StackSample's counter values,
+ * n_frames frames, nothing after), a record without a stack holds no
+ * frame; every sample the model hands out is on a callsite chain that
+ * ends at a root within as many steps as there are callsites; every
+ * counter is on a CPU or global counter track. The whole merge of such
+ * files is fuzz_scan's and fuzz_export's. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static void on_counter(void *ctx, const tm_mcounter *c)
 {
 	seen *sn = ctx;
 	const tm_mtrack *t = tm_model_track(sn->m, c->track);
-	if (!t || t->kind != TM_MT_CPU_COUNTER || !t->name)
+	if (!t || (t->kind != TM_MT_CPU_COUNTER && t->kind != TM_MT_GLOBAL_COUNTER) || !t->name)
 		abort();
 }
 
@@ -58,11 +58,18 @@ static void check(const tm_buf *b)
 		abort();
 	if (!r.has_stack && r.n_frames)
 		abort();
-	if (r.source != TM_PR_SRC_PERF && (r.n_counts || r.has_defaults))
+	if (r.source == TM_PR_SRC_CHROME && r.n_counts)
 		abort();
-	for (uint32_t i = 0; i < r.n_counts; i++) {
+	if (r.source != TM_PR_SRC_PERF && r.has_defaults)
+		abort();
+	for (uint32_t i = 0; r.source == TM_PR_SRC_PERF && i < r.n_counts; i++) {
 		uint64_t v;
 		if (!tm_mrec_get(&p, end, &v, sizeof v))
+			abort();
+	}
+	for (uint32_t i = 0; r.source == TM_PR_SRC_STACK && i < r.n_counts; i++) {
+		tm_pr_counter c;
+		if (!tm_mrec_get(&p, end, &c, sizeof c) || !tm_mrec_get_str(&p, end, &s, &n) || !s)
 			abort();
 	}
 	for (uint32_t i = 0; r.has_defaults && i <= r.n_followers; i++)
@@ -104,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pr_stacks *st = NULL;
 	size_t budget = 1u << 20;
 	tm_buf body = {0}, rec = {0}, names = {0};
-	pr_perf_names perf = {0};
+	pr_seq_defaults defaults = {.stack_source = "src", .source_len = 3};
 	int64_t ts = 0;
 	tm_pb_iter trace, pit;
 	tm_pb_field pf, f;
@@ -120,7 +127,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tm_pb_iter_init(&pit, pf.data);
 		while (tm_pb_next(&pit, &f) == 1) {
 			if (f.id == F_TracePacket_trace_packet_defaults && f.wire == TM_PB_LEN) {
-				pr_perf_defaults(f.data, &names, &perf);
+				pr_perf_defaults(f.data, &names, &defaults.perf);
+				/* its StackSampleDefaults, the last given */
+				defaults.has_stack = 0;
+				tm_pb_iter dit;
+				tm_pb_field df;
+				tm_pb_iter_init(&dit, f.data);
+				while (tm_pb_next(&dit, &df) == 1)
+					if (df.id == F_TracePacketDefaults_stack_sample_defaults && df.wire == TM_PB_LEN) {
+						defaults.has_stack = 1;
+						defaults.stack = df.data;
+					}
 			}
 			if (f.id == F_TracePacket_incremental_state_cleared && f.val)
 				pr_stacks_clear(st);
@@ -130,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (f.id == F_TracePacket_perf_sample || f.id == F_TracePacket_stack_sample) {
 				body.len = 0;
-				pr_sample_record(st, f.id, f.data, 0, 0, 0, "src", 3, seq, &perf, &body);
+				pr_sample_record(st, f.id, f.data, 0, 0, 0, seq, &defaults, &body);
 				apply(m, &rec, &body, ts++);
 			} else if (f.id == F_TracePacket_streaming_profile_packet) {
 				tm_pb_iter sp;
@@ -140,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					if (g.id != F_StreamingProfilePacket_callstack_iid || g.wire != TM_PB_VARINT)
 						continue;
 					body.len = 0;
-					pr_sample_record(st, f.id, f.data, g.val, 7, 8, NULL, 0, 0, NULL, &body);
+					pr_sample_record(st, f.id, f.data, g.val, 7, 8, 0, NULL, &body);
 					apply(m, &rec, &body, ts++);
 				}
 			}

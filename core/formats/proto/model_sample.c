@@ -30,6 +30,7 @@ struct m_psamples {
 	TM_VEC(perf_stream) stream;
 	TM_VEC(uint32_t) followers;
 	m_map perf_tracks;      /* hash(seq, cpu, name id) -> track + 1 */
+	m_map stack_tracks;     /* hash(seq, cpu, source id, name id) -> track + 1 */
 	m_map sessions;         /* source << 32 | seq -> profiler session + 1 */
 };
 
@@ -56,6 +57,7 @@ void m_proto_samples_free(m_psamples *s)
 	free(s->stream.v);
 	free(s->followers.v);
 	m_map_free(&s->perf_tracks);
+	m_map_free(&s->stack_tracks);
 	m_map_free(&s->sessions);
 	free(s);
 }
@@ -162,6 +164,41 @@ static const perf_stream *perf_stream_of(tm_model *m, m_psamples *s, const tm_mr
 	return &s->stream.v[s->stream.n - 1];
 }
 
+/* StackSampleModule::InternCounterTrack: a StackSample counter's track,
+ * per (session, source, name) and the CPU's for a per-CPU one. */
+static uint32_t stack_track(tm_model *m, m_psamples *s, m_ctx *c, uint32_t seq, uint32_t cpu, uint32_t source,
+			    const char *name, size_t n)
+{
+	uint32_t name_id = m_intern(&m->str, name, n);
+	int fresh;
+	uint64_t *v = m_map_put(&s->stack_tracks, m_hash2(m_hash2(seq, cpu), m_hash2(source, name_id)), &fresh);
+	if (fresh) {
+		int per_cpu = cpu != TM_PR_SESSION_SCOPE;
+		uint32_t t = per_cpu ? m_new_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, name_id)
+				     : m_new_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, name_id);
+		if (per_cpu)
+			m->tracks[t].pub.cpu = cpu;
+		*v = (uint64_t)t + 1;
+	}
+	return (uint32_t)(*v - 1);
+}
+
+/* A StackSample's counter values (tm_pr_counter and name each, n of
+ * them) on their tracks. */
+static void stack_counters(tm_model *m, m_psamples *s, const tm_mrec_head *h, const tm_pr_sample *r, int64_t ts,
+			   uint32_t source, const char *p, const char *end)
+{
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	for (uint32_t i = 0; i < r->n_counts; i++) {
+		tm_pr_counter v;
+		const char *name;
+		size_t n;
+		if (!tm_mrec_get(&p, end, &v, sizeof v) || !tm_mrec_get_str(&p, end, &name, &n) || !name)
+			return;
+		m_counter(m, stack_track(m, s, c, r->seq, v.cpu, source, name, n), ts, (double)v.value, h->file_id);
+	}
+}
+
 /* The record's frames as callsites: the leaf, or TM_NO_CALLSITE when they
  * run short. */
 static uint32_t stack(tm_model *m, m_psamples *s, const tm_pr_sample *r, const char *p, const char *end,
@@ -197,7 +234,15 @@ void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *
 	m_psamples *s = *state;
 	m_mach *mc = m_machine(m, h->machine_row);
 	const perf_stream *stream = NULL;
-	if (r.source == TM_PR_SRC_PERF) {
+	const char *values = p;
+	if (r.source == TM_PR_SRC_STACK) { /* skip the counter values */
+		const char *name;
+		size_t nn;
+		for (uint32_t i = 0; i < r.n_counts; i++)
+			if (!tm_mrec_get(&p, end, &(tm_pr_counter){0}, sizeof(tm_pr_counter)) ||
+			    !tm_mrec_get_str(&p, end, &name, &nn) || !name)
+				return;
+	} else if (r.source == TM_PR_SRC_PERF) {
 		counts = p;
 		if ((size_t)(end - p) / sizeof(uint64_t) < r.n_counts)
 			return;
@@ -244,16 +289,18 @@ void m_proto_sample(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *
 		}
 		m_sample(m, ts, utid, callsite, "chrome");
 		return;
-	case TM_PR_SRC_STACK:
-		session_of(m, s, TM_PR_SRC_STACK, r.seq);
+	case TM_PR_SRC_STACK: {
 		if (r.has_pid)
 			m_get_or_create_process(m, mc, r.pid);
 		if (r.has_tid)
 			utid = r.has_pid ? m_update_thread(m, mc, r.tid, r.pid) : m_get_or_create_thread(m, mc, r.tid);
+		session_of(m, s, TM_PR_SRC_STACK, r.seq);
 		/* the source as the model keeps strings: valid until it ends */
-		m_sample(m, ts, utid, callsite,
-			 source && source_n ? m_str(&m->str, m_intern(&m->str, source, source_n)) : NULL);
+		uint32_t source_id = source && source_n ? m_intern(&m->str, source, source_n) : UINT32_MAX;
+		stack_counters(m, s, h, &r, ts, source_id, values, end);
+		m_sample(m, ts, utid, callsite, source_id != UINT32_MAX ? m_str(&m->str, source_id) : NULL);
 		return;
+	}
 	default:
 		return;
 	}

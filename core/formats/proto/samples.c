@@ -27,7 +27,7 @@
 
 /* The InternedData tables kept, each by iid. */
 enum { IK_FUNCTION, IK_FRAME, IK_CALLSTACK, IK_BUILD_ID, IK_MAPPING_PATH, IK_MAPPING, IK_SOURCE_PATH,
-       IK_TASK_CONTEXT, IK_N };
+       IK_TASK_CONTEXT, IK_EXEC_CONTEXT, IK_COUNTER, IK_N };
 
 typedef struct entry {
 	size_t off, len;
@@ -51,6 +51,8 @@ static const uint32_t interned_field[IK_N] = {
 	[IK_MAPPING] = F_InternedData_mappings,
 	[IK_SOURCE_PATH] = F_InternedData_source_paths,
 	[IK_TASK_CONTEXT] = F_InternedData_stack_sample_task_contexts,
+	[IK_EXEC_CONTEXT] = F_InternedData_stack_sample_execution_contexts,
+	[IK_COUNTER] = F_InternedData_stack_sample_counter_descriptors,
 };
 
 /* InternedString tables keep the string, the others the message. */
@@ -500,9 +502,153 @@ static void task_context(tm_pr_sample *r, tm_span msg)
 	}
 }
 
+/* ---- a StackSample's counters -------------------------------------------------- */
+
+/* A counter descriptor's slot: none when it does not resolve. */
+typedef struct slot {
+	int ok;
+	tm_span desc;
+} slot;
+
+/* The value of a CounterDescriptor's counter appended to b (a
+ * tm_pr_counter and its name), unless it is per CPU and the sample has
+ * none (InternCounterTrack makes no track then). */
+static void counter_value(tm_pr_sample *r, tm_span desc, int has_cpu, uint32_t cpu, uint64_t value, tm_buf *b)
+{
+	tm_span name = {(const uint8_t *)"", 0};
+	uint64_t scope = PERFETTO__PROTOS__STACK_SAMPLE__COUNTER_DESCRIPTOR__SCOPE__SCOPE_GLOBAL;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, desc);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id == F_StackSample_CounterDescriptor_name && f.wire == TM_PB_LEN)
+			name = f.data;
+		else if (f.id == F_StackSample_CounterDescriptor_scope && f.wire == TM_PB_VARINT)
+			scope = f.val;
+	}
+	int per_cpu = (int32_t)(uint32_t)scope == PERFETTO__PROTOS__STACK_SAMPLE__COUNTER_DESCRIPTOR__SCOPE__SCOPE_CPU;
+	if (per_cpu && !has_cpu)
+		return;
+	tm_pr_counter c = {value, per_cpu ? cpu : TM_PR_SESSION_SCOPE};
+	tm_buf_put(b, &c, sizeof c);
+	tm_mrec_put_str(b, (const char *)name.p, name.n);
+	r->n_counts++;
+}
+
+/* The last field `id` of msg, as a LEN field (a packed run). */
+static int last_len(tm_span msg, uint32_t id, tm_span *out)
+{
+	int has = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1)
+		if (f.id == id && f.wire == TM_PB_LEN) {
+			has = 1;
+			*out = f.data;
+		}
+	return has;
+}
+
+/* StackSampleModule::ParseCounterValues: the primary descriptor inline,
+ * interned or the defaults', its weight; the followers' descriptors
+ * inline, else interned (one that does not resolve keeps its place),
+ * else the defaults', paired with the follower weights by position. The
+ * sample's CPU is its execution context's, inline or interned. */
+static void stack_counters(pr_stacks *s, tm_pr_sample *r, tm_span msg, const pr_seq_defaults *d, tm_buf *b)
+{
+	int has_exec = 0, has_exec_iid = 0, has_primary = 0, has_primary_iid = 0, has_weight = 0;
+	int has_cpu = 0, has_followers = 0;
+	uint64_t exec_iid = 0, primary_iid = 0, weight = 0;
+	uint32_t cpu = 0;
+	tm_span exec = {0}, primary = {0}, v;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1) {
+		if (f.id == F_StackSample_execution_context && f.wire == TM_PB_LEN) {
+			has_exec = 1;
+			exec = f.data;
+		} else if (f.id == F_StackSample_execution_context_iid && f.wire == TM_PB_VARINT) {
+			has_exec_iid = 1;
+			exec_iid = f.val;
+		} else if (f.id == F_StackSample_primary_descriptor && f.wire == TM_PB_LEN) {
+			has_primary = 1;
+			primary = f.data;
+		} else if (f.id == F_StackSample_primary_descriptor_iid && f.wire == TM_PB_VARINT) {
+			has_primary_iid = 1;
+			primary_iid = f.val;
+		} else if (f.id == F_StackSample_primary_weight && f.wire == TM_PB_VARINT) {
+			has_weight = 1;
+			weight = f.val;
+		} else if (f.id == F_StackSample_follower_descriptors && f.wire == TM_PB_LEN) {
+			has_followers = 1;
+		}
+	}
+	if (!has_exec && has_exec_iid && get(s, IK_EXEC_CONTEXT, exec_iid, &v)) {
+		has_exec = 1;
+		exec = v;
+	}
+	if (has_exec) {
+		tm_pb_iter_init(&it, exec);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.id == F_StackSample_ExecutionContext_cpu && f.wire == TM_PB_VARINT) {
+				has_cpu = 1;
+				cpu = (uint32_t)f.val;
+			}
+	}
+	int has_defaults = d && d->has_stack;
+	int primary_ok = has_primary;
+	if (!has_primary && has_primary_iid)
+		primary_ok = get(s, IK_COUNTER, primary_iid, &primary);
+	else if (!has_primary && has_defaults)
+		primary_ok = last_len(d->stack, F_StackSampleDefaults_primary_descriptor, &primary);
+	if (primary_ok && has_weight)
+		counter_value(r, primary, has_cpu, cpu, weight, b);
+
+	TM_VEC(slot) slots = {0};
+	tm_span run;
+	if (has_followers) {
+		tm_pb_iter_init(&it, msg);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.id == F_StackSample_follower_descriptors && f.wire == TM_PB_LEN) {
+				TM_GROW(slots.v, slots.cap, slots.n + 1);
+				slots.v[slots.n++] = (slot){1, f.data};
+			}
+	} else if (last_len(msg, F_StackSample_follower_descriptor_iids, &run)) {
+		tm_pb_field packed = {.id = F_StackSample_follower_descriptor_iids, .wire = TM_PB_LEN, .data = run};
+		tm_pb_values vs;
+		uint64_t iid;
+		tm_pb_values_init(&vs, &packed);
+		while (tm_pb_values_next(&vs, &iid)) {
+			TM_GROW(slots.v, slots.cap, slots.n + 1);
+			slot *sl = &slots.v[slots.n++];
+			sl->ok = get(s, IK_COUNTER, iid, &sl->desc);
+		}
+	}
+	if (!slots.n && has_defaults) {
+		tm_pb_iter_init(&it, d->stack);
+		while (tm_pb_next(&it, &f) == 1)
+			if (f.id == F_StackSampleDefaults_follower_descriptors && f.wire == TM_PB_LEN) {
+				TM_GROW(slots.v, slots.cap, slots.n + 1);
+				slots.v[slots.n++] = (slot){1, f.data};
+			}
+	}
+	if (slots.n && last_len(msg, F_StackSample_follower_weights, &run)) {
+		tm_pb_field packed = {.id = F_StackSample_follower_weights, .wire = TM_PB_LEN, .data = run};
+		tm_pb_values vs;
+		uint64_t w;
+		size_t i = 0;
+		tm_pb_values_init(&vs, &packed);
+		for (; i < slots.n && tm_pb_values_next(&vs, &w); i++)
+			if (slots.v[i].ok)
+				counter_value(r, slots.v[i].desc, has_cpu, cpu, w, b);
+	}
+	free(slots.v);
+}
+
 void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t streaming_iid, int64_t thread_pid,
-		      int64_t thread_tid, const char *stack_source, size_t source_len, uint32_t seq,
-		      const pr_perf_names *perf, tm_buf *b)
+		      int64_t thread_tid, uint32_t seq, const pr_seq_defaults *d, tm_buf *b)
 {
 	tm_pr_sample r;
 	memset(&r, 0, sizeof r);
@@ -581,6 +727,7 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 				tm_buf_put(b, &f.val, sizeof f.val);
 				r.n_counts++;
 			}
+		const pr_perf_names *perf = d ? &d->perf : NULL;
 		if (perf && perf->has) {
 			r.has_defaults = 1;
 			r.n_followers = perf->n_followers;
@@ -615,7 +762,9 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 			task_context(&r, tc);
 		if (has_iid)
 			has_inline = 0;
-		tm_mrec_put_str(b, stack_source, stack_source ? source_len : UINT32_MAX);
+		const char *source = d ? d->stack_source : NULL;
+		tm_mrec_put_str(b, source, source ? d->source_len : UINT32_MAX);
+		stack_counters(s, &r, msg, d, b);
 	}
 	rs.has_pid = r.has_pid;
 	rs.pid = r.pid;

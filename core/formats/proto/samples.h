@@ -37,7 +37,9 @@ enum {
  * string, none for the other packets); for a PerfSample, its n_counts
  * follower counts (uint64) and, when its sequence has perf defaults
  * (has_defaults), the names of its counters (record strings: the
- * timebase's, then n_followers followers'); then n_frames frames from the
+ * timebase's, then n_followers followers'); for a StackSample, its
+ * n_counts counter values that have a track, each a tm_pr_counter and its
+ * descriptor's name (a record string); then n_frames frames from the
  * root, each its function name and mapping name (record strings) and its
  * rel_pc (uint64). */
 typedef struct tm_pr_sample {
@@ -55,13 +57,21 @@ typedef struct tm_pr_sample {
 	uint32_t skip;
 	uint32_t n_frames;
 	uint32_t seq;           /* trusted_packet_sequence_id: the session */
-	uint32_t n_counts;      /* PerfSample.follower_counts */
+	uint32_t n_counts;      /* PerfSample.follower_counts; StackSample: its values */
 	uint32_t n_followers;   /* PerfSampleDefaults.followers */
 	uint32_t shard_count, chosen_shard; /* PerfSampleDefaults' sharding */
 	uint64_t count;         /* PerfSample.timebase_count */
 	uint64_t lost;          /* PerfSample.kernel_records_lost: no sample */
 	int64_t pid, tid;
 } tm_pr_sample;
+
+/* A StackSample's counter value: on its session's track of that name, the
+ * CPU's when cpu is not TM_PR_SESSION_SCOPE. */
+#define TM_PR_SESSION_SCOPE UINT32_MAX
+typedef struct tm_pr_counter {
+	uint64_t value;
+	uint32_t cpu;
+} tm_pr_counter;
 
 /* A sequence's PerfSampleDefaults as its samples' records carry it. */
 typedef struct pr_perf_names {
@@ -77,6 +87,15 @@ typedef struct pr_perf_names {
  * `names` as record strings, out->names and len pointing at them. Returns
  * out->has: 0 when it has none (names empty). */
 int pr_perf_defaults(tm_span defaults, tm_buf *names, pr_perf_names *out);
+
+/* What a sequence's defaults give its samples. */
+typedef struct pr_seq_defaults {
+	const char *stack_source;   /* StackSampleDefaults.source (NULL: none) */
+	size_t source_len;
+	int has_stack;              /* StackSampleDefaults, for its counters */
+	tm_span stack;
+	pr_perf_names perf;         /* PerfSampleDefaults */
+} pr_seq_defaults;
 
 /* One sequence's interned stack profile, as InternedData gave it. */
 typedef struct pr_stacks pr_stacks;
@@ -95,12 +114,9 @@ void pr_stacks_free(pr_stacks *s);
  * frames) appended to b, for one of the packets above (its field of the
  * TracePacket: `field`, `msg`). For a StreamingProfilePacket, one sample:
  * its callstack iid, and the sequence's thread (pid, tid; 0 when it has
- * none). `stack_source` is the sequence's StackSampleDefaults source
- * (NULL: none); `seq` and `perf` the sequence's id and perf defaults, for
- * a PerfSample. */
+ * none). `seq` is the sequence's id, `d` its defaults (NULL: none). */
 void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t streaming_iid, int64_t thread_pid,
-		      int64_t thread_tid, const char *stack_source, size_t source_len, uint32_t seq,
-		      const pr_perf_names *perf, tm_buf *b);
+		      int64_t thread_tid, uint32_t seq, const pr_seq_defaults *d, tm_buf *b);
 
 /* A TM_PR_SAMPLE record into the model (model_sample.c), with the
  * stacks of its file and machine (*state, made at first use; freed by

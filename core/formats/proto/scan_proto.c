@@ -68,6 +68,8 @@ typedef struct seq_state {
 	pr_stacks *stacks;
 	int has_stack_source;
 	tm_buf stack_source;
+	int has_stack_defaults;   /* StackSampleDefaults (its counters) */
+	tm_buf stack_defaults;
 	/* PerfSampleDefaults' counter names (samples.h), when the model
 	 * wants records */
 	pr_perf_names perf;       /* pointing into perf_names */
@@ -271,6 +273,7 @@ static void seq_free(seq_state *s)
 	tm_buf_free(&s->pool);
 	pr_stacks_free(s->stacks);
 	tm_buf_free(&s->stack_source);
+	tm_buf_free(&s->stack_defaults);
 	tm_buf_free(&s->perf_names);
 }
 
@@ -793,17 +796,22 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 		tm_buf_put(out, ss->extra_double_uuids.data, ss->extra_double_uuids.len);
 }
 
-/* TracePacketDefaults.stack_sample_defaults.source (none when absent:
- * new defaults replace the old whole). */
+/* TracePacketDefaults.stack_sample_defaults.source, and the message for
+ * its counter descriptors (the last given: none when absent, new defaults
+ * replace the old whole). */
 static void defaults_stack_source(seq_state *ss, tm_span defaults)
 {
 	ss->has_stack_source = 0;
+	ss->has_stack_defaults = 0;
 	tm_pb_iter it, in;
 	tm_pb_field f, g;
 	tm_pb_iter_init(&it, defaults);
 	while (tm_pb_next(&it, &f) == 1) {
 		if (f.id != F_TracePacketDefaults_stack_sample_defaults || f.wire != TM_PB_LEN)
 			continue;
+		ss->has_stack_defaults = 1;
+		ss->stack_defaults.len = 0;
+		tm_buf_put(&ss->stack_defaults, f.data.p, f.data.n);
 		tm_pb_iter_init(&in, f.data);
 		while (tm_pb_next(&in, &g) == 1) {
 			if (g.id == F_StackSampleDefaults_source && g.wire == TM_PB_LEN) {
@@ -1463,9 +1471,15 @@ static int sample_record(pscan *ps, const reader *rd, seq_state *ss, uint32_t se
 			 uint64_t iid, uint32_t q, int64_t ts)
 {
 	ps->sample.len = 0;
-	pr_sample_record(ss->stacks, field, msg, iid, ps->smp_pid, ps->smp_tid,
-			 ss->has_stack_source ? ss->stack_source.data : NULL, ss->stack_source.len, seq, &ss->perf,
-			 &ps->sample);
+	pr_seq_defaults d = {
+		.stack_source = ss->has_stack_source ? ss->stack_source.data : NULL,
+		.source_len = ss->stack_source.len,
+		.has_stack = ss->has_stack_defaults,
+		.stack = {(const uint8_t *)(ss->stack_defaults.data ? ss->stack_defaults.data : ""),
+			  ss->stack_defaults.len},
+		.perf = ss->perf,
+	};
+	pr_sample_record(ss->stacks, field, msg, iid, ps->smp_pid, ps->smp_tid, seq, &d, &ps->sample);
 	if (ps->records)
 		pr_record(ps, rd, TM_PR_SAMPLE, q, ts, NULL, 0, ps->sample.data, ps->sample.len, 0);
 	tm_pr_sample r;
@@ -1736,6 +1750,7 @@ static int parse_packet(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 			ss->has_default_track = 0;
 			ss->extra_uuids.len = ss->extra_double_uuids.len = 0;
 			ss->has_stack_source = 0;
+			ss->has_stack_defaults = 0;
 			ss->perf.has = 0;
 			seq_reset_interned(ss);
 			ps->stack_bytes -= pr_stacks_clear(ss->stacks);
