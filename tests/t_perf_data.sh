@@ -5,9 +5,10 @@
 # whose `perf script` text is node_perf.txt beside it, so what tracemount
 # makes of the binary file is checked against what perf itself printed of
 # it: the same samples, each on its thread at its microsecond, in
-# timeline.tsv and profile.folded. A file recorded without -k puts trace
-# time on the perf clock, as the reference does; damaged files fail with
-# the reference's words; the mount shows what `tracemount cat` shows.
+# timeline.tsv and profile.folded; a group's values (group.data) are the
+# counter rows perf's dump of it gives. A file recorded without -k puts
+# trace time on the perf clock, as the reference does; damaged files fail
+# with the reference's words; the mount shows what `tracemount cat` shows.
 #
 # Expectations come from perf's text and the format's layout (awk, od),
 # independently of core/.
@@ -95,6 +96,21 @@ eq "no -k: trace time is the perf clock" "$(jq -c '.trace_time | [.clock, .clock
 	'["PERF",10,"file"]'
 eq "no -k: every sample placed" "$(jq '.files[0].events' <<<"$meta")" \
 	"$("$tm" cat plain.data timeline.tsv | awk -F'\t' '$5 == "sample"' | wc -l)"
+
+# a group read at each sample (leader sampling, :S): every value perf
+# dumps of it (group_reads.txt: time, event, value) is a counter row of
+# that event at the sample's time; merged.pftrace holds them as the
+# sample's timebase and follower counts, which read back give the same
+gzip -dc "$src/group.data.gz" >group.data
+gzip -dc "$src/group_reads.txt.gz" >group_reads.txt
+counter_rows() { "$tm" cat "$1" timeline.tsv | awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $12 }' |
+	sed 's/{"value":\(.*\)}$/\1/'; }
+eq "read groups: each value perf read is a counter row of its event" \
+	"$(counter_rows group.data | md5sum)" "$(md5sum <group_reads.txt)"
+eq "read groups: 648 values" "$(counter_rows group.data | wc -l)" 648
+"$tm" cat group.data merged.pftrace >group.pftrace
+eq "read groups: the same rows read back from merged.pftrace" \
+	"$(counter_rows group.pftrace | md5sum)" "$(md5sum <group_reads.txt)"
 
 # damage: a cut file, a wrong header size (its 8-byte size field at 8),
 # bytes after the last feature section

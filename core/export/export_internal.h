@@ -310,7 +310,9 @@ typedef struct exp_sample {
  * sequence it goes on (the reference makes a session per sequence, a
  * perf.data file one per attr), that attr's event (the timebase's name in
  * the sequence's defaults: the counter track's name), the CPU, the mode
- * and the counter's value after it. */
+ * and the counter's value after it; a read group's other events (the
+ * followers the defaults name, at the sequence's first sample) and their
+ * counts. */
 struct exp_perf {
 	uint32_t attr;
 	const char *event;
@@ -319,6 +321,9 @@ struct exp_perf {
 	int mode;
 	int has_count;
 	uint64_t count;
+	size_t n_followers;
+	const char *const *follower_events;
+	const uint64_t *follower_counts;
 };
 /* The sample as a StackSample packet of (file, row) at ts, on the file's
  * sample sequence: the source in the sequence's first packet's defaults,

@@ -870,15 +870,31 @@ void exp_text_stack_sample(exp_text *t, const tm_model *m, uint32_t file, uint32
 		ps.cpu_mode = (Perfetto__Protos__CpuMode)pf->mode;
 		ps.has_timebase_count = pf->has_count;
 		ps.timebase_count = pf->count;
+		ps.n_follower_counts = pf->n_followers;
+		ps.follower_counts = (uint64_t *)pf->follower_counts;
 		ps.has_callstack_iid = leaf != NULL;
 		ps.callstack_iid = (uint64_t)smp->callsite + 1;
 		Perfetto__Protos__PerfSampleDefaults pd = PERFETTO__PROTOS__PERF_SAMPLE_DEFAULTS__INIT;
 		Perfetto__Protos__PerfEvents__Timebase tb = PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INIT;
 		tb.name = (char *)(pf->event ? pf->event : "");
 		pd.timebase = &tb;
+		Perfetto__Protos__FollowerEvent *fe = NULL, **fep = NULL;
+		if (first && pf->n_followers) {
+			fe = tm_xcalloc(pf->n_followers, sizeof *fe);
+			fep = tm_xcalloc(pf->n_followers, sizeof *fep);
+			for (size_t i = 0; i < pf->n_followers; i++) {
+				perfetto__protos__follower_event__init(&fe[i]);
+				fe[i].name = (char *)pf->follower_events[i];
+				fep[i] = &fe[i];
+			}
+			pd.n_followers = pf->n_followers;
+			pd.followers = fep;
+		}
 		d.perf_sample_defaults = &pd;
 		body in = {.msg = &ps.base, .interned = interned, .defaults = first ? &d.base : NULL};
 		write_packet_on(t, file, row, seq_key, ts, F_TracePacket_perf_sample, in);
+		free(fe);
+		free(fep);
 	} else {
 		Perfetto__Protos__StackSample ss = PERFETTO__PROTOS__STACK_SAMPLE__INIT;
 		Perfetto__Protos__StackSample__TaskContext tc = PERFETTO__PROTOS__STACK_SAMPLE__TASK_CONTEXT__INIT;

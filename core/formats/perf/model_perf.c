@@ -47,6 +47,10 @@ typedef struct pm_ctx {
 	m_map frames;            /* hash(mapping, rel_pc) -> frame + 1 */
 	m_stack_index ix;        /* its callsites */
 	tm_buf label;
+	/* a read group's other events and counts (perf_observed) */
+	const char **other_events;
+	double *other_counts;
+	size_t n_others, cap_events, cap_counts;
 } pm_ctx;
 
 static void ctx_free(m_ctx *c)
@@ -56,6 +60,8 @@ static void ctx_free(m_ctx *c)
 		free(pc->attrs[i].name);
 	free(pc->attrs);
 	m_map_free(&pc->counters);
+	free(pc->other_events);
+	free(pc->other_counts);
 	free(pc->modules.v);
 	for (size_t i = 0; i < pc->n_space; i++)
 		free(pc->space[i].v);
@@ -279,6 +285,64 @@ static uint32_t callchain(tm_model *m, pm_ctx *pc, int64_t upid, const tm_perf_s
 	return parent;
 }
 
+/* PerfEventAttr::GetOrCreateCounter's counter of attr `a` for the
+ * sample's CPU, or the session's global one: its value made v (AddCount)
+ * or, when add, v added to it (AddDelta), and that value its row, on a
+ * track named after the event (merged.pftrace's come from the
+ * reference's import of its PerfSample packets instead; an attr the
+ * model was not given has none). Returns it. */
+static double attr_counter(tm_model *m, const tm_mrec_head *h, pm_ctx *pc, uint32_t a, const tm_perf_sample_rec *r,
+			   int64_t ts, double v, int add)
+{
+	uint64_t key = (uint64_t)a << 33 | (uint64_t)r->has_cpu << 32 | r->cpu;
+	uint64_t *slot = m_map_put(&pc->counters, key, NULL);
+	double value;
+	memcpy(&value, slot, sizeof value); /* a new slot is 0: 0.0 */
+	value = add ? value + v : v;
+	memcpy(slot, &value, sizeof value);
+	if (a >= pc->n_attrs)
+		return value;
+	const char *event = pc->attrs[a].name;
+	m_ctx *c = m_context(m, h->file_id, h->machine_row);
+	uint32_t name = m_intern(&m->str, event, strlen(event));
+	uint32_t t = r->has_cpu ? m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, r->cpu, name)
+				: m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1, name);
+	m_counter(m, t, ts, value, h->file_id);
+	return value;
+}
+
+/* UpdateCountersInReadGroups: each value the sample read made its event's
+ * counter (AddCount), in the group's order; the sample's own event's is
+ * po's count, the others po's others. 0 when an event id has no attr (the
+ * values before it are counted, as the reference's are). */
+static int read_counters(tm_model *m, const tm_mrec_head *h, pm_ctx *pc, const tm_perf_sample_rec *r, int64_t ts,
+			 const char *reads, perf_observed *po)
+{
+	pc->n_others = 0;
+	for (uint32_t i = 0; i < r->n_reads; i++) {
+		uint32_t a;
+		uint64_t v;
+		memcpy(&a, reads + (size_t)i * TM_PERF_READ_REC_SIZE, sizeof a);
+		memcpy(&v, reads + (size_t)i * TM_PERF_READ_REC_SIZE + sizeof a, sizeof v);
+		if (a == TM_PERF_NO_ATTR || a >= pc->n_attrs)
+			return 0;
+		double value = attr_counter(m, h, pc, a, r, ts, (double)v, 0);
+		if (a == r->attr && !po->has_count) {
+			po->has_count = 1;
+			po->count = value;
+			continue;
+		}
+		TM_GROW(pc->other_events, pc->cap_events, pc->n_others + 1);
+		TM_GROW(pc->other_counts, pc->cap_counts, pc->n_others + 1);
+		pc->other_events[pc->n_others] = pc->attrs[a].name;
+		pc->other_counts[pc->n_others++] = value;
+	}
+	po->n_others = pc->n_others;
+	po->other_events = pc->other_events;
+	po->other_counts = pc->other_counts;
+	return 1;
+}
+
 static void sample_rec(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *body, size_t n)
 {
 	tm_perf_sample_rec r;
@@ -286,46 +350,35 @@ static void sample_rec(tm_model *m, const tm_mrec_head *h, int64_t ts, const cha
 	if (!pc || n < sizeof r)
 		return;
 	memcpy(&r, body, sizeof r);
-	if (n != sizeof r + (size_t)r.n * 9)
+	if (n != sizeof r + (size_t)r.n * 9 + (size_t)r.n_reads * TM_PERF_READ_REC_SIZE)
 		return;
 	const char *ips = body + sizeof r;
 	const uint8_t *modes = (const uint8_t *)ips + 8 * (size_t)r.n;
+	const char *reads = (const char *)modes + r.n;
 	if (r.mode == 0)
 		m_stat(m, "perf_samples_cpu_mode_unknown", 1);
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t utid = m_update_thread(m, mc, r.tid, r.pid);
 	int64_t upid = utid >= 0 ? m->threads[utid].pub.upid : -1;
 	uint32_t callsite = callchain(m, pc, upid, &r, ips, modes, h->file_id);
-	/* UpdateCounters: the attr's period sum on its CPU's counter, or the
-	 * global one; a read group's values are not kept */
-	perf_observed po = {r.pid, r.tid, r.cpu, r.has_cpu, r.mode, callsite, r.attr, "", 0, 0};
+	/* UpdateCounters: the values a read group gives, else the attr's
+	 * period added to its counter */
+	perf_observed po = {r.pid, r.tid, r.cpu, r.has_cpu, r.mode, callsite, r.attr, "", 0, 0, 0, NULL, NULL};
 	const pm_attr *a = r.attr < pc->n_attrs ? &pc->attrs[r.attr] : NULL;
 	if (a)
 		po.event = a->name;
-	if (!r.has_read) {
+	if (r.has_read) {
+		if (!read_counters(m, h, pc, &r, ts, reads, &po)) {
+			m_stat_idx(m, "perf_record_skipped", PERF_RECORD_SAMPLE, 1);
+			return;
+		}
+	} else {
 		if (!r.has_period) {
 			m_stat_idx(m, "perf_record_skipped", PERF_RECORD_SAMPLE, 1);
 			return;
 		}
-		uint64_t key = (uint64_t)r.attr << 33 | (uint64_t)r.has_cpu << 32 | r.cpu;
-		uint64_t *v = m_map_put(&pc->counters, key, NULL);
-		double sum;
-		memcpy(&sum, v, sizeof sum); /* a new slot is 0: 0.0 */
-		sum += (double)r.period;
-		memcpy(v, &sum, sizeof sum);
 		po.has_count = 1;
-		po.count = sum;
-		/* its row: PerfEventAttr::GetOrCreateCounter's track, the
-		 * CPU's (kPerfCpuCounterBlueprint) or the session's global one,
-		 * named after the event (merged.pftrace's come from the
-		 * reference's import of its PerfSample packets instead) */
-		if (a) {
-			m_ctx *c = m_context(m, h->file_id, h->machine_row);
-			uint32_t name = m_intern(&m->str, a->name, strlen(a->name));
-			uint32_t t = r.has_cpu ? m_named_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, r.cpu, name)
-					       : m_named_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, -1, name);
-			m_counter(m, t, ts, sum, h->file_id);
-		}
+		po.count = attr_counter(m, h, pc, r.attr, &r, ts, (double)r.period, 1);
 	}
 	m_sample(m, ts, utid, callsite, "linux.perf");
 	if (!m->sink.observed)

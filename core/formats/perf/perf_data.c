@@ -321,7 +321,7 @@ int perf_has_perf_clock(const perf_file *f)
 	return 0;
 }
 
-static int64_t attr_by_id(const perf_file *f, uint64_t id)
+int64_t perf_attr_by_id(const perf_file *f, uint64_t id)
 {
 	size_t lo = 0, hi = f->n_by_id;
 	while (lo < hi) {
@@ -428,7 +428,7 @@ static int read_event_desc(perf_file *f, const uint8_t *p, size_t n, tm_error *e
 			uint64_t id;
 			if (!get(&r, &id, 8))
 				return tm_err(err, TM_EINPUT, "Failed to parse ids for PERF_EVENT_DESC");
-			name_attr(f, attr_by_id(f, id), s, k);
+			name_attr(f, perf_attr_by_id(f, id), s, k);
 		}
 	}
 	return 0;
@@ -607,7 +607,7 @@ int64_t perf_attr_of(const perf_file *f, uint32_t type, const uint8_t *payload, 
 	id = le64(payload + (type == PERF_RECORD_SAMPLE ? (size_t)off : n - (size_t)off));
 	if (id == 0)
 		return 0;
-	int64_t a = attr_by_id(f, id);
+	int64_t a = perf_attr_by_id(f, id);
 	if (a < 0) {
 		tm_err(err, TM_EINPUT, "Unable to determine perf_event_attr for record. No perf_event_attr for id %" PRIu64,
 		       id);
@@ -674,7 +674,17 @@ static int context_mode(uint64_t ip)
 
 /* ParseSampleRead: the values are read past, not kept (the counters of
  * read groups are not made: tracemount(1), "Divergences"). */
-static int sample_read(rd *r, uint64_t fmt, int *any)
+static perf_read *read_slot(perf_sample *s)
+{
+	TM_GROW(s->reads, s->cap_reads, s->n_reads + 1);
+	perf_read *e = &s->reads[s->n_reads++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+/* ParseSampleRead: a group's values (each with its id when the format
+ * has them), or one value, into s->reads. */
+static int sample_read(rd *r, uint64_t fmt, perf_sample *s)
 {
 	enum { TOTAL_TIME_ENABLED = 1, TOTAL_TIME_RUNNING = 2, FORMAT_ID = 4, FORMAT_GROUP = 8, FORMAT_LOST = 16 };
 	uint64_t v;
@@ -688,15 +698,27 @@ static int sample_read(rd *r, uint64_t fmt, int *any)
 		size_t each = 8 + (fmt & FORMAT_ID ? 8 : 0) + (fmt & FORMAT_LOST ? 8 : 0);
 		if (v > left(r) / each)
 			return 0;
-		r->p += (size_t)v * each;
-		*any = v != 0;
+		for (uint64_t i = 0; i < v; i++) {
+			perf_read *e = read_slot(s);
+			get(r, &e->value, 8);
+			if (fmt & FORMAT_ID) {
+				e->has_id = 1;
+				get(r, &e->id, 8);
+			}
+			if (fmt & FORMAT_LOST)
+				skip(r, 8);
+		}
 		return 1;
 	}
-	if ((fmt & FORMAT_ID) && !skip(r, 8))
-		return 0;
+	perf_read *e = read_slot(s);
+	e->value = v;
+	if (fmt & FORMAT_ID) {
+		e->has_id = 1;
+		if (!get(r, &e->id, 8))
+			return 0;
+	}
 	if ((fmt & FORMAT_LOST) && !skip(r, 8))
 		return 0;
-	*any = 1;
 	return 1;
 }
 
@@ -711,7 +733,7 @@ int perf_read_sample(const perf_attr *a, uint16_t misc, const uint8_t *p, size_t
 	uint64_t st = a->sample_type;
 	rd r = {p, p + n};
 	s->has_ip = s->has_tid = s->has_time = s->has_cpu = s->has_period = s->has_read = 0;
-	s->n_frames = 0;
+	s->n_frames = s->n_reads = 0;
 	s->mode = perf_misc_mode(misc);
 	uint64_t identifier = 0, id = 0, stream;
 	int has_identifier = 0, has_id = 0;
@@ -750,8 +772,9 @@ int perf_read_sample(const perf_attr *a, uint16_t misc, const uint8_t *p, size_t
 		s->has_period = 1;
 	}
 	if (st & PERF_SAMPLE_READ) {
-		if (!sample_read(&r, a->read_format, &s->has_read))
+		if (!sample_read(&r, a->read_format, s))
 			return tm_err(err, TM_EINPUT, "Failed to read PERF_SAMPLE_READ field");
+		s->has_read = s->n_reads > 0;
 		if (!s->has_read)
 			return tm_err(err, TM_EINPUT, "No data in PERF_SAMPLE_READ field");
 	}
@@ -784,9 +807,12 @@ void perf_sample_free(perf_sample *s)
 {
 	free(s->ips);
 	free(s->modes);
+	free(s->reads);
 	s->ips = NULL;
 	s->modes = NULL;
+	s->reads = NULL;
 	s->cap_frames = s->n_frames = 0;
+	s->cap_reads = s->n_reads = 0;
 }
 
 int perf_read_mmap(uint32_t type, uint16_t misc, const uint8_t *p, size_t n, perf_mmap *m)

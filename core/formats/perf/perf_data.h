@@ -157,12 +157,23 @@ int perf_read_feature(perf_file *f, uint8_t id, const uint8_t *p, size_t n, int6
  * user record type), or -2 with err set. */
 int64_t perf_attr_of(const perf_file *f, uint32_t type, const uint8_t *payload, size_t n, tm_error *err);
 
+/* The attr an event id belongs to (FindAttrForEventId): its index, -1
+ * for none. */
+int64_t perf_attr_by_id(const perf_file *f, uint64_t id);
+
 /* A record's time (ReadTime, ExtractTraceTimestamp): 1 with *time when it
  * has one that is not 0, else 0. */
 int perf_record_time(const perf_attr *a, uint32_t type, const uint8_t *payload, size_t n, uint64_t *time);
 
 /* The mode of a record's misc. */
 int perf_misc_mode(uint16_t misc);
+
+/* One counter value of a sample's PERF_SAMPLE_READ (Sample::ReadGroup):
+ * the event id it names (PERF_FORMAT_ID) and the count. */
+typedef struct perf_read {
+	int has_id;
+	uint64_t id, value;
+} perf_read;
 
 /* A SAMPLE's fields (Sample::Parse); frames leaf first, each with its
  * mode (the context marks consumed). */
@@ -172,6 +183,8 @@ typedef struct perf_sample {
 	uint32_t pid, tid, cpu;
 	int mode;
 	int has_read;           /* PERF_SAMPLE_READ: read groups were read */
+	perf_read *reads;       /* them, n_reads (has_read: at least one) */
+	size_t n_reads, cap_reads;
 	uint64_t *ips;
 	uint8_t *modes;
 	size_t n_frames, cap_frames;

@@ -29,7 +29,7 @@ extern const tm_tokenizer tm_perf_tokenizer;
 
 /* TM_MREC_PERF records, each a tm_mrec_head and then, by sub:
  *   PERF_SAMPLE: tm_perf_sample_rec, then n ips (uint64) and n modes
- *     (uint8), leaf first;
+ *     (uint8), leaf first, then n_reads read values (tm_perf_read_rec);
  *   PERF_MMAP: tm_perf_mmap_rec, then the filename (uint32 length, bytes);
  *   PERF_COMM: two uint32 (pid, tid), then the name (uint32 length, bytes);
  *   PERF_THREAD: two uint32 (pid, tid): an ITRACE_START's UpdateThread;
@@ -47,9 +47,20 @@ typedef struct tm_perf_sample_rec {
 	uint32_t attr;
 	uint64_t period;
 	uint32_t n;        /* frames */
+	uint32_t n_reads;  /* PERF_SAMPLE_READ's values (has_read) */
 	uint8_t has_cpu, has_period, has_read, mode;
 	uint8_t adjust_pc; /* linux perf's return addresses (not Simpleperf's) */
 } tm_perf_sample_rec;
+
+/* A value a sample read (Sample::ReadGroup), as the record holds it:
+ * 12 bytes, the attr of its event id (TM_PERF_NO_ATTR when none has it)
+ * and the count. */
+#define TM_PERF_NO_ATTR UINT32_MAX
+typedef struct tm_perf_read_rec {
+	uint32_t attr;
+	uint64_t value;
+} tm_perf_read_rec;
+#define TM_PERF_READ_REC_SIZE 12
 
 typedef struct tm_perf_mmap_rec {
 	uint32_t pid, tid;
@@ -77,6 +88,11 @@ typedef struct perf_observed {
 	const char *event;    /* the attr's event name */
 	int has_count;
 	double count;         /* the counter after the sample */
+	/* a read group's other events (their names) and their counts after
+	 * it, in the group's order (the sample's own is `count`) */
+	size_t n_others;
+	const char *const *other_events;
+	const double *other_counts;
 } perf_observed;
 
 /* Its samples into merged.pftrace (encode.c). */

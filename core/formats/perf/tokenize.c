@@ -127,6 +127,7 @@ static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t 
 		r.has_cpu = (uint8_t)s->has_cpu;
 		r.has_period = (uint8_t)(s->has_period || !PERF_ATTR_FREQ(a));
 		r.has_read = (uint8_t)s->has_read;
+		r.n_reads = s->has_read ? (uint32_t)s->n_reads : 0;
 		r.mode = (uint8_t)s->mode;
 		r.adjust_pc = (uint8_t)!st->f.simpleperf;
 		if (s->n_frames == 0 && s->has_ip) {
@@ -143,6 +144,15 @@ static void parse(pd_tok *st, int64_t ts, uint32_t type, uint16_t misc, int64_t 
 			tm_buf_put(&st->rec, &r, sizeof r);
 			tm_buf_put(&st->rec, s->ips, s->n_frames * sizeof *s->ips);
 			tm_buf_put(&st->rec, s->modes, s->n_frames);
+		}
+		/* FindAttrForEventId of each value's id (an id the format
+		 * lacks: none, as the reference reads 0 then) */
+		for (uint32_t i = 0; i < r.n_reads; i++) {
+			const perf_read *rv = &s->reads[i];
+			int64_t ra = perf_attr_by_id(&st->f, rv->has_id ? rv->id : 0);
+			uint32_t ra32 = ra < 0 ? TM_PERF_NO_ATTR : (uint32_t)ra;
+			tm_buf_put(&st->rec, &ra32, sizeof ra32);
+			tm_buf_put(&st->rec, &rv->value, sizeof rv->value);
 		}
 		scan_place_sample(sf, ts, (int64_t)s->time, s->pid, s->tid, s->has_cpu ? (int32_t)s->cpu : -1, "", 0);
 		return;
