@@ -164,11 +164,13 @@ cat >expect_counters <<'EOF'
 6000	instructions	13
 7000	renamed	700
 EOF
+# the counter rows of $1's timeline.tsv: ts, column $2 (7: the name, 11:
+# the track), the value
 counter_rows() {
 	"$tm" cat "$1" machines/machine0/timeline.tsv |
-		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
+		awk -F'\t' -v OFS='\t' -v c="$2" '$5 == "counter" { print $1, $c, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
 }
-counter_rows counters.pftrace >got_counters
+counter_rows counters.pftrace 7 >got_counters
 ok "PerfSample counters: a row per timebase and follower count, on the tracks the defaults name" \
 	cmp -s got_counters expect_counters
 [ -s got_counters ] && ! cmp -s got_counters expect_counters && diff got_counters expect_counters | head -n 10
@@ -179,7 +181,7 @@ eq "PerfSample stats: lost records by CPU; guardrail stop, sharding by session" 
 	'{"perf_process_shard_count":{"2":4},"perf_chosen_process_shard":{"2":3},"perf_cpu_lost_records":{"0":3},"perf_guardrail_stop_ts":{"0":4700,"2":8100}}'
 # merged.pftrace read back gives the same rows
 "$tm" cat counters.pftrace machines/machine0/merged.pftrace >counters_merged.pftrace
-counter_rows counters_merged.pftrace >got_counters2
+counter_rows counters_merged.pftrace 7 >got_counters2
 ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got_counters2 expect_counters
 
 # StackSample counter values (testdata/conformance/proto_stack_counters):
@@ -204,17 +206,13 @@ cat >expect_stack_counters <<'EOF'
 5000	global:inline	50
 7000	global:def_time	70
 EOF
-stack_counter_rows() {
-	"$tm" cat "$1" machines/machine0/timeline.tsv |
-		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $11, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
-}
-stack_counter_rows stack_counters.pftrace >got_stack_counters
+counter_rows stack_counters.pftrace 11 >got_stack_counters
 ok "StackSample counters: a row per weight with a track, paired by position" \
 	cmp -s got_stack_counters expect_stack_counters
 [ -s got_stack_counters ] && ! cmp -s got_stack_counters expect_stack_counters &&
 	diff got_stack_counters expect_stack_counters | head -n 10
 "$tm" cat stack_counters.pftrace machines/machine0/merged.pftrace >stack_counters_merged.pftrace
-stack_counter_rows stack_counters_merged.pftrace >got_stack_counters2
+counter_rows stack_counters_merged.pftrace 11 >got_stack_counters2
 ok "StackSample counters: the same rows read back from merged.pftrace" \
 	cmp -s got_stack_counters2 expect_stack_counters
 
