@@ -29,8 +29,7 @@ struct m_psamples {
 	m_map streams;          /* seq << 32 | cpu -> perf_stream + 1 */
 	TM_VEC(perf_stream) stream;
 	TM_VEC(uint32_t) followers;
-	m_map perf_tracks;      /* hash(seq, cpu, name id) -> track + 1 */
-	m_map stack_tracks;     /* hash(seq, cpu, source id, name id) -> track + 1 */
+	m_map tracks;           /* hash(packet, seq, cpu, source, name) -> counter track + 1 */
 	m_map sessions;         /* source << 32 | seq -> profiler session + 1 */
 };
 
@@ -56,8 +55,7 @@ void m_proto_samples_free(m_psamples *s)
 	m_map_free(&s->streams);
 	free(s->stream.v);
 	free(s->followers.v);
-	m_map_free(&s->perf_tracks);
-	m_map_free(&s->stack_tracks);
+	m_map_free(&s->tracks);
 	m_map_free(&s->sessions);
 	free(s);
 }
@@ -99,20 +97,33 @@ static uint32_t session_of(tm_model *m, m_psamples *s, uint8_t source, uint32_t 
 	return (uint32_t)(*v - 1);
 }
 
-/* InternTrack of kPerfCpuCounterBlueprint: one track per (session, CPU,
- * name). */
-static uint32_t perf_track(tm_model *m, m_psamples *s, m_ctx *c, uint32_t seq, uint32_t cpu, const char *name,
-			   size_t n)
+/* InternTrack of a sample's counter: one track per dimensions, the
+ * packet's (TM_PR_SRC_PERF: kPerfCpuCounterBlueprint, session, CPU and
+ * name; TM_PR_SRC_STACK: a StackSample counter's, session, source
+ * (UINT32_MAX: none), name and, per_cpu, the CPU), the CPU's track or
+ * the session's. */
+static uint32_t counter_track(tm_model *m, m_psamples *s, m_ctx *c, uint8_t packet, uint32_t seq, int per_cpu,
+			      uint32_t cpu, uint32_t source, const char *name, size_t n)
 {
 	uint32_t name_id = m_intern(&m->str, name, n);
 	int fresh;
-	uint64_t *v = m_map_put(&s->perf_tracks, m_hash2(m_hash2(seq, cpu), name_id), &fresh);
+	uint64_t key = m_hash2(m_hash2(m_hash2(packet, seq), m_hash2((uint64_t)per_cpu, cpu)), m_hash2(source, name_id));
+	uint64_t *v = m_map_put(&s->tracks, key, &fresh);
 	if (fresh) {
-		uint32_t t = m_new_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, name_id);
-		m->tracks[t].pub.cpu = cpu;
+		uint32_t t = per_cpu ? m_new_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, name_id)
+				     : m_new_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, name_id);
+		if (per_cpu)
+			m->tracks[t].pub.cpu = cpu;
 		*v = (uint64_t)t + 1;
 	}
 	return (uint32_t)(*v - 1);
+}
+
+/* kPerfCpuCounterBlueprint's track of a perf session on a CPU */
+static uint32_t perf_track(tm_model *m, m_psamples *s, m_ctx *c, uint32_t seq, uint32_t cpu, const char *name,
+			   size_t n)
+{
+	return counter_track(m, s, c, TM_PR_SRC_PERF, seq, 1, cpu, UINT32_MAX, name, n);
 }
 
 /* GetSamplingStreamInfo: the session's tracks on the sample's CPU, named
@@ -164,27 +175,8 @@ static const perf_stream *perf_stream_of(tm_model *m, m_psamples *s, const tm_mr
 	return &s->stream.v[s->stream.n - 1];
 }
 
-/* StackSampleModule::InternCounterTrack: a StackSample counter's track,
- * per (session, source, name) and the CPU's for a per-CPU one. */
-static uint32_t stack_track(tm_model *m, m_psamples *s, m_ctx *c, uint32_t seq, uint32_t cpu, uint32_t source,
-			    const char *name, size_t n)
-{
-	uint32_t name_id = m_intern(&m->str, name, n);
-	int fresh;
-	uint64_t *v = m_map_put(&s->stack_tracks, m_hash2(m_hash2(seq, cpu), m_hash2(source, name_id)), &fresh);
-	if (fresh) {
-		int per_cpu = cpu != TM_PR_SESSION_SCOPE;
-		uint32_t t = per_cpu ? m_new_track(m, c, TM_MT_CPU_COUNTER, TM_SCOPE_CPU, -1, -1, name_id)
-				     : m_new_track(m, c, TM_MT_GLOBAL_COUNTER, TM_SCOPE_GLOBAL, -1, -1, name_id);
-		if (per_cpu)
-			m->tracks[t].pub.cpu = cpu;
-		*v = (uint64_t)t + 1;
-	}
-	return (uint32_t)(*v - 1);
-}
-
 /* A StackSample's counter values (tm_pr_counter and name each, n of
- * them) on their tracks. */
+ * them) on their tracks (StackSampleModule::InternCounterTrack). */
 static void stack_counters(tm_model *m, m_psamples *s, const tm_mrec_head *h, const tm_pr_sample *r, int64_t ts,
 			   uint32_t source, const char *p, const char *end)
 {
@@ -195,7 +187,9 @@ static void stack_counters(tm_model *m, m_psamples *s, const tm_mrec_head *h, co
 		size_t n;
 		if (!tm_mrec_get(&p, end, &v, sizeof v) || !tm_mrec_get_str(&p, end, &name, &n) || !name)
 			return;
-		m_counter(m, stack_track(m, s, c, r->seq, v.cpu, source, name, n), ts, (double)v.value, h->file_id);
+		uint32_t t = counter_track(m, s, c, TM_PR_SRC_STACK, r->seq, v.cpu != TM_PR_SESSION_SCOPE, v.cpu,
+					   source, name, n);
+		m_counter(m, t, ts, (double)v.value, h->file_id);
 	}
 }
 

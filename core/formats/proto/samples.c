@@ -145,6 +145,22 @@ void pr_stacks_free(pr_stacks *s)
 	free(s);
 }
 
+/* The last field `id` of msg, as a LEN field (a message, a string or a
+ * packed run): 0 when it has none. */
+static int last_len(tm_span msg, uint32_t id, tm_span *out)
+{
+	int has = 0;
+	tm_pb_iter it;
+	tm_pb_field f;
+	tm_pb_iter_init(&it, msg);
+	while (tm_pb_next(&it, &f) == 1)
+		if (f.id == id && f.wire == TM_PB_LEN) {
+			has = 1;
+			*out = f.data;
+		}
+	return has;
+}
+
 /* ---- the perf counters' names ---------------------------------------------- */
 
 /* StringifyCounter: perf's own names of PerfEvents.Counter. */
@@ -232,14 +248,10 @@ static void event_name(tm_span msg, const event_fields *id, tm_buf *b)
 		p = counter_name(counter);
 		n = strlen(p);
 	} else if (has_tracepoint) {
-		p = "";
-		n = 0;
-		tm_pb_iter_init(&it, tracepoint);
-		while (tm_pb_next(&it, &f) == 1)
-			if (f.id == F_PerfEvents_Tracepoint_name && f.wire == TM_PB_LEN) {
-				p = (const char *)f.data.p;
-				n = f.data.n;
-			}
+		tm_span tp_name = {(const uint8_t *)"", 0};
+		last_len(tracepoint, F_PerfEvents_Tracepoint_name, &tp_name);
+		p = (const char *)tp_name.p;
+		n = tp_name.n;
 	} else if (has_raw) {
 		uint64_t v[5] = {0};
 		tm_pb_iter_init(&it, raw);
@@ -269,20 +281,13 @@ int pr_perf_defaults(tm_span defaults, tm_buf *names, pr_perf_names *out)
 	static const event_fields follower = {F_FollowerEvent_name, F_FollowerEvent_counter,
 					      F_FollowerEvent_tracepoint, F_FollowerEvent_raw_event,
 					      F_FollowerEvent_modifiers};
-	int has = 0;
-	tm_span perf = {0};
-	tm_pb_iter it;
-	tm_pb_field f;
-	tm_pb_iter_init(&it, defaults);
-	while (tm_pb_next(&it, &f) == 1)
-		if (f.id == F_TracePacketDefaults_perf_sample_defaults && f.wire == TM_PB_LEN) {
-			has = 1;
-			perf = f.data;
-		}
+	tm_span perf;
 	names->len = 0;
 	memset(out, 0, sizeof *out);
-	if (!has)
+	if (!last_len(defaults, F_TracePacketDefaults_perf_sample_defaults, &perf))
 		return 0;
+	tm_pb_iter it;
+	tm_pb_field f;
 	tm_span tb = {(const uint8_t *)"", 0};
 	tm_pb_iter_init(&it, perf);
 	while (tm_pb_next(&it, &f) == 1) {
@@ -533,21 +538,6 @@ static void counter_value(tm_pr_sample *r, tm_span desc, int has_cpu, uint32_t c
 	tm_buf_put(b, &c, sizeof c);
 	tm_mrec_put_str(b, (const char *)name.p, name.n);
 	r->n_counts++;
-}
-
-/* The last field `id` of msg, as a LEN field (a packed run). */
-static int last_len(tm_span msg, uint32_t id, tm_span *out)
-{
-	int has = 0;
-	tm_pb_iter it;
-	tm_pb_field f;
-	tm_pb_iter_init(&it, msg);
-	while (tm_pb_next(&it, &f) == 1)
-		if (f.id == id && f.wire == TM_PB_LEN) {
-			has = 1;
-			*out = f.data;
-		}
-	return has;
 }
 
 /* StackSampleModule::ParseCounterValues: the primary descriptor inline,
