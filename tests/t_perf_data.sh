@@ -112,6 +112,18 @@ eq "read groups: 648 values" "$(counter_rows group.data | wc -l)" 648
 eq "read groups: the same rows read back from merged.pftrace" \
 	"$(counter_rows group.pftrace | md5sum)" "$(md5sum <group_reads.txt)"
 
+# a file whose samples carry no CPU (node.data: one command's) keeps its
+# counter on a global track, as the reference's perf.data importer does;
+# merged.pftrace holds it as counter TrackEvents (a PerfSample's counts go
+# on a CPU's track), which read back give the same rows (ts, name, track,
+# value)
+track_rows() { "$tm" cat "$1" timeline.tsv | awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $11, $12 }'; }
+eq "no CPU: the counter on a global track" "$(track_rows node.data | cut -f3 | sort | uniq -c | awk '{ print $1, $2 }')" \
+	"703 global:cpu-clock"
+"$tm" cat node.data merged.pftrace >node_merged.pftrace
+eq "no CPU: the same rows read back from merged.pftrace" \
+	"$(track_rows node_merged.pftrace | md5sum)" "$(track_rows node.data | md5sum)"
+
 # damage: a cut file, a wrong header size (its 8-byte size field at 8),
 # bytes after the last feature section
 head -c $(($(stat -c %s node.data) / 2)) node.data >cut.data

@@ -276,6 +276,9 @@ void exp_text_event(exp_text *t, uint32_t file, uint32_t row, int64_t ts, const 
 void exp_text_thread_pid(exp_text *t, const tm_model *m, uint32_t row, int64_t utid, int64_t pid);
 /* The uuid of a model track, its descriptor written on first use. */
 uint64_t exp_text_track(exp_text *t, const tm_model *m, uint32_t id);
+/* A model counter row as a counter TrackEvent on its track (a descriptor
+ * of its own: global, or a process's). */
+void exp_text_counter_event(exp_text *t, const tm_mcounter *c);
 /* A SLICE_END of track uuid written once the replay passes ts. */
 void exp_text_end_at(exp_text *t, int64_t ts, uint32_t file, uint32_t row, uint64_t uuid);
 /* te (on te->track_uuid, at ts) as a complete slice of dur ns: a legacy X

@@ -293,6 +293,17 @@ uint64_t exp_text_track(exp_text *t, const tm_model *m, uint32_t id)
 	return uuid;
 }
 
+void exp_text_counter_event(exp_text *t, const tm_mcounter *c)
+{
+	exp_text_flush_bundle(t);
+	exp_text_flush_ends(t, c->ts);
+	exp_te te = {.track_uuid = exp_text_track(t, c->model, c->track),
+		     .type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER,
+		     .has_counter = 1,
+		     .counter = c->value};
+	exp_text_event(t, c->file_id, c->machine_row, c->ts, &te);
+}
+
 /* ---- TrackEvents at the wire level ----------------------------------------------- */
 
 /* The JSON export writes one TrackEvent per event, most with debug

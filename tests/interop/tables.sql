@@ -61,9 +61,9 @@ FROM thread;
 SELECT 'process_ids' || char(9) || tm_machine(machine_id) || char(9) || upid || char(9) || pid AS row
 FROM process;
 
-SELECT 'counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_s(t.name) || char(9) || c.ts ||
-       char(9) || printf('%.17g', c.value) AS row
-FROM counter c JOIN track t ON t.id = c.track_id;
+SELECT 'counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_s(t.name) || char(9) ||
+       ifnull(cct.cpu, '\N') || char(9) || c.ts || char(9) || printf('%.17g', c.value) AS row
+FROM counter c JOIN track t ON t.id = c.track_id LEFT JOIN cpu_counter_track cct ON cct.id = t.id;
 
 SELECT 'sched' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || s.dur || char(9) ||
        s.cpu || char(9) || th.tid || char(9) || tm_s(s.end_state) AS row

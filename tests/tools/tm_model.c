@@ -7,7 +7,7 @@
  *   instant  name ts category depth machine kind          (dur 0)
  *   thread   machine tid name
  *   process  machine pid name
- *   counter  machine track ts value
+ *   counter  machine track cpu ts value   (cpu \N: not a CPU's counter)
  *   sched    machine ts dur cpu tid end_state
  *   flow     out_name out_ts in_name in_ts machine
  *   stat     name value
@@ -191,6 +191,10 @@ int main(int argc, char **argv)
 			put(o, mach(&s, r->machine_row));
 			tm_buf_puts(o, "\t");
 			put(o, t->name);
+			if (t->scope == TM_SCOPE_CPU && t->cpu >= 0)
+				tm_buf_printf(o, "\t%" PRId64, t->cpu);
+			else
+				tm_buf_puts(o, "\t\\N");
 			tm_buf_printf(o, "\t%" PRId64 "\t%.17g", r->ts, r->value);
 		}
 		tm_buf_puts(o, "\n");

@@ -142,16 +142,4 @@ static void json_event(exp_text *t, const tm_mobserved *o)
 }
 
 /* A JSON file's counters are TrackEvents of their own. */
-static void counter(exp_text *t, const tm_mcounter *c)
-{
-	const tm_model *m = c->model;
-	exp_text_flush_bundle(t);
-	exp_text_flush_ends(t, c->ts);
-	exp_te te = {.track_uuid = exp_text_track(t, m, c->track),
-		     .type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER,
-		     .has_counter = 1,
-		     .counter = c->value};
-	exp_text_event(t, c->file_id, c->machine_row, c->ts, &te);
-}
-
-const tm_encoder tm_json_encoder = {.observed = json_event, .counter = counter};
+const tm_encoder tm_json_encoder = {.observed = json_event, .counter = exp_text_counter_event};

@@ -5,10 +5,13 @@
  * unnamed) and mappings (range, offsets, build id), and the attr's
  * counter after it as the timebase count, on a sequence per attr whose
  * defaults name the event; a read group's other events are its
- * followers, their counts the follower counts. What the reference then
- * shows differently
+ * followers, their counts the follower counts. A sample of no CPU keeps
+ * its counters out of its PerfSample: the reference puts a PerfSample's
+ * counts on a CPU's track (CPU 0 for none), where its perf.data importer
+ * keeps them on a global track, so they are counter TrackEvents on a
+ * global track of their own. What the reference then shows differently
  * (a mapping name without a leading '/', the kernel's mapping per
- * process, counter tracks per CPU) is in tracemount(1), "Divergences". */
+ * process) is in tracemount(1), "Divergences". */
 #include "formats/perf/perf_format.h"
 
 #include <stdlib.h>
@@ -33,11 +36,28 @@ static void sample(exp_text *t, const tm_mobserved *o)
 		for (size_t i = 0; i < p->n_others; i++)
 			followers[i] = whole(p->other_counts[i]);
 	}
-	exp_perf pf = {p->attr,   p->event,        p->has_cpu,      p->cpu, p->mode, p->has_count, whole(p->count),
-		       p->n_others, p->other_events, followers};
+	/* no CPU: the counts are counter TrackEvents (counter below) */
+	exp_perf pf = {p->attr,
+		       p->event,
+		       p->has_cpu,
+		       p->cpu,
+		       p->mode,
+		       p->has_cpu && p->has_count,
+		       whole(p->count),
+		       p->has_cpu ? p->n_others : 0,
+		       p->other_events,
+		       followers};
 	exp_sample s = {1, p->pid, p->tid, p->callsite, "linux.perf", &pf};
 	exp_text_stack_sample(t, o->model, o->head->file_id, o->head->machine_row, o->ts, &s);
 	free(followers);
 }
 
-const tm_encoder tm_perf_encoder = {.observed = sample};
+/* The counter of samples of no CPU, on its global track; a CPU's are in
+ * the PerfSamples. */
+static void counter(exp_text *t, const tm_mcounter *c)
+{
+	if (tm_model_track(c->model, c->track)->scope != TM_SCOPE_CPU)
+		exp_text_counter_event(t, c);
+}
+
+const tm_encoder tm_perf_encoder = {.observed = sample, .counter = counter};
