@@ -123,6 +123,9 @@ eq "no CPU: the counter on a global track" "$(track_rows node.data | cut -f3 | s
 "$tm" cat node.data merged.pftrace >node_merged.pftrace
 eq "no CPU: the same rows read back from merged.pftrace" \
 	"$(track_rows node_merged.pftrace | md5sum)" "$(track_rows node.data | md5sum)"
+eq "a CPU's counter: the rows on cpu:N, read back the same" \
+	"$(track_rows group.pftrace | md5sum)" "$(track_rows group.data | md5sum)"
+eq "a CPU's counter: group.data's on its two CPUs" "$(track_rows group.data | cut -f3 | sort -u | tr '\n' ' ')" "cpu:0 cpu:1 "
 
 # damage: a cut file, a wrong header size (its 8-byte size field at 8),
 # bytes after the last feature section

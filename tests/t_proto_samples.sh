@@ -128,7 +128,7 @@ eq "merged.pftrace read back: the same sample rows" \
 
 # PerfSample counter values (testdata/conformance/proto_perf_counters):
 # a counter row per value on the tracks its session's defaults named at
-# its first sample on the CPU (ts, track name, value). Sequence 10 on
+# its first sample on the CPU (ts, track name, CPU, value). Sequence 10 on
 # CPU 0 names its timebase task-clock:uk and four followers; on CPU 1 it
 # has two counts for them; at 3000 the fifth count has no follower; at
 # 4000 no timebase count; at 4500 a skipped sample (not in scope) still
@@ -138,39 +138,39 @@ eq "merged.pftrace read back: the same sample rows" \
 protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" \
 	<"$TESTDATA/conformance/proto_perf_counters.textproto" >counters.pftrace || fail "encode proto_perf_counters"
 cat >expect_counters <<'EOF'
-1000	task-clock:uk	100
-1000	instructions	1
-1000	sched:sched_switch:h	2
-1000	raw.0x4.0xc0.0x1.0x0	3
-1000	explicit	4
-1500	cpu-clock	15
-1600	cpu-clock	16
-1700	unknown	17
-1700	unknown	18
-1800	:u	9007199254740992
-1800	raw.0xffffffff.0xffffffffffffffff.0x0.0xa:k	1000000
-2000	task-clock:uk	200
-2000	instructions	5
-2000	sched:sched_switch:h	6
-2500	cpu-clock	25
-3000	task-clock:uk	300
-3000	instructions	7
-3000	sched:sched_switch:h	8
-3000	raw.0x4.0xc0.0x1.0x0	9
-3000	explicit	10
-4000	instructions	12
-4500	task-clock:uk	450
-6000	task-clock:uk	600
-6000	instructions	13
-7000	renamed	700
+1000	task-clock:uk	cpu:0	100
+1000	instructions	cpu:0	1
+1000	sched:sched_switch:h	cpu:0	2
+1000	raw.0x4.0xc0.0x1.0x0	cpu:0	3
+1000	explicit	cpu:0	4
+1500	cpu-clock	cpu:0	15
+1600	cpu-clock	cpu:0	16
+1700	unknown	cpu:3	17
+1700	unknown	cpu:3	18
+1800	:u	cpu:4	9007199254740992
+1800	raw.0xffffffff.0xffffffffffffffff.0x0.0xa:k	cpu:4	1000000
+2000	task-clock:uk	cpu:1	200
+2000	instructions	cpu:1	5
+2000	sched:sched_switch:h	cpu:1	6
+2500	cpu-clock	cpu:0	25
+3000	task-clock:uk	cpu:0	300
+3000	instructions	cpu:0	7
+3000	sched:sched_switch:h	cpu:0	8
+3000	raw.0x4.0xc0.0x1.0x0	cpu:0	9
+3000	explicit	cpu:0	10
+4000	instructions	cpu:0	12
+4500	task-clock:uk	cpu:0	450
+6000	task-clock:uk	cpu:0	600
+6000	instructions	cpu:0	13
+7000	renamed	cpu:2	700
 EOF
-# the counter rows of $1's timeline.tsv: ts, column $2 (7: the name, 11:
-# the track), the value
+# the counter rows of $1's timeline.tsv: ts, name, track (cpu:N for a
+# CPU's counter), the value
 counter_rows() {
 	"$tm" cat "$1" machines/machine0/timeline.tsv |
-		awk -F'\t' -v OFS='\t' -v c="$2" '$5 == "counter" { print $1, $c, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
+		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $11, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
 }
-counter_rows counters.pftrace 7 >got_counters
+counter_rows counters.pftrace >got_counters
 ok "PerfSample counters: a row per timebase and follower count, on the tracks the defaults name" \
 	cmp -s got_counters expect_counters
 [ -s got_counters ] && ! cmp -s got_counters expect_counters && diff got_counters expect_counters | head -n 10
@@ -181,7 +181,7 @@ eq "PerfSample stats: lost records by CPU; guardrail stop, sharding by session" 
 	'{"perf_process_shard_count":{"2":4},"perf_chosen_process_shard":{"2":3},"perf_cpu_lost_records":{"0":3},"perf_guardrail_stop_ts":{"0":4700,"2":8100}}'
 # merged.pftrace read back gives the same rows
 "$tm" cat counters.pftrace machines/machine0/merged.pftrace >counters_merged.pftrace
-counter_rows counters_merged.pftrace 7 >got_counters2
+counter_rows counters_merged.pftrace >got_counters2
 ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got_counters2 expect_counters
 
 # StackSample counter values (testdata/conformance/proto_stack_counters):
@@ -189,30 +189,30 @@ ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got
 # else the defaults'), the follower weights by position on the followers'
 # (inline, else interned, a missing iid keeping its place, else the
 # defaults'); a per-CPU counter on the CPU of the execution context, and
-# none without one; a track per session, source and name (ts, track,
-# value).
+# none without one; a track per session, source and name (ts, name,
+# track, value).
 protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" \
 	<"$TESTDATA/conformance/proto_stack_counters.textproto" >stack_counters.pftrace || fail "encode proto_stack_counters"
 cat >expect_stack_counters <<'EOF'
-1000	global:def_time	10
-1000	global:def_f2	12
-2000	global:def_time	20
-2000	cpu:def_f1	21
-3000	cpu:int_cycles	30
-3000	global:int_instr	31
-3000	cpu:int_cycles	33
-4000	global:f_inline	41
-4500	cpu:f_cpu	45
-5000	global:inline	50
-7000	global:def_time	70
+1000	def_time	global:def_time	10
+1000	def_f2	global:def_f2	12
+2000	def_time	global:def_time	20
+2000	def_f1	cpu:1	21
+3000	int_cycles	cpu:3	30
+3000	int_instr	global:int_instr	31
+3000	int_cycles	cpu:3	33
+4000	f_inline	global:f_inline	41
+4500	f_cpu	cpu:0	45
+5000	inline	global:inline	50
+7000	def_time	global:def_time	70
 EOF
-counter_rows stack_counters.pftrace 11 >got_stack_counters
+counter_rows stack_counters.pftrace >got_stack_counters
 ok "StackSample counters: a row per weight with a track, paired by position" \
 	cmp -s got_stack_counters expect_stack_counters
 [ -s got_stack_counters ] && ! cmp -s got_stack_counters expect_stack_counters &&
 	diff got_stack_counters expect_stack_counters | head -n 10
 "$tm" cat stack_counters.pftrace machines/machine0/merged.pftrace >stack_counters_merged.pftrace
-counter_rows stack_counters_merged.pftrace 11 >got_stack_counters2
+counter_rows stack_counters_merged.pftrace >got_stack_counters2
 ok "StackSample counters: the same rows read back from merged.pftrace" \
 	cmp -s got_stack_counters2 expect_stack_counters
 

@@ -560,6 +560,12 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	if (h->kind == K_SCHED || h->kind == K_FTRACE) {
 		tm_buf_put(o, "cpu:", 4);
 		tm_buf_put_i64(o, h->cpu);
+	} else if (t && t->scope == TM_SCOPE_CPU && t->cpu >= 0) {
+		/* a CPU's counter hangs off that CPU, as its sched lines do:
+		 * its name is in the name column, and per-CPU counters of one
+		 * name (cpufreq, a perf session's) stay apart */
+		tm_buf_put(o, "cpu:", 4);
+		tm_buf_put_i64(o, t->cpu);
 	} else if (t) {
 		put_str(o, scope_names[t->scope]);
 		if (t->name) {

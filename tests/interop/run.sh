@@ -29,7 +29,7 @@
 # table (name, ts, dur, machine) against the slice and instant rows of
 # every machines/<dir>/timeline.tsv, tsv_sample the stack samples (machine,
 # ts, tid, leaf frame) against its sample rows, tsv_counter the counter
-# table (machine, track name, ts, value) against its counter rows,
+# table (machine, track name, CPU, ts, value) against its counter rows,
 # tsv_profile the stack and
 # aggregate samples (stack, count) against every profile.folded, tsv_heap
 # the heap graphs' classes (machine, name, objects, bytes) against every
@@ -132,7 +132,8 @@ compare_fixture() { # name archive [member]
 			$5 == "counter" {
 				v = $12; sub(/^\{"value":/, "", v); sub(/\}$/, "", v); x = v + 0
 				s = x == int(x) && x < 9007199254740992 && x > -9007199254740992 ? sprintf("%.0f", x) : sprintf("%.17g", x)
-				print m "\t" $7 "\t" $1 "\t" s >>(w "/tsv_counter.rows.u")
+				cpu = $11 ~ /^cpu:[0-9]+$/ ? substr($11, 5) : "\\N"
+				print m "\t" $7 "\t" cpu "\t" $1 "\t" s >>(w "/tsv_counter.rows.u")
 			}'
 		"$TRACEMOUNT" cat "$a" "machines/$d/profile.folded" >>"$w/m/tsv_profile.rows.f"
 		"$TRACEMOUNT" cat "$a" "machines/$d/heap.tsv" | awk -F'\t' -v m="$mname" \

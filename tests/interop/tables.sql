@@ -266,12 +266,14 @@ FROM perf_sample s JOIN thread th USING (utid)
 LEFT JOIN stack_profile_callsite c ON c.id = s.callsite_id LEFT JOIN stack_profile_frame f ON f.id = c.frame_id
 LEFT JOIN stack_profile_mapping m ON m.id = f.mapping;
 
--- timeline.tsv's counter rows: (machine, track name, ts, value), the value
--- an integer when it is a whole one (as run.sh prints timeline.tsv's).
-SELECT 'tsv_counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_e(t.name) || char(9) || c.ts ||
-       char(9) || (CASE WHEN c.value = CAST(c.value AS INT) AND abs(c.value) < 9007199254740992
-                   THEN printf('%d', CAST(c.value AS INT)) ELSE printf('%.17g', c.value) END) AS row
-FROM counter c JOIN track t ON t.id = c.track_id;
+-- timeline.tsv's counter rows: (machine, track name, CPU of a CPU's
+-- counter, ts, value), the value an integer when it is a whole one (as
+-- run.sh prints timeline.tsv's).
+SELECT 'tsv_counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_e(t.name) || char(9) ||
+       ifnull(cct.cpu, '\N') || char(9) || c.ts || char(9) ||
+       (CASE WHEN c.value = CAST(c.value AS INT) AND abs(c.value) < 9007199254740992
+             THEN printf('%d', CAST(c.value AS INT)) ELSE printf('%.17g', c.value) END) AS row
+FROM counter c JOIN track t ON t.id = c.track_id LEFT JOIN cpu_counter_track cct ON cct.id = t.id;
 
 -- profile.folded over every machine: each stack from the root (names
 -- joined by ';') with its stack samples and aggregate samples summed.
