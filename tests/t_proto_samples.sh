@@ -216,6 +216,48 @@ counter_rows stack_counters_merged.pftrace >got_stack_counters2
 ok "StackSample counters: the same rows read back from merged.pftrace" \
 	cmp -s got_stack_counters2 expect_stack_counters
 
+# A TracePacketDefaults that gives stack_sample_defaults twice (no
+# producer writes that, but the wire allows it): the reference reads the
+# last one whole, not the two merged, so a source only the first names is
+# none (NULL in its profiler_sample table; an empty category here), and
+# the second's source wins over the first's. Text format refuses a field
+# given twice, so the packets are put together from encoded parts: a
+# field of wire type 2 is its tag, its length (a varint) and its bytes.
+enc() { protoc --encode="perfetto.protos.$1" -I"$root/protos" "$root/protos/trace.proto"; }
+varint() { # N: its bytes, seven bits a byte, the low first
+	local v=$1 b
+	while :; do
+		b=$((v & 127)) v=$((v >> 7))
+		[ "$v" -gt 0 ] && b=$((b | 128))
+		printf "$(printf '\\%03o' "$b")"
+		[ "$v" -gt 0 ] || break
+	done
+}
+len_field() { # FIELD FILE...: the files' bytes as one length-delimited field
+	varint $(($1 * 8 + 2))
+	varint "$(cat "${@:2}" | wc -c)"
+	cat "${@:2}"
+}
+for q in 2:f 3:g; do
+	echo "trusted_packet_sequence_id: ${q%:*} incremental_state_cleared: true timestamp: 1000
+	      interned_data { function_names { iid: 1 str: \"${q#*:}\" } frames { iid: 1 function_name_id: 1 }
+	                      callstacks { iid: 1 frame_ids: 1 } }" | enc TracePacket >"head${q%:*}"
+	echo "trusted_packet_sequence_id: ${q%:*} timestamp: ${q%:*}000
+	      stack_sample { task_context { pid: 10 tid: 1${q%:*} } callstack_iid: 1 }" | enc TracePacket >"sample${q%:*}"
+done
+echo 'stack_sample_defaults { source: "first" }' | enc TracePacketDefaults >d2a
+echo 'stack_sample_defaults { }' | enc TracePacketDefaults >d2b
+echo 'stack_sample_defaults { source: "x" }' | enc TracePacketDefaults >d3a
+echo 'stack_sample_defaults { source: "second" }' | enc TracePacketDefaults >d3b
+{ cat head2; len_field 59 d2a d2b; } >packet2 # 59: TracePacket.trace_packet_defaults
+{ cat head3; len_field 59 d3a d3b; } >packet3
+{ len_field 1 packet2; len_field 1 sample2; len_field 1 packet3; len_field 1 sample3; } >twice.pftrace
+eq "stack_sample_defaults twice: the last one's source, none when it names none" \
+	"$("$tm" cat twice.pftrace timeline.tsv | awk -F'\t' '$5 == "sample" { printf "%s %s;", $1, $6 }')" "2000 ;3000 second;"
+"$tm" cat twice.pftrace merged.pftrace >twice_merged.pftrace
+eq "stack_sample_defaults twice: the same read back from merged.pftrace" \
+	"$("$tm" cat twice_merged.pftrace timeline.tsv | awk -F'\t' '$5 == "sample" { printf "%s %s;", $1, $6 }')" "2000 ;3000 second;"
+
 # A real capture the same way: testdata/real/perf's perf.data and perf
 # script of node, and their merged.pftrace (node_proto.pftrace: PerfSample
 # and StackSample packets) read as a proto trace give the same profile

@@ -797,8 +797,9 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 }
 
 /* TracePacketDefaults.stack_sample_defaults.source, and the message for
- * its counter descriptors (the last given: none when absent, new defaults
- * replace the old whole). */
+ * its counter descriptors: the last stack_sample_defaults given, whole
+ * (a field given twice is not merged: the reference reads the last; none
+ * when absent; new defaults replace the old whole). */
 static void defaults_stack_source(seq_state *ss, tm_span defaults)
 {
 	ss->has_stack_source = 0;
@@ -810,6 +811,7 @@ static void defaults_stack_source(seq_state *ss, tm_span defaults)
 		if (f.id != F_TracePacketDefaults_stack_sample_defaults || f.wire != TM_PB_LEN)
 			continue;
 		ss->has_stack_defaults = 1;
+		ss->has_stack_source = 0;
 		ss->stack_defaults.len = 0;
 		tm_buf_put(&ss->stack_defaults, f.data.p, f.data.n);
 		tm_pb_iter_init(&in, f.data);
