@@ -30,6 +30,8 @@
 # every machines/<dir>/timeline.tsv, tsv_sample the stack samples (machine,
 # ts, tid, leaf frame) against its sample rows, tsv_counter the counter
 # table (machine, track name, CPU, ts, value) against its counter rows,
+# tsv_sched the sched table (machine, ts, dur, CPU, tid, end state,
+# priority) against its sched rows,
 # tsv_profile the stack and
 # aggregate samples (stack, count) against every profile.folded, tsv_heap
 # the heap graphs' classes (machine, name, objects, bytes) against every
@@ -57,7 +59,7 @@ scenario_init || { fail "interop" "cannot encode the fixtures (protoc)"; exit 1;
 tables="slice thread_slice instant thread thread_ids process process_ids counter sched thread_state flow args sample callsite
 	mapping perf_sample perf_callsite perf_mapping heap_class heap_object heap_reference aggregate stats"
 # compared with tracemount's text views instead of merged.pftrace's import
-tsv_tables="tsv_slice tsv_sample tsv_counter tsv_profile tsv_heap tsv_thread tsv_process"
+tsv_tables="tsv_slice tsv_sample tsv_counter tsv_sched tsv_profile tsv_heap tsv_thread tsv_process"
 # compared with metadata.json's stats (tables.sql)
 meta_tables="meta_stats file_stats"
 differences=$here/differences
@@ -120,7 +122,7 @@ compare_fixture() { # name archive [member]
 	local d mname tb
 	: >"$w/m/tsv_slice.rows.u"; : >"$w/m/tsv_sample.rows.u"; : >"$w/m/tsv_profile.rows.f"
 	: >"$w/m/tsv_thread.rows.u"; : >"$w/m/tsv_heap.rows.u"
-	: >"$w/m/tsv_process.rows.u"; : >"$w/m/tsv_counter.rows.u"
+	: >"$w/m/tsv_process.rows.u"; : >"$w/m/tsv_counter.rows.u"; : >"$w/m/tsv_sched.rows.u"
 	for d in $("$TRACEMOUNT" ls "$a" machines); do
 		mname=$("$TRACEMOUNT" cat "$a" "machines/$d/machine.json" | jq -r '.name // "\\N"')
 		# a counter's value from its args ({"value":V}) as tables.sql
@@ -134,6 +136,11 @@ compare_fixture() { # name archive [member]
 				s = x == int(x) && x < 9007199254740992 && x > -9007199254740992 ? sprintf("%.0f", x) : sprintf("%.17g", x)
 				cpu = $11 ~ /^cpu:[0-9]+$/ ? substr($11, 5) : "\\N"
 				print m "\t" $7 "\t" cpu "\t" $1 "\t" s >>(w "/tsv_counter.rows.u")
+			}
+			$5 == "sched" {
+				st = match($12, /"end_state":"[^"]*"/) ? substr($12, RSTART + 13, RLENGTH - 14) : ""
+				p = $12; sub(/.*"prio":/, "", p); sub(/\}$/, "", p)
+				print m "\t" $1 "\t" $2 "\t" substr($11, 5) "\t" $10 "\t" st "\t" p >>(w "/tsv_sched.rows.u")
 			}'
 		"$TRACEMOUNT" cat "$a" "machines/$d/profile.folded" >>"$w/m/tsv_profile.rows.f"
 		"$TRACEMOUNT" cat "$a" "machines/$d/heap.tsv" | awk -F'\t' -v m="$mname" \

@@ -275,6 +275,15 @@ SELECT 'tsv_counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_e(t
              THEN printf('%d', CAST(c.value AS INT)) ELSE printf('%.17g', c.value) END) AS row
 FROM counter c JOIN track t ON t.id = c.track_id LEFT JOIN cpu_counter_track cct ON cct.id = t.id;
 
+-- timeline.tsv's sched lines: (machine, ts, dur, CPU, tid, end state,
+-- priority), the CPU as its machine numbers it (the cpu table's row of the
+-- slice's ucpu: a second machine's CPU 0 is ucpu 4096), the end state
+-- empty while the thread still runs.
+SELECT 'tsv_sched' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || s.dur || char(9) ||
+       ifnull((SELECT c.cpu FROM cpu c WHERE c.id = s.ucpu), '\N') || char(9) || th.tid || char(9) ||
+       tm_e(s.end_state) || char(9) || s.priority AS row
+FROM sched s JOIN thread th USING (utid);
+
 -- profile.folded over every machine: each stack from the root (names
 -- joined by ';') with its stack samples and aggregate samples summed.
 SELECT 'tsv_profile' || char(9) || tm_e(path) || char(9) || printf('%d', sum(n)) AS row
