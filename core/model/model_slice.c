@@ -370,7 +370,8 @@ static void add_end_args(m_open *o, const char *raw, size_t n)
 	const char *p = raw, *end = raw + n, *k, *v;
 	size_t kn, vn;
 	while (next_member(&p, end, &k, &kn, &v, &vn)) {
-		const char *q = o->args.data, *qe = o->args.data + o->args.len, *ok, *ov;
+		/* no args yet: no buffer (NULL + 0 is undefined) */
+		const char *q = o->args.data, *qe = q ? q + o->args.len : NULL, *ok, *ov;
 		size_t okn, ovn;
 		int replaced = 0;
 		while (q && next_member(&q, qe, &ok, &okn, &ov, &ovn)) {
