@@ -31,6 +31,28 @@ contains() {
 	case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "[$2] does not contain [$3]" ;; esac
 }
 
+# counter_rows ARCHIVE [VIEW]: the counter lines of VIEW (timeline.tsv) of
+# ARCHIVE as ts, name, track, value (the V of the args' {"value":V})
+counter_rows() {
+	"$TRACEMOUNT" cat "$1" "${2:-timeline.tsv}" |
+		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $11, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
+}
+
+# varint N: the bytes of the unsigned varint N, as printf escapes
+# (printf "$(varint 300)" writes them)
+varint() {
+	local v=$1 o=""
+	while [ "$v" -ge 128 ]; do o="$o$(printf '\\x%02x' $(((v & 127) | 128)))"; v=$((v >> 7)); done
+	printf '%s\\x%02x' "$o" "$v"
+}
+
+# pb_len FIELD FILE...: the files' bytes as one length-delimited protobuf
+# field (its tag, its length, the bytes), for what text format cannot say
+pb_len() {
+	printf "$(varint $(($1 * 8 + 2)))$(varint "$(cat "${@:2}" | wc -c)")"
+	cat "${@:2}"
+}
+
 # A scratch directory removed at exit.
 T_TMP=$(mktemp -d /tmp/tmtest.XXXXXX)
 # The index cache of every test is its own (and the user's stays clean).

@@ -399,11 +399,6 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	# a bundle that inflates past what a log may hold: read in place
 	if "$BUILD/tools/gen_trace" proto 3 | gzip -9 >bundle.gz; then
 		n=$(stat -c %s bundle.gz)
-		varint() { # the bytes of an unsigned varint, as printf escapes
-			local v=$1 o=""
-			while [ "$v" -ge 128 ]; do o="$o$(printf '\\x%02x' $(((v & 127) | 128)))"; v=$((v >> 7)); done
-			printf '%s\\x%02x' "$o" "$v"
-		}
 		# Trace.packet { TracePacket.compressed_packets (50): the gzip }
 		inner=$((2 + $(printf "$(varint "$n")" | wc -c) + n))
 		{ printf "\\x0a$(varint "$inner")\\x92\\x03$(varint "$n")"; cat bundle.gz; } >ahead/bundle.pftrace

@@ -164,13 +164,7 @@ cat >expect_counters <<'EOF'
 6000	instructions	cpu:0	13
 7000	renamed	cpu:2	700
 EOF
-# the counter rows of $1's timeline.tsv: ts, name, track (cpu:N for a
-# CPU's counter), the value
-counter_rows() {
-	"$tm" cat "$1" machines/machine0/timeline.tsv |
-		awk -F'\t' -v OFS='\t' '$5 == "counter" { print $1, $7, $11, $12 }' | sed 's/{"value":\(.*\)}$/\1/'
-}
-counter_rows counters.pftrace >got_counters
+counter_rows counters.pftrace machines/machine0/timeline.tsv >got_counters
 ok "PerfSample counters: a row per timebase and follower count, on the tracks the defaults name" \
 	cmp -s got_counters expect_counters
 [ -s got_counters ] && ! cmp -s got_counters expect_counters && diff got_counters expect_counters | head -n 10
@@ -181,7 +175,7 @@ eq "PerfSample stats: lost records by CPU; guardrail stop, sharding by session" 
 	'{"perf_process_shard_count":{"2":4},"perf_chosen_process_shard":{"2":3},"perf_cpu_lost_records":{"0":3},"perf_guardrail_stop_ts":{"0":4700,"2":8100}}'
 # merged.pftrace read back gives the same rows
 "$tm" cat counters.pftrace machines/machine0/merged.pftrace >counters_merged.pftrace
-counter_rows counters_merged.pftrace >got_counters2
+counter_rows counters_merged.pftrace machines/machine0/timeline.tsv >got_counters2
 ok "PerfSample counters: the same rows read back from merged.pftrace" cmp -s got_counters2 expect_counters
 
 # StackSample counter values (testdata/conformance/proto_stack_counters):
@@ -206,13 +200,13 @@ cat >expect_stack_counters <<'EOF'
 5000	inline	global:inline	50
 7000	def_time	global:def_time	70
 EOF
-counter_rows stack_counters.pftrace >got_stack_counters
+counter_rows stack_counters.pftrace machines/machine0/timeline.tsv >got_stack_counters
 ok "StackSample counters: a row per weight with a track, paired by position" \
 	cmp -s got_stack_counters expect_stack_counters
 [ -s got_stack_counters ] && ! cmp -s got_stack_counters expect_stack_counters &&
 	diff got_stack_counters expect_stack_counters | head -n 10
 "$tm" cat stack_counters.pftrace machines/machine0/merged.pftrace >stack_counters_merged.pftrace
-counter_rows stack_counters_merged.pftrace >got_stack_counters2
+counter_rows stack_counters_merged.pftrace machines/machine0/timeline.tsv >got_stack_counters2
 ok "StackSample counters: the same rows read back from merged.pftrace" \
 	cmp -s got_stack_counters2 expect_stack_counters
 
@@ -224,20 +218,6 @@ ok "StackSample counters: the same rows read back from merged.pftrace" \
 # given twice, so the packets are put together from encoded parts: a
 # field of wire type 2 is its tag, its length (a varint) and its bytes.
 enc() { protoc --encode="perfetto.protos.$1" -I"$root/protos" "$root/protos/trace.proto"; }
-varint() { # N: its bytes, seven bits a byte, the low first
-	local v=$1 b
-	while :; do
-		b=$((v & 127)) v=$((v >> 7))
-		[ "$v" -gt 0 ] && b=$((b | 128))
-		printf "$(printf '\\%03o' "$b")"
-		[ "$v" -gt 0 ] || break
-	done
-}
-len_field() { # FIELD FILE...: the files' bytes as one length-delimited field
-	varint $(($1 * 8 + 2))
-	varint "$(cat "${@:2}" | wc -c)"
-	cat "${@:2}"
-}
 for q in 2:f 3:g; do
 	echo "trusted_packet_sequence_id: ${q%:*} incremental_state_cleared: true timestamp: 1000
 	      interned_data { function_names { iid: 1 str: \"${q#*:}\" } frames { iid: 1 function_name_id: 1 }
@@ -249,9 +229,9 @@ echo 'stack_sample_defaults { source: "first" }' | enc TracePacketDefaults >d2a
 echo 'stack_sample_defaults { }' | enc TracePacketDefaults >d2b
 echo 'stack_sample_defaults { source: "x" }' | enc TracePacketDefaults >d3a
 echo 'stack_sample_defaults { source: "second" }' | enc TracePacketDefaults >d3b
-{ cat head2; len_field 59 d2a d2b; } >packet2 # 59: TracePacket.trace_packet_defaults
-{ cat head3; len_field 59 d3a d3b; } >packet3
-{ len_field 1 packet2; len_field 1 sample2; len_field 1 packet3; len_field 1 sample3; } >twice.pftrace
+{ cat head2; pb_len 59 d2a d2b; } >packet2 # 59: TracePacket.trace_packet_defaults
+{ cat head3; pb_len 59 d3a d3b; } >packet3
+{ pb_len 1 packet2; pb_len 1 sample2; pb_len 1 packet3; pb_len 1 sample3; } >twice.pftrace
 eq "stack_sample_defaults twice: the last one's source, none when it names none" \
 	"$("$tm" cat twice.pftrace timeline.tsv | awk -F'\t' '$5 == "sample" { printf "%s %s;", $1, $6 }')" "2000 ;3000 second;"
 "$tm" cat twice.pftrace merged.pftrace >twice_merged.pftrace
