@@ -30,23 +30,16 @@ static void sample(exp_text *t, const tm_mobserved *o)
 	const perf_observed *p = o->event;
 	exp_text_flush_bundle(t);
 	exp_text_flush_ends(t, o->ts);
+	/* no CPU: the counts are counter TrackEvents (counter below) */
+	size_t n_followers = p->has_cpu ? p->n_others : 0;
 	uint64_t *followers = NULL;
-	if (p->n_others) {
-		followers = tm_xcalloc(p->n_others, sizeof *followers);
-		for (size_t i = 0; i < p->n_others; i++)
+	if (n_followers) {
+		followers = tm_xcalloc(n_followers, sizeof *followers);
+		for (size_t i = 0; i < n_followers; i++)
 			followers[i] = whole(p->other_counts[i]);
 	}
-	/* no CPU: the counts are counter TrackEvents (counter below) */
-	exp_perf pf = {p->attr,
-		       p->event,
-		       p->has_cpu,
-		       p->cpu,
-		       p->mode,
-		       p->has_cpu && p->has_count,
-		       whole(p->count),
-		       p->has_cpu ? p->n_others : 0,
-		       p->other_events,
-		       followers};
+	exp_perf pf = {p->attr, p->event, p->has_cpu, p->cpu, p->mode, p->has_cpu && p->has_count,
+		       whole(p->count), n_followers, p->other_events, followers};
 	exp_sample s = {1, p->pid, p->tid, p->callsite, "linux.perf", &pf};
 	exp_text_stack_sample(t, o->model, o->head->file_id, o->head->machine_row, o->ts, &s);
 	free(followers);
