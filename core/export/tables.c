@@ -452,7 +452,8 @@ typedef struct heap_line {
 	uint32_t machine_row;
 	const char *name;
 	size_t name_n;
-	uint64_t objects, bytes;
+	uint64_t objects;
+	int64_t bytes;
 } heap_line;
 
 static int heap_by_name(const void *a, const void *b)
@@ -506,7 +507,7 @@ static void write_heap(tm_parts *out, const tm_model *model)
 		o.len = 0;
 		tm_buf_put_field(&o, h[i].name, h[i].name_n);
 		char num[48];
-		snprintf(num, sizeof num, "\t%" PRIu64 "\t%" PRIu64 "\n", h[i].objects, h[i].bytes);
+		snprintf(num, sizeof num, "\t%" PRIu64 "\t%" PRId64 "\n", h[i].objects, h[i].bytes);
 		tm_buf_puts(&o, num);
 		tm_parts_put(out, h[i].machine_row, o.data, o.len);
 	}

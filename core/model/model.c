@@ -276,6 +276,9 @@ void tm_model_finish(tm_model *m)
 {
 	m_slices_flush(m);
 	m_sched_flush(m);
+	for (int k = 0; k < TM_MREC_KINDS; k++)
+		if (m->parsers[k] && m->parsers[k]->finish)
+			m->parsers[k]->finish(m);
 }
 
 size_t tm_model_n_tracks(const tm_model *m)
@@ -377,6 +380,9 @@ void tm_model_free(tm_model *m)
 	for (size_t i = 0; i < m->n_ctxs; i++)
 		ctx_free(m, &m->ctxs[i]);
 	free(m->ctxs);
+	for (int k = 0; k < TM_MREC_KINDS; k++)
+		if (m->parsers[k] && m->parsers[k]->state_free)
+			m->parsers[k]->state_free(m);
 	m_map_free(&m->ctx_index);
 	m_map_free(&m->forked);
 	for (size_t i = 0; i < m->n_mach; i++) {

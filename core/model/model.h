@@ -279,11 +279,13 @@ typedef struct tm_maggregate {
 } tm_maggregate;
 
 /* A class of a heap dump (the reference's heap_graph_class, an hprof
- * file's) with its objects and their self sizes, of no time. */
+ * file's or a HeapGraph's) with its objects and the sum of their self
+ * sizes, of no time. The sum is signed: the reference sizes an object a
+ * HeapGraph refers to but never gives at -1. */
 typedef struct tm_mheap_class {
 	uint32_t name;          /* the model's string */
 	uint64_t objects;
-	uint64_t bytes;
+	int64_t bytes;
 	uint32_t file_id;
 	uint32_t machine_row;
 } tm_mheap_class;
@@ -361,6 +363,12 @@ typedef struct tm_parser {
 			  size_t n, tm_buf *b);
 	/* frees the parser's state of one context (file, machine); may be NULL */
 	void (*ctx_free)(struct m_ctx *c);
+	/* at the end of the input (tm_model_finish), what the parser keeps
+	 * of the whole trace rather than of one context (its
+	 * tm_model.kind_state); may be NULL */
+	void (*finish)(tm_model *m);
+	/* frees that state (tm_model_free); may be NULL */
+	void (*state_free)(tm_model *m);
 	int line_cpu;   /* tm_mrec_head.cpu is the record's CPU */
 } tm_parser;
 #define TM_MREC_KINDS 11 /* the record kinds there can be, 0 unused

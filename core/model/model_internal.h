@@ -179,6 +179,10 @@ struct tm_model {
 	 * attrs', proto perf sequences' and StackSample sequences' */
 	uint32_t n_profiler_sessions;
 	const tm_parser *parsers[TM_MREC_KINDS];  /* by record kind (tm_model_new) */
+	/* what a parser keeps of the whole trace, by record kind: not of a
+	 * context (a heap graph's sequence spans files, as the reference's
+	 * HeapGraphTracker does); its tm_parser.state_free frees it */
+	void *kind_state[TM_MREC_KINDS];
 	m_strings str;
 	m_mach *mach;
 	size_t n_mach;
@@ -408,7 +412,10 @@ void m_sample(tm_model *m, int64_t ts, int64_t utid, uint32_t callsite, const ch
  * side records come before the sinks exist). */
 void m_aggregate(tm_model *m, uint32_t callsite, int64_t value);
 /* A heap dump's class of the record being applied, with its objects. */
-void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, uint64_t bytes);
+void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, int64_t bytes);
+/* the same, of a trace file and machine other than the record's */
+void m_heap_class_at(tm_model *m, const char *name, size_t n, uint64_t objects, int64_t bytes, uint32_t file_id,
+		     uint32_t row);
 void m_stack_free(tm_model *m);
 
 #endif

@@ -140,11 +140,17 @@ void m_aggregate(tm_model *m, uint32_t callsite, int64_t value)
 	m->aggregates[m->n_aggregates++] = (tm_maggregate){callsite, value, m->cur_file, m->cur_row};
 }
 
-void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, uint64_t bytes)
+void m_heap_class_at(tm_model *m, const char *name, size_t n, uint64_t objects, int64_t bytes, uint32_t file_id,
+		     uint32_t row)
 {
 	TM_GROW(m->heap_classes, m->cap_heap_classes, m->n_heap_classes + 1);
 	m->heap_classes[m->n_heap_classes++] =
-		(tm_mheap_class){m_intern(&m->str, name, n), objects, bytes, m->cur_file, m->cur_row};
+		(tm_mheap_class){m_intern(&m->str, name, n), objects, bytes, file_id, row};
+}
+
+void m_heap_class(tm_model *m, const char *name, size_t n, uint64_t objects, int64_t bytes)
+{
+	m_heap_class_at(m, name, n, objects, bytes, m->cur_file, m->cur_row);
 }
 
 void m_stack_free(tm_model *m)

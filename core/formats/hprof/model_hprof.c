@@ -45,7 +45,7 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 		for (uint32_t i = 0; i < p.n; i++) {
 			if (!tm_hprof_get_class(&q, end, &c))
 				return;
-			m_heap_class(m, c.name, c.name_n, c.objects, c.bytes);
+			m_heap_class(m, c.name, c.name_n, c.objects, (int64_t)c.bytes);
 		}
 	}
 	observe(m, h, ts, body, n);
