@@ -688,7 +688,7 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 	tm_span raw = {po->data, po->len};
 	tm_buf *b = &x->pkt;
 	b->len = 0;
-	int had_seq = 0, clock_only = 0, cleared = 0, has_defaults = 0;
+	int had_seq = 0, clock_only = 0, cleared = 0, has_defaults = 0, heap_graph = 0;
 	tm_span streaming = {0};
 	tm_pb_iter it;
 	tm_pb_field f;
@@ -712,6 +712,9 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 			break;
 		case F_TracePacket_incremental_state_cleared:
 			cleared |= f.wire == TM_PB_VARINT && f.val;
+			break;
+		case F_TracePacket_heap_graph:
+			heap_graph = 1;
 			break;
 		case F_TracePacket_sequence_flags:
 			cleared |= f.wire == TM_PB_VARINT && (f.val & TM_SEQ_INCREMENTAL_STATE_CLEARED);
@@ -770,8 +773,13 @@ static void on_packet(void *ctx, const tm_packet_out *po)
 		return;
 	if (po->has_ts && !clock_only)
 		put_uint(b, F_TracePacket_timestamp, (uint64_t)po->ts);
+	/* The reference keeps a heap dump per sequence id, whatever the file
+	 * or machine (core/formats/proto/heap_graph.c): a HeapGraph packet
+	 * goes on the one sequence of its id. */
 	if (had_seq && po->seq_id)
-		put_uint(b, F_TracePacket_trusted_packet_sequence_id, exp_seq(x, po->file_id, po->machine_row, po->seq_id));
+		put_uint(b, F_TracePacket_trusted_packet_sequence_id,
+			 heap_graph ? exp_seq(x, UINT32_MAX, UINT32_MAX, po->seq_id)
+				    : exp_seq(x, po->file_id, po->machine_row, po->seq_id));
 	keep_packet(x, po->machine_row, b);
 	if (streaming.p && had_seq && po->seq_id)
 		exp_streaming(x, po, exp_seq(x, po->file_id, po->machine_row, po->seq_id), streaming);

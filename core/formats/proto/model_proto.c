@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/proto/heap_graph.h"
 #include "formats/proto/pb_unpack.h"
 #include "formats/proto/samples.h"
 #include "util/per_thread.h"
@@ -1889,6 +1890,14 @@ static void m_proto_apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const 
 	case TM_PR_SAMPLE:
 		m_proto_sample(m, h, ts, payload, len, &pctx(m_context(m, h->file_id, h->machine_row))->samples);
 		break;
+	case TM_PR_HEAP_GRAPH: {
+		uint32_t seq;
+		if (len < sizeof seq)
+			return;
+		memcpy(&seq, payload, sizeof seq);
+		m_heap_graph_packet(m, h, ts, seq, (const uint8_t *)payload + sizeof seq, len - sizeof seq);
+		break;
+	}
 	case TM_PR_COMPACT_SWITCH: {
 		tm_pr_switch sw;
 		if (len < sizeof sw)
@@ -1936,4 +1945,8 @@ static void ctx_free(m_ctx *c)
 	m_proto_ctx_free(c->parsed);
 }
 
-const tm_parser tm_proto_parser = {.apply = apply, .side = m_proto_side, .ctx_free = ctx_free};
+const tm_parser tm_proto_parser = {.apply = apply,
+				   .side = m_proto_side,
+				   .ctx_free = ctx_free,
+				   .finish = m_heap_graph_finish,
+				   .state_free = m_heap_graph_free};

@@ -28,6 +28,8 @@ enum {
 				 * (core/formats/proto/samples.h) */
 	TM_PR_STAT,             /* side record: uint8 TM_PR_STAT_*, a stat the
 				 * tokenizer counts */
+	TM_PR_HEAP_GRAPH,       /* uint32 sequence id, then the HeapGraph bytes
+				 * (core/formats/proto/heap_graph.h) */
 };
 
 /* TM_PR_STAT's stats: StreamingProfilePacket's tokenization logs. */

@@ -1671,6 +1671,9 @@ static int tokenize(pscan *ps, size_t ri, const tm_packet *p, tm_error *err)
 				sample_record(ps, rd, ss, seq, f.id, f.data, 0, rd->q_packets, ts);
 			else if (f.id == F_TracePacket_streaming_profile_packet)
 				on_streaming(ps, rd, ss, f.data);
+			else if (f.id == F_TracePacket_heap_graph && ps->records && ts >= 0)
+				pr_record(ps, rd, TM_PR_HEAP_GRAPH, rd->q_packets, ts, &seq, sizeof seq, f.data.p,
+					  f.data.n, 0);
 		}
 	}
 	if (!p->has_timestamp)

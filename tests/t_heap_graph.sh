@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# tests/t_heap_graph.sh - Java heap dumps as Perfetto records them
+# (HeapGraph packets of the android.java_hprof data source) in heap.tsv and
+# metadata.json: testdata/conformance/heap_graph.textproto, a dump in two
+# packets and one in one, and heap_graph_broken.textproto, dumps the
+# reference counts as broken; merged.pftrace keeps the packets; two files
+# whose dumps share a sequence id are one dump, as in the reference; the
+# mount shows what cat shows.
+#
+# Expectations come from the fixtures' comments and the HeapGraph rules
+# (an object of self_size 0 takes its type's object_size; an object named
+# by a reference but never given is of the trace's first class row, of
+# size -1), worked out by hand here, independently of core/. (The
+# reference's import of the same files: tests/interop/captures/heap_graph*.)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scenario.sh"
+tm=$TRACEMOUNT
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$T_TMP"
+
+for c in jq protoc zip; do
+	if ! command -v $c >/dev/null; then
+		skip "heap_graph" "$c is not installed"
+		exit 0
+	fi
+done
+scenario_init || { fail "heap_graph" "cannot encode the fixtures (protoc)"; exit 1; }
+cp "$enc/heap_graph.pb" graph.pftrace
+cp "$enc/heap_graph_broken.pb" broken.pftrace
+
+# ---- one file, two dumps --------------------------------------------------------
+# pid 200: Foo 0x10 (0: its type's 16), 0x20 (24), 0x70 (type 6, also
+# Foo: 12) and the two objects only named (0x999 by Bar's reference, 0x60
+# as Bar's class loader) in the first class row, Foo's, at -1 each: 5
+# objects, 50 bytes. Bar 0x30 (0: 32), byte[] 0x40 (100), type 4 (never
+# named) 0x50 (8). pid 300: two Strings of 0 (24 each), an Object[] of 40.
+cat >graph.expect <<'EOF'
+class	objects	bytes
+byte[]	1	100
+com.example.Foo	5	50
+java.lang.String	2	48
+java.lang.Object[]	1	40
+com.example.Bar	1	32
+	1	8
+EOF
+"$tm" cat graph.pftrace machines/machine0/heap.tsv >graph.tsv
+eq "heap.tsv: the classes of both dumps, as the packets give them" "$(cat graph.tsv)" "$(cat graph.expect)"
+meta=$("$tm" cat graph.pftrace metadata.json)
+eq "metadata: whole dumps count no stat" "$(jq -c '.files[0].stats // {}' <<<"$meta")" '{}'
+"$tm" cat graph.pftrace machines/machine0/processes.tsv >procs.tsv
+eq "processes.tsv: the dumps' processes" "$(awk -F'\t' 'NR > 1 { print $1 }' procs.tsv | sort -n | tr '\n' ' ')" "0 200 300 "
+
+# merged.pftrace keeps every HeapGraph packet as it was
+"$tm" cat graph.pftrace merged.pftrace >merged.pftrace
+n_in=$(protoc --decode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" <graph.pftrace |
+	grep -c '^  heap_graph {')
+n_out=$(protoc --decode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" <merged.pftrace |
+	grep -c '^  heap_graph {')
+eq "merged.pftrace: the three HeapGraph packets" "$n_out" "$n_in"
+strip() { protoc --decode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" |
+	awk '/^  heap_graph \{/ { on = 1 } on { print } on && /^  \}/ { on = 0 }'; }
+eq "merged.pftrace: their contents as they were" "$(strip <merged.pftrace | md5sum)" "$(strip <graph.pftrace | md5sum)"
+eq "merged.pftrace read back: the same heap.tsv" "$("$tm" cat merged.pftrace machines/machine0/heap.tsv)" \
+	"$(cat graph.expect)"
+
+# ---- broken dumps ------------------------------------------------------------------
+# pid 400 (sequence 1) begins at index 1 (missing packet, counted for the
+# upid the sequence had then: none, 0), never ends (non-finalized, at the
+# end), an object whose field ids and references differ in number (upid
+# 1, dropped), an object of a type never named (its size stays 0: upid 1
+# again, once), a location never named (invalid string, upid 1), a
+# /data/app/ location of no package. pid 500 (sequence 2, upid 2): an
+# object with two references and a type of one field and no superclass
+# (upid 2); then pid 501 (upid 3) on the same sequence: its object and
+# root are refused (non-finalized, twice).
+"$tm" cat broken.pftrace metadata.json >broken.json
+eq "metadata: the reference's heap_graph stats" "$(jq -cS '.files[0].stats' broken.json)" \
+	'{"deobfuscate_location_parse_error":1,"heap_graph_invalid_string_id":{"1":1},"heap_graph_malformed_packet":{"1":2,"2":1},"heap_graph_missing_packet":{"0":1},"heap_graph_non_finalized_graph":3}'
+cat >broken.expect <<'EOF'
+class	objects	bytes
+b.C	1	16
+a.A	1	8
+	1	0
+EOF
+eq "heap.tsv: what the broken dumps give" "$("$tm" cat broken.pftrace machines/machine0/heap.tsv)" \
+	"$(cat broken.expect)"
+
+# ---- two files, one sequence id ----------------------------------------------------
+# broken.pftrace's pid 400 dump (sequence 1, at 2000) is still open when
+# graph.pftrace's sequence 1 begins (at 3000): its index 0 follows 1
+# (missing, upid 1); pid 200 is another process, so its 6 objects and its
+# root are refused (7 non-finalized, 9 in all) until its last packet ends
+# the dump with graph.pftrace's types: a.A's object of size 0 is of type
+# 1, now com.example.Foo (16); type 1's location 1 is broken.pftrace's
+# "/data/app/nopackage" (the first name of an iid stays), so the location
+# error stays and no id is missing; type 9's object stays nameless (0),
+# as is the trace's first class row, type 9's, where Bar's class loader,
+# named only, goes (-1).
+zip -q two.zip broken.pftrace graph.pftrace
+"$tm" cat two.zip metadata.json >two.json
+eq "two files: the stats in total" "$(jq -cS '.stats | with_entries(select(.value != 0))' two.json)" \
+	'{"deobfuscate_location_parse_error":1,"heap_graph_malformed_packet":{"1":2,"3":1},"heap_graph_missing_packet":{"0":1,"1":1},"heap_graph_non_finalized_graph":9}'
+cat >two.expect <<'EOF2'
+class	objects	bytes
+java.lang.String	2	48
+java.lang.Object[]	1	40
+b.C	1	16
+com.example.Foo	1	16
+	2	-1
+EOF2
+"$tm" cat two.zip machines/machine0/heap.tsv >two.tsv
+eq "two files: one dump of sequence 1" "$(cat two.tsv)" "$(cat two.expect)"
+"$tm" cat two.zip merged.pftrace >two.pftrace
+eq "two files: merged.pftrace read back gives the same heap.tsv" \
+	"$("$tm" cat two.pftrace machines/machine0/heap.tsv)" "$(cat two.expect)"
+
+if have_fuse; then
+	if tm_mount graph.pftrace "$T_TMP/mnt"; then
+		eq "mount: heap.tsv as cat gives it" "$(cat "$T_TMP/mnt/machines/machine0/heap.tsv")" "$(cat graph.expect)"
+		eq "mount: its size as stat says" "$(stat -c %s "$T_TMP/mnt/machines/machine0/heap.tsv")" \
+			"$(wc -c <graph.expect)"
+		if tm_umount "$T_TMP/mnt"; then pass "mount: clean unmount"; else fail "mount: clean unmount" "$(cat "$T_TMP/mnt.log")"; fi
+	else
+		fail "mount graph.pftrace" "$(cat "$T_TMP/mnt.log")"
+	fi
+else
+	skip "mount: heap.tsv" "/dev/fuse or fusermount3 is missing; the same file was checked through tracemount cat"
+fi
+exit $T_FAILED
