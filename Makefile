@@ -3,7 +3,8 @@
 #   make deps    install missing Debian packages (apt-get, as root)
 #   make         build ./tracemount
 #   make check   build, then run every test, also under ASan + UBSan, and
-#                the units and the concurrent readers under ThreadSanitizer;
+#                the units and the concurrent readers under ThreadSanitizer,
+#                the units and the fuzz replays under clang's ASan + UBSan;
 #                with the interop comparison when the shared folder's
 #                reference (../shared/reference) is there and starts
 #   make demo    mount the bundled demo archive, show it, unmount
@@ -29,6 +30,15 @@ FUZZ_PKGS := clang libclang-rt-dev
 
 ifeq ($(SAN),1)
 BUILD := build/san
+XFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+else ifeq ($(SAN),clang)
+# make check's fourth build: the fuzz targets' replays and the unit tests
+# under clang's ASan and UBSan, which check what gcc's do not (an offset
+# added to a null pointer, say: `make fuzz` found one that make check had
+# passed)
+BUILD := build/clang
+CC := clang
 XFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 else ifeq ($(SAN),thread)
@@ -77,7 +87,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZREG_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%-regress,$(FUZZ_SRC))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
-.PHONY: all deps fuzz-deps bins check demo fuzz bench interop golden install clean
+.PHONY: all deps fuzz-deps bins regress check demo fuzz bench interop golden install clean
 .DEFAULT_GOAL := all
 
 all: tracemount
@@ -90,6 +100,9 @@ tracemount: $(BUILD)/tracemount
 	ln -sfn $(BUILD)/tracemount tracemount
 
 bins: $(BUILD)/tracemount $(UNIT_BIN) $(FUZZREG_BIN) $(TOOL_BIN)
+
+# the unit tests and the fuzz targets' replays alone (make check's clang build)
+regress: $(BUILD)/tracemount $(UNIT_BIN) $(FUZZREG_BIN)
 
 $(BUILD)/tracemount: $(FS_OBJ) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(FS_OBJ) $(CORE_LIB) $(FUSE_LIBS) $(CORE_LIBS)
@@ -167,13 +180,17 @@ check: deps
 	$(MAKE) --no-print-directory bins tracemount
 	$(MAKE) --no-print-directory SAN=1 bins
 	$(MAKE) --no-print-directory SAN=thread bins
+	@rm -f build/clang/tracemount; \
+	if $(MAKE) --no-print-directory fuzz-deps >&2 && command -v clang >/dev/null; then \
+		$(MAKE) --no-print-directory SAN=clang regress; \
+	else echo "make check: no clang here, so no clang build: tests/run.sh skips it, and says so" >&2; fi
 	@tp="$(TRACE_PROCESSOR_SHELL)"; \
 	if [ -z "$$tp" ] && [ -f "$(REFERENCE_GZ)" ]; then \
 		$(MAKE) --no-print-directory deps DEB_PKGS="$(REF_PKGS)" >&2 || true; \
 		tp=$$(tests/tools/reference.sh "$(REFERENCE_GZ)" "$(REFERENCE_DIR)"); \
 	fi; \
-	echo "TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan"; \
-	TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan
+	echo "TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan build/clang"; \
+	TRACE_PROCESSOR_SHELL=$$tp tests/run.sh build/rel build/san build/tsan build/clang
 
 demo: deps
 	$(MAKE) --no-print-directory tracemount

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh BUILD_DIR... - run every test against each build variant
-# (build/rel, build/san, build/tsan): the unit binaries, the fuzz-regression
-# replays and the shell tests (tests/t_*.sh). Every test prints PASS/FAIL/SKIP
+# (build/rel, build/san, build/tsan, build/clang): the unit binaries, the
+# fuzz-regression replays and the shell tests (tests/t_*.sh). Every test prints PASS/FAIL/SKIP
 # lines; this script counts them and ends with "N passed, N failed, N skipped".
 #
 # A ThreadSanitizer build (build/tsan) runs the units, the replays and, of
@@ -9,6 +9,8 @@
 # generation passes): every other shell test there took six minutes and
 # exercises the same threads. Its reports go to files (log_path), so that a
 # race in a mounted daemon, whose stderr a test does not read, fails too.
+# The clang build (build/clang, ASan and UBSan) runs the units and the
+# replays alone: the shell tests run the same code as build/san's.
 set -u
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- build/rel
@@ -69,6 +71,10 @@ run_prefix() {
 for b in "$@"; do
 	v=$(basename "$b")
 	pre=()
+	if [ ! -x "$b/tracemount" ]; then
+		echo "[$v] SKIP every test: $b was not built (make check says why)" | tee -a "$log"
+		continue
+	fi
 	if ! prefix=$(run_prefix "$b"); then
 		echo "[$v] SKIP every test: $b/tracemount cannot start here, even without address randomisation (its sanitizer runtime?)" | tee -a "$log"
 		continue
@@ -87,6 +93,7 @@ for b in "$@"; do
 	done
 	for t in tests/t_*.sh; do
 		[ "$v" = tsan ] && [ "$(basename "$t")" != t_concurrent.sh ] && continue
+		[ "$v" = clang ] && continue
 		[ -f "$t" ] && run "$v" "$(basename "$t")" "${pre[@]}" env BUILD="$b" TRACEMOUNT="$b/tracemount" bash "$t"
 	done
 done

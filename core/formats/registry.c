@@ -33,14 +33,14 @@ static const tm_format formats[TM_TYPE_COUNT] = {
 	[TM_TYPE_PERF] = {&tm_perf_tokenizer, 0, &tm_perf_parser, &tm_perf_encoder},
 	[TM_TYPE_ART_HPROF] = {&tm_hprof_tokenizer, 0, &tm_hprof_parser, &tm_hprof_encoder},
 	/* clocks only */
-	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0},
-	[TM_TYPE_PRIMES] = {&this_file, 0},
-	[TM_TYPE_SIMPLEPERF_PROTO] = {&monotonic, 0},
-	[TM_TYPE_ART_METHOD] = {&monotonic, 0},
-	[TM_TYPE_ART_METHOD_V2] = {&monotonic, 0},
-	[TM_TYPE_FUCHSIA] = {&boottime, 0},
-	[TM_TYPE_ANDROID_LOGCAT] = {&realtime, 0},
-	[TM_TYPE_ANDROID_DUMPSTATE] = {&realtime, 0},
+	[TM_TYPE_INSTRUMENTS_XML] = {&this_file, 0, NULL, NULL},
+	[TM_TYPE_PRIMES] = {&this_file, 0, NULL, NULL},
+	[TM_TYPE_SIMPLEPERF_PROTO] = {&monotonic, 0, NULL, NULL},
+	[TM_TYPE_ART_METHOD] = {&monotonic, 0, NULL, NULL},
+	[TM_TYPE_ART_METHOD_V2] = {&monotonic, 0, NULL, NULL},
+	[TM_TYPE_FUCHSIA] = {&boottime, 0, NULL, NULL},
+	[TM_TYPE_ANDROID_LOGCAT] = {&realtime, 0, NULL, NULL},
+	[TM_TYPE_ANDROID_DUMPSTATE] = {&realtime, 0, NULL, NULL},
 };
 
 const tm_format *tm_format_of(tm_type t)

@@ -350,7 +350,7 @@ static long maxrss_kb(void)
 /* Memory stays bounded by one chunk plus one event, not the file. */
 static void json_memory_bounded(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TT_ASAN)
 	SKIP("ASan's quarantine keeps freed blocks; ru_maxrss means nothing here");
 #endif
 	char path[] = "/tmp/test_json_trace_XXXXXX";

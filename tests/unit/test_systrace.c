@@ -262,8 +262,8 @@ static void systrace_args_split_agrees(void)
 	static const char *const texts[] = {
 		"prev_comm=sh prev_pid=12 prev_prio=120 prev_state=R ==> next_comm=a next_pid=0 next_prio=120",
 		"  a=1  a=2 =b= ==c==d== bare other name=x  ",
-		"k0=0 k1=1 k2=2 k3=3 k4=4 k5=5 k6=6 k7=7 k8=8 k9=9 k10=10 k11=11 k12=12 k13=13 k14=14 k15=15 "
-		"k16=16 k0=dup k17=17 tail",
+		("k0=0 k1=1 k2=2 k3=3 k4=4 k5=5 k6=6 k7=7 k8=8 k9=9 k10=10 k11=11 k12=12 k13=13 k14=14 k15=15 "
+		 "k16=16 k0=dup k17=17 tail"),
 		"",
 		"x=0123456789012345678901234567890123456789",
 		/* same length, first and last byte: only the middle tells them apart */
@@ -336,7 +336,7 @@ static long maxrss_kb(void)
 /* Memory stays bounded by one chunk plus one line, not the file. */
 static void systrace_memory_bounded(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TT_ASAN)
 	SKIP("ASan's quarantine keeps freed blocks; ru_maxrss means nothing here");
 #endif
 	char path[] = "/tmp/test_systrace_XXXXXX";

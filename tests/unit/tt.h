@@ -4,7 +4,21 @@
 #ifndef TT_H
 #define TT_H
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+/* the tests set the deprecated flow id fields on purpose: the old form
+ * of a flow must still be read */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* TT_ASAN: built with AddressSanitizer (gcc says so one way, clang another) */
+#if defined(__SANITIZE_ADDRESS__)
+#define TT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TT_ASAN 1
+#endif
+#endif
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
