@@ -65,8 +65,11 @@ SELECT 'counter' || char(9) || tm_machine(t.machine_id) || char(9) || tm_s(t.nam
        ifnull(cct.cpu, '\N') || char(9) || c.ts || char(9) || printf('%.17g', c.value) AS row
 FROM counter c JOIN track t ON t.id = c.track_id LEFT JOIN cpu_counter_track cct ON cct.id = t.id;
 
+-- The CPU as its machine numbers it (sched.cpu is the ucpu: a second
+-- machine's CPU 0 is 4096), as tools/tm_model prints it.
 SELECT 'sched' || char(9) || tm_machine(th.machine_id) || char(9) || s.ts || char(9) || s.dur || char(9) ||
-       s.cpu || char(9) || th.tid || char(9) || tm_s(s.end_state) AS row
+       ifnull((SELECT c.cpu FROM cpu c WHERE c.id = s.ucpu), '\N') || char(9) || th.tid || char(9) ||
+       tm_s(s.end_state) AS row
 FROM sched s JOIN thread th USING (utid);
 
 SELECT 'thread_state' || char(9) || tm_machine(th.machine_id) || char(9) || ts.ts || char(9) || ts.dur ||
