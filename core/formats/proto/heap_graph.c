@@ -65,7 +65,8 @@ typedef struct hg_deferred {
 typedef struct hg_seq {
 	uint32_t seq;
 	int64_t upid, ts;       /* 0: not yet (the reference's test, upid 0 too) */
-	uint32_t file_id, row;  /* where upid was set: whom its rows and stats go to */
+	uint32_t file_id, row;  /* its first packet's: whom the dump's rows and
+				 * stats go to */
 	uint64_t last_object_id;
 	uint64_t prev_index;
 	uint8_t has_prev_index;
@@ -108,7 +109,7 @@ static hg_state *state(tm_model *m)
 	return m->kind_state[TM_MREC_PROTO];
 }
 
-static hg_seq *seq_get(hg_state *st, uint32_t seq)
+static hg_seq *seq_get(const tm_model *m, hg_state *st, uint32_t seq)
 {
 	for (size_t i = 0; i < st->n_seqs; i++)
 		if (st->seqs[i]->seq == seq)
@@ -116,6 +117,8 @@ static hg_seq *seq_get(hg_state *st, uint32_t seq)
 	TM_GROW(st->seqs, st->cap_seqs, st->n_seqs + 1);
 	hg_seq *s = tm_xcalloc(1, sizeof *s);
 	s->seq = seq;
+	s->file_id = m->cur_file;
+	s->row = m->cur_row;
 	st->seqs[st->n_seqs++] = s;
 	return s;
 }
@@ -191,10 +194,6 @@ static int same_dump(tm_model *m, hg_seq *s, int64_t upid, int64_t ts)
 	if ((s->upid != 0 && s->upid != upid) || (s->ts != 0 && s->ts != ts)) {
 		m_stat(m, "heap_graph_non_finalized_graph", 1);
 		return 0;
-	}
-	if (s->upid == 0 && upid != 0) {
-		s->file_id = m->cur_file;
-		s->row = m->cur_row;
 	}
 	s->upid = upid;
 	s->ts = ts;
@@ -454,7 +453,7 @@ void m_heap_graph_packet(tm_model *m, const tm_mrec_head *h, int64_t ts, uint32_
 	m_mach *mc = m_machine(m, h->machine_row);
 	/* the reference's pid is a uint32 */
 	int64_t upid = m_get_or_create_process(m, mc, (int64_t)(uint32_t)g->pid);
-	hg_seq *s = seq_get(st, seq);
+	hg_seq *s = seq_get(m, st, seq);
 	packet_index(m, s, g->index);
 	for (size_t i = 0; i < g->n_objects; i++)
 		add_object(m, st, s, upid, ts, g->objects[i]);
