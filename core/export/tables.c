@@ -496,7 +496,9 @@ static void write_heap(tm_parts *out, const tm_model *model)
 	for (size_t i = 0; i < n; i++) {
 		if (m && heap_by_name(&h[m - 1], &h[i]) == 0) {
 			h[m - 1].objects += h[i].objects;
-			h[m - 1].bytes += h[i].bytes;
+			/* in two's complement: a sum past INT64_MAX wraps rather
+			 * than overflows */
+			h[m - 1].bytes = (int64_t)((uint64_t)h[m - 1].bytes + (uint64_t)h[i].bytes);
 		} else {
 			h[m++] = h[i];
 		}

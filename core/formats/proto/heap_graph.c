@@ -361,6 +361,8 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 	uint32_t cur_file = m->cur_file, cur_row = m->cur_row;
 	m->cur_file = s->file_id;
 	m->cur_row = s->row;
+	/* the class rows in the order of the types (hash order in the
+	 * reference: only which row is the trace's first can tell) */
 	for (size_t i = 0; i < s->n_ty; i++) {
 		const hg_type *t = &s->ty[i];
 		if (t->has_location) {
@@ -373,13 +375,9 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 				check_location(m, p ? p : "", p ? n : 0);
 			}
 		}
-	}
-	/* the class rows in the order of the types (hash order in the
-	 * reference: only which row is the trace's first can tell) */
-	for (size_t i = 0; i < s->n_ty; i++) {
-		class_row(st, s, s->ty[i].id);
-		if (s->ty[i].classloader_id)
-			object(s, s->ty[i].classloader_id);
+		class_row(st, s, t->id);
+		if (t->classloader_id)
+			object(s, t->classloader_id);
 	}
 	int left = 0;
 	for (size_t i = 0; i < s->n_sized; i++) {
@@ -402,9 +400,11 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 	/* heap.tsv: per type, its objects and bytes; the objects only named
 	 * go to class row 0, whose name may come later */
 	m_map per_type = {0};
-	uint64_t *counts = tm_xcalloc(2 * (s->n_obj ? s->n_obj : 1), sizeof *counts);
-	uint64_t *type_ids = tm_xcalloc(s->n_obj ? s->n_obj : 1, sizeof *type_ids);
-	size_t n_types = 0, orphans = 0;
+	struct {
+		uint64_t type_id, objects;
+		uint64_t bytes; /* summed as the two's complement of their sizes */
+	} *c = NULL;
+	size_t n_types = 0, cap_types = 0, orphans = 0;
 	for (size_t i = 0; i < s->n_obj; i++) {
 		const hg_object *o = &s->obj[i];
 		if (!o->given) {
@@ -414,22 +414,23 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 		int ins;
 		uint64_t *v = m_map_put(&per_type, o->type_id, &ins);
 		if (ins) {
-			type_ids[n_types] = o->type_id;
+			TM_GROW(c, cap_types, n_types + 1);
+			c[n_types].type_id = o->type_id;
+			c[n_types].objects = c[n_types].bytes = 0;
 			*v = ++n_types;
 		}
-		counts[2 * (*v - 1)]++;
-		counts[2 * (*v - 1) + 1] += (uint64_t)o->self_size;
+		c[*v - 1].objects++;
+		c[*v - 1].bytes += (uint64_t)o->self_size;
 	}
 	for (size_t i = 0; i < n_types; i++) {
-		const hg_type *t = type_of(s, type_ids[i]);
+		const hg_type *t = type_of(s, c[i].type_id);
 		size_t n = 0;
 		const char *name = t ? tm_model_string(m, t->name, &n) : NULL;
-		m_heap_class(m, name ? name : "", name ? n : 0, counts[2 * i], (int64_t)counts[2 * i + 1]);
+		m_heap_class(m, name ? name : "", name ? n : 0, c[i].objects, (int64_t)c[i].bytes);
 	}
 	if (orphans)
 		add_orphans(st, s->file_id, s->row, orphans);
-	free(counts);
-	free(type_ids);
+	free(c);
 	m_map_free(&per_type);
 
 	if (st->row0_seq == s) {
