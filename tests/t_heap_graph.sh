@@ -4,7 +4,8 @@
 # metadata.json: testdata/conformance/heap_graph.textproto, a dump in two
 # packets and one in one, and heap_graph_broken.textproto, dumps the
 # reference counts as broken; merged.pftrace keeps the packets; two files
-# whose dumps share a sequence id are one dump, as in the reference; the
+# whose dumps share a sequence id are one dump, as in the reference; a
+# packet protobuf-c refuses is read as far as the reference reads it; the
 # mount shows what cat shows.
 #
 # Expectations come from the fixtures' comments and the HeapGraph rules
@@ -113,6 +114,33 @@ eq "two files: one dump of sequence 1" "$(cat two.tsv)" "$(cat two.expect)"
 "$tm" cat two.zip merged.pftrace >two.pftrace
 eq "two files: merged.pftrace read back gives the same heap.tsv" \
 	"$("$tm" cat two.pftrace machines/machine0/heap.tsv)" "$(cat two.expect)"
+
+# ---- packets protobuf-c refuses ------------------------------------------------------
+# tests/interop/captures/heap_graph_malformed (make_malformed.py says how
+# it is made): a dump of pid 600 (upid 1) in two packets. The first:
+# object 1 (a type 1, 10 bytes), then object 2 whose packed references end
+# in a cut varint (malformed; it and object 3 after it are dropped), type
+# 1 m.A (8 bytes an object), type 2 m.B whose field ids are cut (malformed,
+# skipped), a root whose object ids are cut (malformed), type 3 m.C. The
+# second: object 4 (type 1, size 0: m.A's 8), then a field running past
+# the message, where reading stops; the dump ends there (no `continued`
+# read). So m.A: 2 objects, 18 bytes; three malformed, all of upid 1.
+cp "$root/tests/interop/captures/heap_graph_malformed/malformed.pftrace" .
+eq "malformed packets: heap.tsv holds what comes before the bad bytes" \
+	"$("$tm" cat malformed.pftrace machines/machine0/heap.tsv)" "$(printf 'class\tobjects\tbytes\nm.A\t2\t18')"
+eq "malformed packets: each bad object, type and root counted" \
+	"$("$tm" cat malformed.pftrace metadata.json | jq -cS '.files[0].stats')" '{"heap_graph_malformed_packet":{"1":3}}'
+"$tm" cat malformed.pftrace merged.pftrace >malformed_merged.pftrace
+# the first packet's HeapGraph: its 79 bytes from byte 11 (0a 57, then
+# the sequence id, time and heap_graph's tag and length, 8 bytes)
+hex() { od -An -v -tx1 | tr -d ' \n'; }
+g1=$(tail -c +11 malformed.pftrace | head -c 79 | hex)
+case "$(hex <malformed_merged.pftrace)" in
+*"4f$g1"*) pass "malformed packets: merged.pftrace keeps their bytes" ;;
+*) fail "malformed packets: merged.pftrace keeps their bytes" "the first HeapGraph ($g1) is not in it" ;;
+esac
+eq "malformed packets: merged.pftrace read back gives the same heap.tsv" \
+	"$("$tm" cat malformed_merged.pftrace machines/machine0/heap.tsv)" "$(printf 'class\tobjects\tbytes\nm.A\t2\t18')"
 
 if have_fuse; then
 	if tm_mount graph.pftrace "$T_TMP/mnt"; then

@@ -17,12 +17,13 @@
 #include "model/model.h"
 #include "trace.pb-c.h"
 
-/* what the packet can make objects of, at most */
+/* what the packet can make objects of, at most (one that protobuf-c
+ * refuses is read in part: an id takes a byte at least) */
 static uint64_t mentions(const tm_span *g)
 {
 	Perfetto__Protos__HeapGraph *hg = perfetto__protos__heap_graph__unpack(NULL, g->n, g->p);
 	if (!hg)
-		return 0;
+		return g->n;
 	uint64_t n = hg->n_objects;
 	for (size_t i = 0; i < hg->n_objects; i++)
 		n += hg->objects[i]->n_reference_object_id + hg->objects[i]->n_runtime_internal_object_id;

@@ -25,6 +25,7 @@
 #include "formats/kinds.h"
 #include "formats/proto/heap_graph.h"
 #include "trace.pb-c.h"
+#include "wire/proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@
 typedef Perfetto__Protos__HeapGraph HeapGraph;
 typedef Perfetto__Protos__HeapGraphObject HeapGraphObject;
 typedef Perfetto__Protos__HeapGraphType HeapGraphType;
+typedef Perfetto__Protos__HeapGraphRoot HeapGraphRoot;
+typedef Perfetto__Protos__InternedString InternedString;
 
 /* An interned HeapGraphType (AddInternedType: a later one of the id
  * replaces it whole). */
@@ -444,12 +447,147 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 	m->cur_row = cur_row;
 }
 
+/* ---- a packet protobuf-c refuses --------------------------------------------- */
+
+/* protobuf-c unpacks a message whole or not at all: one object whose packed
+ * references end in a cut varint, and the packet is refused. The reference
+ * reads it field by field (protozero): a message's fields up to bytes that
+ * are no field count; an object (or root) whose packed ids do not parse
+ * counts heap_graph_malformed_packet and ends the packet's objects (roots);
+ * a type whose field ids do not parse counts it and is skipped. So such a
+ * packet is read again here that way, by hand on the wire (what protobuf-c
+ * cannot do), each entry unpacked by protobuf-c on its own: a message's
+ * whole fields alone, and where even those are refused, it is the packed
+ * ids. */
+typedef struct hg_salvage {
+	HeapGraph g;
+	size_t cap[5];          /* of objects, types, roots, field and location names */
+	int bad_objects, bad_roots;
+	int bad_types;          /* how many */
+} hg_salvage;
+
+/* The bytes of m's fields up to the first that does not parse (where
+ * protozero stops reading a message). */
+static size_t whole_fields(tm_span m)
+{
+	const uint8_t *at = m.p, *end = m.p + m.n;
+	tm_pb_field f;
+	while (tm_pb_field_at(&at, end, &f) != TM_PB_FIELD_END)
+		;
+	return (size_t)(at - m.p);
+}
+
+#define SALVAGE_PUSH(v, n, cap, x)                                                                                  \
+	do {                                                                                                        \
+		if ((n) == (cap))                                                                                   \
+			TM_GROW(v, cap, (n) + 1);                                                                    \
+		(v)[(n)++] = (x);                                                                                   \
+	} while (0)
+
+static HeapGraph *salvage(hg_salvage *sv, const uint8_t *p, size_t n)
+{
+	memset(sv, 0, sizeof *sv);
+	HeapGraph *g = &sv->g;
+	perfetto__protos__heap_graph__init(g);
+	const uint8_t *at = p, *end = p + n;
+	tm_pb_field f;
+	int r;
+	while ((r = tm_pb_field_at(&at, end, &f)) != TM_PB_FIELD_END) {
+		if (r != TM_PB_FIELD_OK)
+			continue;
+		if (f.wire == TM_PB_VARINT) { /* the last one counts */
+			if (f.id == F_HeapGraph_pid) {
+				g->has_pid = 1;
+				g->pid = (int32_t)(uint32_t)f.val;
+			} else if (f.id == F_HeapGraph_index) {
+				g->has_index = 1;
+				g->index = f.val;
+			} else if (f.id == F_HeapGraph_continued) {
+				g->has_continued = 1;
+				g->continued = f.val != 0;
+			}
+			continue;
+		}
+		if (f.wire != TM_PB_LEN)
+			continue;
+		size_t k = whole_fields(f.data);
+		switch (f.id) {
+		case F_HeapGraph_objects: {
+			if (sv->bad_objects)
+				break;
+			HeapGraphObject *o = perfetto__protos__heap_graph_object__unpack(NULL, k, f.data.p);
+			if (o)
+				SALVAGE_PUSH(g->objects, g->n_objects, sv->cap[0], o);
+			else
+				sv->bad_objects = 1;
+			break;
+		}
+		case F_HeapGraph_types: {
+			HeapGraphType *t = perfetto__protos__heap_graph_type__unpack(NULL, k, f.data.p);
+			if (t)
+				SALVAGE_PUSH(g->types, g->n_types, sv->cap[1], t);
+			else
+				sv->bad_types++;
+			break;
+		}
+		case F_HeapGraph_roots: {
+			if (sv->bad_roots)
+				break;
+			HeapGraphRoot *o = perfetto__protos__heap_graph_root__unpack(NULL, k, f.data.p);
+			if (o)
+				SALVAGE_PUSH(g->roots, g->n_roots, sv->cap[2], o);
+			else
+				sv->bad_roots = 1;
+			break;
+		}
+		case F_HeapGraph_field_names:
+		case F_HeapGraph_location_names: {
+			InternedString *is = perfetto__protos__interned_string__unpack(NULL, k, f.data.p);
+			if (!is)
+				break; /* cannot be: it has no packed field */
+			if (f.id == F_HeapGraph_field_names)
+				SALVAGE_PUSH(g->field_names, g->n_field_names, sv->cap[3], is);
+			else
+				SALVAGE_PUSH(g->location_names, g->n_location_names, sv->cap[4], is);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return g;
+}
+
+static void salvage_free(hg_salvage *sv)
+{
+	HeapGraph *g = &sv->g;
+	for (size_t i = 0; i < g->n_objects; i++)
+		perfetto__protos__heap_graph_object__free_unpacked(g->objects[i], NULL);
+	for (size_t i = 0; i < g->n_types; i++)
+		perfetto__protos__heap_graph_type__free_unpacked(g->types[i], NULL);
+	for (size_t i = 0; i < g->n_roots; i++)
+		perfetto__protos__heap_graph_root__free_unpacked(g->roots[i], NULL);
+	for (size_t i = 0; i < g->n_field_names; i++)
+		perfetto__protos__interned_string__free_unpacked(g->field_names[i], NULL);
+	for (size_t i = 0; i < g->n_location_names; i++)
+		perfetto__protos__interned_string__free_unpacked(g->location_names[i], NULL);
+	free(g->objects);
+	free(g->types);
+	free(g->roots);
+	free(g->field_names);
+	free(g->location_names);
+}
+
+/* ---- a packet ---------------------------------------------------------------------- */
+
 void m_heap_graph_packet(tm_model *m, const tm_mrec_head *h, int64_t ts, uint32_t seq, const uint8_t *p,
 			 size_t n)
 {
+	hg_salvage sv;
 	HeapGraph *g = perfetto__protos__heap_graph__unpack(NULL, n, p);
-	if (!g)
-		return;
+	int salvaged = !g;
+	if (salvaged)
+		g = salvage(&sv, p, n);
 	hg_state *st = state(m);
 	m_mach *mc = m_machine(m, h->machine_row);
 	/* the reference's pid is a uint32 */
@@ -458,8 +596,12 @@ void m_heap_graph_packet(tm_model *m, const tm_mrec_head *h, int64_t ts, uint32_
 	packet_index(m, s, g->index);
 	for (size_t i = 0; i < g->n_objects; i++)
 		add_object(m, st, s, upid, ts, g->objects[i]);
+	if (salvaged && sv.bad_objects)
+		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
 	for (size_t i = 0; i < g->n_types; i++)
 		add_type(m, s, g->types[i]);
+	if (salvaged && sv.bad_types)
+		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, sv.bad_types);
 	for (size_t i = 0; i < g->n_field_names; i++) {
 		int ins;
 		m_map_put(&s->fields, g->field_names[i]->iid, &ins);
@@ -475,9 +617,14 @@ void m_heap_graph_packet(tm_model *m, const tm_mrec_head *h, int64_t ts, uint32_
 	}
 	for (size_t i = 0; i < g->n_roots; i++)
 		same_dump(m, s, upid, ts);
+	if (salvaged && sv.bad_roots)
+		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
 	if (!g->continued)
 		finalize(m, st, s);
-	perfetto__protos__heap_graph__free_unpacked(g, NULL);
+	if (salvaged)
+		salvage_free(&sv);
+	else
+		perfetto__protos__heap_graph__free_unpacked(g, NULL);
 }
 
 /* FinalizeAllProfiles: the dumps the trace ends in the middle of; then
