@@ -5,8 +5,8 @@
 # packets and one in one, and heap_graph_broken.textproto, dumps the
 # reference counts as broken; merged.pftrace keeps the packets; two files
 # whose dumps share a sequence id are one dump, as in the reference; a
-# packet protobuf-c refuses is read as far as the reference reads it; the
-# mount shows what cat shows.
+# packet is decoded as the reference's decoder (protozero) reads it, cut
+# or odd; the mount shows what cat shows.
 #
 # Expectations come from the fixtures' comments and the HeapGraph rules
 # (an object of self_size 0 takes its type's object_size; an object named
@@ -141,6 +141,24 @@ case "$(hex <malformed_merged.pftrace)" in
 esac
 eq "malformed packets: merged.pftrace read back gives the same heap.tsv" \
 	"$("$tm" cat malformed_merged.pftrace machines/machine0/heap.tsv)" "$(printf 'class\tobjects\tbytes\nm.A\t2\t18')"
+
+# ---- read as the reference's decoder reads ---------------------------------------
+# tests/interop/captures/heap_graph_{two_runs,id_delta,wire_type,continued}
+# (each RECIPE gives the bytes): a packed field's last run alone (object
+# 1 names 6, not 5: m.A is 1 (10) and 6 (-1)); a non-zero id_delta over
+# the id (object 6, and 100 only named: 10 + 10 - 1); a type_id given as
+# a fixed64 read (objects of m.A, m.B, m.C); `continued` as a fixed32 read
+# as true, so the second packet joins the dump (m.A 1 and 2, 10 each).
+while IFS='|' read -r cap want; do
+	got=$("$tm" cat "$root/tests/interop/captures/$cap/dump.pftrace" machines/machine0/heap.tsv | tail -n +2 |
+		tr '\t\n' ' ;')
+	eq "decoded as the reference: $cap" "$got" "$want"
+done <<'EOF3'
+heap_graph_two_runs|m.A 2 9;
+heap_graph_id_delta|m.A 3 19;
+heap_graph_wire_type|m.B 1 20;m.A 1 10;m.C 1 7;
+heap_graph_continued|m.A 2 20;
+EOF3
 
 if have_fuse; then
 	if tm_mount graph.pftrace "$T_TMP/mnt"; then

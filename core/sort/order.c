@@ -73,7 +73,6 @@ typedef struct pile {
 	int in_tail;
 } pile;
 
-/* A source of a queue's merge: a pile, or (index n_piles) the sort. */
 /* A queue waiting in the drain's heap, with its head's time: compared
  * there without touching the queue (the queues' heads were a cache miss
  * each, 18 a pop with 500 files, a tenth of the systrace bench's replay
@@ -83,6 +82,7 @@ typedef struct oheap_ent {
 	uint32_t q;
 } oheap_ent;
 
+/* A source of a queue's merge: a pile, or (index n_piles) the sort. */
 typedef struct oqueue {
 	int json;
 	uint64_t n;              /* events appended */

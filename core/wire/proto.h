@@ -152,8 +152,10 @@ static inline __attribute__((always_inline)) int tm_pb_field_at(const uint8_t **
 	 * TrackEvent reader (resolve_track_event) */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t id_wire = (uint64_t)id | (uint64_t)wire << 32;
-#else
+#elif __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	uint64_t id_wire = (uint64_t)id << 32 | (uint64_t)wire;
+#else
+#error "tm_pb_field_at: the byte order is neither little nor big endian"
 #endif
 	memcpy(f, &id_wire, sizeof id_wire);
 	f->val = val;

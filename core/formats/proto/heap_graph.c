@@ -30,11 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef Perfetto__Protos__HeapGraph HeapGraph;
 typedef Perfetto__Protos__HeapGraphObject HeapGraphObject;
 typedef Perfetto__Protos__HeapGraphType HeapGraphType;
-typedef Perfetto__Protos__HeapGraphRoot HeapGraphRoot;
-typedef Perfetto__Protos__InternedString InternedString;
 
 /* An interned HeapGraphType (AddInternedType: a later one of the id
  * replaces it whole). */
@@ -447,135 +444,176 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
 	m->cur_row = cur_row;
 }
 
-/* ---- a packet protobuf-c refuses --------------------------------------------- */
+/* ---- reading a packet as protozero does --------------------------------------- */
 
-/* protobuf-c unpacks a message whole or not at all: one object whose packed
- * references end in a cut varint, and the packet is refused. The reference
- * reads it field by field (protozero): a message's fields up to bytes that
- * are no field count; an object (or root) whose packed ids do not parse
- * counts heap_graph_malformed_packet and ends the packet's objects (roots);
- * a type whose field ids do not parse counts it and is skipped. So such a
- * packet is read again here that way, by hand on the wire (what protobuf-c
- * cannot do), each entry unpacked by protobuf-c on its own: a message's
- * whole fields alone, and where even those are refused, it is the packed
- * ids. */
-typedef struct hg_salvage {
-	HeapGraph g;
-	size_t cap[5];          /* of objects, types, roots, field and location names */
-	int bad_objects, bad_roots;
-	int bad_types;          /* how many */
-} hg_salvage;
+/* Hand-written on the wire, not protobuf-c: the reference reads a HeapGraph
+ * with protozero, whose rules protobuf-c does not follow, and they decide
+ * what a damaged or unusual packet gives:
+ *   - a message is its fields up to bytes that are no field;
+ *   - a field's value is its last occurrence, whatever its wire type (a
+ *     length-delimited one read as a number is an address there: 0 here,
+ *     but true as a bool; a number read as a message is an empty one);
+ *   - a packed field is its last run alone, and a run that does not parse
+ *     (a varint cut off) is an error: for an object or a root it counts
+ *     heap_graph_malformed_packet and ends the packet's objects (roots),
+ *     for a type it counts it and the type is left out (HeapGraphModule);
+ *   - an object's id_delta, when not 0, wins over its id.
+ * protobuf-c refused such a packet whole, or read two runs of a field as
+ * one. The entries still go to the code below as protobuf-c's structs,
+ * filled here. */
+#define PZ_FIELDS 16 /* above every field of the messages read here */
 
-/* The bytes of m's fields up to the first that does not parse (where
- * protozero stops reading a message). */
-static size_t whole_fields(tm_span m)
+/* where an empty message or string points (never NULL: NULL + 0 is
+ * undefined) */
+static const uint8_t pz_empty[1];
+
+typedef struct pz {
+	tm_span msg;                  /* its fields, up to the first that is none */
+	tm_pb_field last[PZ_FIELDS];  /* each field's last occurrence, by number */
+	uint32_t has;
+} pz;
+
+static void pz_read(pz *z, tm_span msg)
 {
-	const uint8_t *at = m.p, *end = m.p + m.n;
-	tm_pb_field f;
-	while (tm_pb_field_at(&at, end, &f) != TM_PB_FIELD_END)
-		;
-	return (size_t)(at - m.p);
-}
-
-#define SALVAGE_PUSH(v, n, cap, x)                                                                                  \
-	do {                                                                                                        \
-		if ((n) == (cap))                                                                                   \
-			TM_GROW(v, cap, (n) + 1);                                                                    \
-		(v)[(n)++] = (x);                                                                                   \
-	} while (0)
-
-static HeapGraph *salvage(hg_salvage *sv, const uint8_t *p, size_t n)
-{
-	memset(sv, 0, sizeof *sv);
-	HeapGraph *g = &sv->g;
-	perfetto__protos__heap_graph__init(g);
-	const uint8_t *at = p, *end = p + n;
-	tm_pb_field f;
+	z->has = 0;
+	const uint8_t *at = msg.p, *end = msg.p + msg.n;
+	tm_pb_field f = {0};
 	int r;
 	while ((r = tm_pb_field_at(&at, end, &f)) != TM_PB_FIELD_END) {
-		if (r != TM_PB_FIELD_OK)
+		if (r != TM_PB_FIELD_OK || f.id >= PZ_FIELDS)
 			continue;
-		if (f.wire == TM_PB_VARINT) { /* the last one counts */
-			if (f.id == F_HeapGraph_pid) {
-				g->has_pid = 1;
-				g->pid = (int32_t)(uint32_t)f.val;
-			} else if (f.id == F_HeapGraph_index) {
-				g->has_index = 1;
-				g->index = f.val;
-			} else if (f.id == F_HeapGraph_continued) {
-				g->has_continued = 1;
-				g->continued = f.val != 0;
-			}
-			continue;
-		}
-		if (f.wire != TM_PB_LEN)
-			continue;
-		size_t k = whole_fields(f.data);
-		switch (f.id) {
-		case F_HeapGraph_objects: {
-			if (sv->bad_objects)
-				break;
-			HeapGraphObject *o = perfetto__protos__heap_graph_object__unpack(NULL, k, f.data.p);
-			if (o)
-				SALVAGE_PUSH(g->objects, g->n_objects, sv->cap[0], o);
-			else
-				sv->bad_objects = 1;
-			break;
-		}
-		case F_HeapGraph_types: {
-			HeapGraphType *t = perfetto__protos__heap_graph_type__unpack(NULL, k, f.data.p);
-			if (t)
-				SALVAGE_PUSH(g->types, g->n_types, sv->cap[1], t);
-			else
-				sv->bad_types++;
-			break;
-		}
-		case F_HeapGraph_roots: {
-			if (sv->bad_roots)
-				break;
-			HeapGraphRoot *o = perfetto__protos__heap_graph_root__unpack(NULL, k, f.data.p);
-			if (o)
-				SALVAGE_PUSH(g->roots, g->n_roots, sv->cap[2], o);
-			else
-				sv->bad_roots = 1;
-			break;
-		}
-		case F_HeapGraph_field_names:
-		case F_HeapGraph_location_names: {
-			InternedString *is = perfetto__protos__interned_string__unpack(NULL, k, f.data.p);
-			if (!is)
-				break; /* cannot be: it has no packed field */
-			if (f.id == F_HeapGraph_field_names)
-				SALVAGE_PUSH(g->field_names, g->n_field_names, sv->cap[3], is);
-			else
-				SALVAGE_PUSH(g->location_names, g->n_location_names, sv->cap[4], is);
-			break;
-		}
-		default:
-			break;
-		}
+		z->last[f.id] = f;
+		z->has |= 1u << f.id;
 	}
-	return g;
+	z->msg.p = msg.p;
+	z->msg.n = (size_t)(at - msg.p);
 }
 
-static void salvage_free(hg_salvage *sv)
+static int pz_has(const pz *z, uint32_t id)
 {
-	HeapGraph *g = &sv->g;
-	for (size_t i = 0; i < g->n_objects; i++)
-		perfetto__protos__heap_graph_object__free_unpacked(g->objects[i], NULL);
-	for (size_t i = 0; i < g->n_types; i++)
-		perfetto__protos__heap_graph_type__free_unpacked(g->types[i], NULL);
-	for (size_t i = 0; i < g->n_roots; i++)
-		perfetto__protos__heap_graph_root__free_unpacked(g->roots[i], NULL);
-	for (size_t i = 0; i < g->n_field_names; i++)
-		perfetto__protos__interned_string__free_unpacked(g->field_names[i], NULL);
-	for (size_t i = 0; i < g->n_location_names; i++)
-		perfetto__protos__interned_string__free_unpacked(g->location_names[i], NULL);
-	free(g->objects);
-	free(g->types);
-	free(g->roots);
-	free(g->field_names);
-	free(g->location_names);
+	return id < PZ_FIELDS && (z->has >> id & 1);
+}
+
+static uint64_t pz_u64(const pz *z, uint32_t id)
+{
+	return pz_has(z, id) && z->last[id].wire != TM_PB_LEN ? z->last[id].val : 0;
+}
+
+static int pz_bool(const pz *z, uint32_t id)
+{
+	return pz_has(z, id) && (z->last[id].wire == TM_PB_LEN || z->last[id].val != 0);
+}
+
+static tm_span pz_bytes(const pz *z, uint32_t id)
+{
+	tm_span none = {pz_empty, 0};
+	return pz_has(z, id) && z->last[id].wire == TM_PB_LEN ? z->last[id].data : none;
+}
+
+/* The next occurrence of field id from *at (z's message start at first) as
+ * a message: 1, or 0 at the end. */
+static int pz_next(const pz *z, uint32_t id, const uint8_t **at, tm_span *out)
+{
+	const uint8_t *end = z->msg.p + z->msg.n;
+	tm_pb_field f = {0};
+	int r;
+	while ((r = tm_pb_field_at(at, end, &f)) != TM_PB_FIELD_END) {
+		if (r != TM_PB_FIELD_OK || f.id != id)
+			continue;
+		out->p = f.wire == TM_PB_LEN ? f.data.p : pz_empty;
+		out->n = f.wire == TM_PB_LEN ? f.data.n : 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* ForEachVarInt: the ids of field id into b (uint64s), packed (its last
+ * run) or not (every occurrence; one that is length-delimited, an address
+ * there, is left out); -1 when the run does not parse. */
+static int pz_varints(const pz *z, uint32_t id, tm_buf *b)
+{
+	b->len = 0;
+	if (!pz_has(z, id))
+		return 0;
+	if (z->last[id].wire == TM_PB_LEN) {
+		const uint8_t *q = z->last[id].data.p, *e = q + z->last[id].data.n;
+		uint64_t v;
+		while (q < e) {
+			if (!(q = tm_pb_varint_at(q, e, &v)))
+				return -1;
+			tm_buf_put(b, &v, sizeof v);
+		}
+		return 0;
+	}
+	const uint8_t *at = z->msg.p, *end = z->msg.p + z->msg.n;
+	tm_pb_field f = {0};
+	int r;
+	while ((r = tm_pb_field_at(&at, end, &f)) != TM_PB_FIELD_END)
+		if (r == TM_PB_FIELD_OK && f.id == id && f.wire != TM_PB_LEN)
+			tm_buf_put(b, &f.val, sizeof f.val);
+	return 0;
+}
+
+/* The buffers a packet's entries are read into, reused from one to the next. */
+typedef struct pz_bufs {
+	tm_buf ids[3];
+	tm_buf name;
+} pz_bufs;
+
+/* An object into o (its arrays in bb): 0, or -1 when its packed ids do
+ * not parse. */
+static int read_object(HeapGraphObject *o, tm_span msg, pz_bufs *bb)
+{
+	static const uint32_t packed[3] = {F_HeapGraphObject_reference_field_id, F_HeapGraphObject_reference_object_id,
+					   F_HeapGraphObject_runtime_internal_object_id};
+	pz z;
+	pz_read(&z, msg);
+	uint64_t delta = pz_u64(&z, F_HeapGraphObject_id_delta);
+	if (delta) {
+		o->identifier_case = PERFETTO__PROTOS__HEAP_GRAPH_OBJECT__IDENTIFIER_ID_DELTA;
+		o->id_delta = delta;
+	} else {
+		o->identifier_case = PERFETTO__PROTOS__HEAP_GRAPH_OBJECT__IDENTIFIER_ID;
+		o->id = pz_u64(&z, F_HeapGraphObject_id);
+	}
+	o->type_id = pz_u64(&z, F_HeapGraphObject_type_id);
+	o->self_size = pz_u64(&z, F_HeapGraphObject_self_size);
+	o->reference_field_id_base = pz_u64(&z, F_HeapGraphObject_reference_field_id_base);
+	for (size_t i = 0; i < 3; i++)
+		if (pz_varints(&z, packed[i], &bb->ids[i]) != 0)
+			return -1;
+	o->n_reference_field_id = bb->ids[0].len / sizeof(uint64_t);
+	o->reference_field_id = (uint64_t *)bb->ids[0].data;
+	o->n_reference_object_id = bb->ids[1].len / sizeof(uint64_t);
+	o->reference_object_id = (uint64_t *)bb->ids[1].data;
+	o->n_runtime_internal_object_id = bb->ids[2].len / sizeof(uint64_t);
+	o->runtime_internal_object_id = (uint64_t *)bb->ids[2].data;
+	return 0;
+}
+
+/* A type into t (its arrays and name in bb): 0, or -1 when its field ids
+ * do not parse. */
+static int read_type(HeapGraphType *t, tm_span msg, pz_bufs *bb)
+{
+	pz z;
+	pz_read(&z, msg);
+	if (pz_varints(&z, F_HeapGraphType_reference_field_id, &bb->ids[0]) != 0)
+		return -1;
+	t->n_reference_field_id = bb->ids[0].len / sizeof(uint64_t);
+	t->reference_field_id = (uint64_t *)bb->ids[0].data;
+	t->id = pz_u64(&z, F_HeapGraphType_id);
+	t->has_location_id = pz_has(&z, F_HeapGraphType_location_id);
+	t->location_id = pz_u64(&z, F_HeapGraphType_location_id);
+	tm_span name = pz_bytes(&z, F_HeapGraphType_class_name);
+	bb->name.len = 0;
+	tm_buf_put(&bb->name, name.p, name.n);
+	tm_buf_putc(&bb->name, '\0');
+	t->class_name = bb->name.data;
+	t->object_size = pz_u64(&z, F_HeapGraphType_object_size);
+	t->superclass_id = pz_u64(&z, F_HeapGraphType_superclass_id);
+	t->classloader_id = pz_u64(&z, F_HeapGraphType_classloader_id);
+	t->kind = (Perfetto__Protos__HeapGraphType__Kind)(int)pz_u64(&z, F_HeapGraphType_kind);
+	return 0;
 }
 
 /* ---- a packet ---------------------------------------------------------------------- */
@@ -583,48 +621,59 @@ static void salvage_free(hg_salvage *sv)
 void m_heap_graph_packet(tm_model *m, const tm_mrec_head *h, int64_t ts, uint32_t seq, const uint8_t *p,
 			 size_t n)
 {
-	hg_salvage sv;
-	HeapGraph *g = perfetto__protos__heap_graph__unpack(NULL, n, p);
-	int salvaged = !g;
-	if (salvaged)
-		g = salvage(&sv, p, n);
+	pz g, z;
+	pz_read(&g, (tm_span){n ? p : pz_empty, n});
 	hg_state *st = state(m);
 	m_mach *mc = m_machine(m, h->machine_row);
 	/* the reference's pid is a uint32 */
-	int64_t upid = m_get_or_create_process(m, mc, (int64_t)(uint32_t)g->pid);
+	int64_t upid = m_get_or_create_process(m, mc, (int64_t)(uint32_t)pz_u64(&g, F_HeapGraph_pid));
 	hg_seq *s = seq_get(m, st, seq);
-	packet_index(m, s, g->index);
-	for (size_t i = 0; i < g->n_objects; i++)
-		add_object(m, st, s, upid, ts, g->objects[i]);
-	if (salvaged && sv.bad_objects)
-		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
-	for (size_t i = 0; i < g->n_types; i++)
-		add_type(m, s, g->types[i]);
-	if (salvaged && sv.bad_types)
-		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, sv.bad_types);
-	for (size_t i = 0; i < g->n_field_names; i++) {
-		int ins;
-		m_map_put(&s->fields, g->field_names[i]->iid, &ins);
+	packet_index(m, s, pz_u64(&g, F_HeapGraph_index));
+	pz_bufs bb = {0};
+	const uint8_t *at = g.msg.p;
+	tm_span e;
+	while (pz_next(&g, F_HeapGraph_objects, &at, &e)) {
+		HeapGraphObject o = PERFETTO__PROTOS__HEAP_GRAPH_OBJECT__INIT;
+		if (read_object(&o, e, &bb) != 0) {
+			m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
+			break;
+		}
+		add_object(m, st, s, upid, ts, &o);
 	}
-	for (size_t i = 0; i < g->n_location_names; i++) {
-		const Perfetto__Protos__InternedString *ls = g->location_names[i];
+	for (at = g.msg.p; pz_next(&g, F_HeapGraph_types, &at, &e);) {
+		HeapGraphType t = PERFETTO__PROTOS__HEAP_GRAPH_TYPE__INIT;
+		if (read_type(&t, e, &bb) != 0) {
+			m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
+			continue;
+		}
+		add_type(m, s, &t);
+	}
+	for (at = g.msg.p; pz_next(&g, F_HeapGraph_field_names, &at, &e);) {
+		pz_read(&z, e);
 		int ins;
-		uint64_t *v = m_map_put(&s->locations, ls->iid, &ins);
+		m_map_put(&s->fields, pz_u64(&z, F_InternedString_iid), &ins);
+	}
+	for (at = g.msg.p; pz_next(&g, F_HeapGraph_location_names, &at, &e);) {
+		pz_read(&z, e);
+		tm_span str = pz_bytes(&z, F_InternedString_str);
+		int ins;
+		uint64_t *v = m_map_put(&s->locations, pz_u64(&z, F_InternedString_iid), &ins);
 		if (ins)
-			*v = (uint64_t)m_intern(&m->str, ls->has_str ? (const char *)ls->str.data : "",
-						 ls->has_str ? ls->str.len : 0) +
-			     1;
+			*v = (uint64_t)m_intern(&m->str, str.n ? (const char *)str.p : "", str.n) + 1;
 	}
-	for (size_t i = 0; i < g->n_roots; i++)
+	for (at = g.msg.p; pz_next(&g, F_HeapGraph_roots, &at, &e);) {
+		pz_read(&z, e);
+		if (pz_varints(&z, F_HeapGraphRoot_object_ids, &bb.ids[0]) != 0) {
+			m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
+			break;
+		}
 		same_dump(m, s, upid, ts);
-	if (salvaged && sv.bad_roots)
-		m_stat_idx(m, "heap_graph_malformed_packet", (int)upid, 1);
-	if (!g->continued)
+	}
+	for (size_t i = 0; i < 3; i++)
+		tm_buf_free(&bb.ids[i]);
+	tm_buf_free(&bb.name);
+	if (!pz_bool(&g, F_HeapGraph_continued))
 		finalize(m, st, s);
-	if (salvaged)
-		salvage_free(&sv);
-	else
-		perfetto__protos__heap_graph__free_unpacked(g, NULL);
 }
 
 /* FinalizeAllProfiles: the dumps the trace ends in the middle of; then

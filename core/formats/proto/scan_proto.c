@@ -788,6 +788,11 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 		at = p;
 	}
 #define TE_HAS(field) ((has >> (field)) & 1)
+	_Static_assert(F_TrackEvent_categories < 64 && F_TrackEvent_extra_counter_values < 64 &&
+			       F_TrackEvent_extra_counter_track_uuids < 64 &&
+			       F_TrackEvent_extra_double_counter_values < 64 &&
+			       F_TrackEvent_extra_double_counter_track_uuids < 64,
+		       "has holds the fields below 64");
 	if (pooled_cat && TE_HAS(F_TrackEvent_categories)) {
 		resolve_track_event(sf, ss, msg, out, 0);
 		return;
