@@ -55,6 +55,7 @@ int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 void tm_pb_values_init(tm_pb_values *it, const tm_pb_field *f)
 {
 	it->has_one = f->wire == TM_PB_VARINT;
+	it->malformed = false;
 	it->one = f->val;
 	it->p = it->end = NULL;
 	if (f->wire == TM_PB_LEN) {
@@ -72,6 +73,7 @@ int tm_pb_values_next(tm_pb_values *it, uint64_t *v)
 	}
 	if (it->p < it->end && tm_pb_varint(&it->p, it->end, v))
 		return 1;
+	it->malformed = it->p < it->end;
 	it->p = it->end;
 	return 0;
 }

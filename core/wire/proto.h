@@ -150,14 +150,8 @@ static inline __attribute__((always_inline)) int tm_pb_field_at(const uint8_t **
 	 * == Y` as one 8-byte load, which the CPU cannot forward from two
 	 * 4-byte stores; that stall was half of the proto timeline's
 	 * TrackEvent reader (resolve_track_event) */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t id_wire = (uint64_t)id | (uint64_t)wire << 32;
-#elif __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	uint64_t id_wire = (uint64_t)id << 32 | (uint64_t)wire;
-#else
-#error "tm_pb_field_at: the byte order is neither little nor big endian"
-#endif
-	memcpy(f, &id_wire, sizeof id_wire);
+	const uint32_t id_wire[2] = {id, wire};
+	memcpy(f, id_wire, sizeof id_wire);
 	f->val = val;
 	return TM_PB_FIELD_OK;
 }
@@ -167,13 +161,15 @@ static inline __attribute__((always_inline)) int tm_pb_field_at(const uint8_t **
 int tm_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* The values of one occurrence of a repeated varint field, packed (a
- * length-delimited run, read until a varint does not end) or not (one
- * value): tm_pb_values_init with the field, then tm_pb_values_next for
- * 1 and *v while there is a value. Other wire types have none. */
+ * length-delimited run, read until a varint does not end: then
+ * `malformed` is set, protozero's parse error) or not (one value):
+ * tm_pb_values_init with the field, then tm_pb_values_next for 1 and *v
+ * while there is a value. Other wire types have none. */
 typedef struct tm_pb_values {
 	const uint8_t *p, *end;
 	uint64_t one;
 	bool has_one;
+	bool malformed;
 } tm_pb_values;
 void tm_pb_values_init(tm_pb_values *it, const tm_pb_field *f);
 int tm_pb_values_next(tm_pb_values *it, uint64_t *v);

@@ -536,14 +536,12 @@ static int pz_varints(const pz *z, uint32_t id, tm_buf *b)
 	if (!pz_has(z, id))
 		return 0;
 	if (z->last[id].wire == TM_PB_LEN) {
-		const uint8_t *q = z->last[id].data.p, *e = q + z->last[id].data.n;
+		tm_pb_values it;
 		uint64_t v;
-		while (q < e) {
-			if (!(q = tm_pb_varint_at(q, e, &v)))
-				return -1;
+		tm_pb_values_init(&it, &z->last[id]);
+		while (tm_pb_values_next(&it, &v))
 			tm_buf_put(b, &v, sizeof v);
-		}
-		return 0;
+		return it.malformed ? -1 : 0;
 	}
 	const uint8_t *at = z->msg.p, *end = z->msg.p + z->msg.n;
 	tm_pb_field f = {0};
