@@ -30,6 +30,7 @@
 #define BLOCK (64u * 1024u)           /* a pile's tail is written out at this size */
 #define CURSOR_BUF (64u * 1024u)      /* a pile reader's buffer, at most */
 #define MAX_PILES 32                  /* per queue; more disorder goes to a sort */
+_Static_assert(MAX_PILES <= 256, "a pile's rank is a byte");
 #define OVERFLOW_RUN (8u * 1024u * 1024u)
 
 /* What orders a record: in front of it in the overflow sorts and the
@@ -92,6 +93,7 @@ typedef struct oqueue {
 	int64_t sort_min_ts;
 	pile *piles;
 	size_t n_piles, cap_piles;
+	uint8_t rank[MAX_PILES]; /* the piles by last_ts, oldest first (pick_pile) */
 	tm_xsort *over;          /* records past MAX_PILES piles */
 	size_t over_mem;         /* what o->over_mem counts for it */
 	/* reading: the merge of the sources */
@@ -227,19 +229,25 @@ static int flush_all(tm_order *o)
 
 /* The pile for a record at ts: the one whose newest record is the latest
  * not after ts (a new one when none is); SIZE_MAX when none is and no new
- * pile may be made. */
+ * pile may be made. The piles' last_ts are all different and q->rank
+ * keeps them in order: a record goes on the pile ranked just below the
+ * first later one, so that pile stays below it, and a new pile starts
+ * below every other. A queue in order puts every record on its top pile,
+ * found at the first look (scanning all piles' headers, 184 bytes apart,
+ * was a twentieth of a proto scan that makes records). */
 static size_t pick_pile(oqueue *q, int64_t ts)
 {
-	size_t best = SIZE_MAX;
-	for (size_t k = 0; k < q->n_piles; k++)
-		if (q->piles[k].last_ts <= ts && (best == SIZE_MAX || q->piles[k].last_ts > q->piles[best].last_ts))
-			best = k;
-	if (best != SIZE_MAX)
-		return best;
+	size_t r = q->n_piles;
+	while (r > 0 && q->piles[q->rank[r - 1]].last_ts > ts)
+		r--;
+	if (r > 0)
+		return q->rank[r - 1];
 	if (q->n_piles >= MAX_PILES)
 		return SIZE_MAX;
 	TM_GROW(q->piles, q->cap_piles, q->n_piles + 1);
 	memset(&q->piles[q->n_piles], 0, sizeof(pile));
+	memmove(q->rank + 1, q->rank, q->n_piles);
+	q->rank[0] = (uint8_t)q->n_piles;
 	return q->n_piles++;
 }
 
