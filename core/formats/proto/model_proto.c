@@ -198,12 +198,26 @@ typedef struct p_track {
 	uint32_t fname;
 	tm_mtrack_scope fscope;
 	int64_t futid, fupid;
+	/* An incremental counter's running sum (TrackEventSequenceState) for
+	 * the first sequence that counts on it, here where the lookup of the
+	 * track already brought it: the sums of other sequences are in the
+	 * context's maps. */
+	uint8_t sum_claimed;
+	uint64_t sum_seq, sum_gen; /* that sequence, its generation + 1 */
+	double sum;
 } p_track;
 
 typedef struct m_pctx {
 	m_map by_uuid;           /* uuid -> index + 1 into t */
 	p_track *t;
 	size_t n, cap;
+	/* the last two uuids found and their index + 1 (0: none): an event
+	 * looks up its track and its counters' tracks, the same ones as the
+	 * sequence's event before it, and the map's slots were a cache miss
+	 * each when the contexts of many machines take turns */
+	uint64_t seen_uuid[2];
+	uint32_t seen_ix[2];
+	uint8_t seen_next;
 	m_map uuid_by_utid;      /* descriptor_uuids_by_utid_ */
 	m_map uuid_by_upid;      /* descriptor_uuids_by_upid_ */
 	m_map incremental;       /* hash(sequence, uuid) -> running value (double bits) */
@@ -253,8 +267,17 @@ static void m_proto_ctx_free(m_pctx *p)
 
 static p_track *find(m_pctx *p, uint64_t uuid)
 {
+	/* a uuid's index never changes: by_uuid only gains entries */
+	for (int i = 0; i < 2; i++)
+		if (p->seen_ix[i] && p->seen_uuid[i] == uuid)
+			return &p->t[p->seen_ix[i] - 1];
 	uint64_t *v = m_map_get(&p->by_uuid, uuid);
-	return v ? &p->t[*v - 1] : NULL;
+	if (!v)
+		return NULL;
+	p->seen_uuid[p->seen_next] = uuid;
+	p->seen_ix[p->seen_next] = (uint32_t)*v;
+	p->seen_next ^= 1;
+	return &p->t[*v - 1];
 }
 
 static uint32_t str_id(tm_model *m, const char *s)
@@ -1220,17 +1243,32 @@ static double counter_bits(uint64_t v)
  * incremental state was cleared or lost (TrackEventSequenceState). */
 static int absolute_counter(m_pctx *p, const tm_pr_event *pe, uint64_t uuid, double *value)
 {
-	const p_track *t = find(p, uuid);
+	p_track *t = find(p, uuid);
 	if (!t || !t->counter)
 		return 0;
 	if (t->cd_mult > 0)
 		*value *= (double)t->cd_mult;
 	if (t->cd_incr) {
+		uint64_t gen = (uint64_t)pe->generation + 1;
+		if (!t->sum_claimed) {
+			t->sum_claimed = 1;
+			t->sum_seq = pe->seq_id;
+			t->sum_gen = 0;
+		}
+		if (t->sum_seq == pe->seq_id) {
+			if (t->sum_gen != gen) {
+				t->sum_gen = gen;
+				t->sum = 0; /* +0.0 */
+			}
+			t->sum += *value;
+			*value = t->sum;
+			return 1;
+		}
 		uint64_t key = m_hash2(pe->seq_id, uuid);
 		uint64_t *v = m_map_put(&p->incremental, key, NULL);
 		uint64_t *g = m_map_put(&p->incremental_gen, key, NULL);
-		if (*g != (uint64_t)pe->generation + 1) {
-			*g = (uint64_t)pe->generation + 1;
+		if (*g != gen) {
+			*g = gen;
 			*v = 0; /* +0.0 */
 		}
 		double sum = counter_bits(*v) + *value;
