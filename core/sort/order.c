@@ -310,11 +310,21 @@ static int store(tm_order *o, oqueue *q, const ohdr *h, const void *data, uint32
 		memcpy(p->tail.data + p->tail.len + ln + hn, data, len);
 	p->tail.len += ln + hn + len;
 	o->mem += p->tail.cap - cap0;
-	if (o->to_file && p->tail.len >= o->block)
+	int wrote = 0;
+	if (o->to_file && p->tail.len >= o->block) {
 		flush_tail(o, p);
-	if (o->mem > o->mem_max && flush_all(o) != 0)
-		return -1;
-	int e = o->to_file ? tm_spool_failed(&o->file) : 0;
+		wrote = 1;
+	}
+	if (o->mem > o->mem_max) {
+		if (flush_all(o) != 0)
+			return -1;
+		wrote = 1;
+	}
+	/* the writer thread's failure, asked where bytes went to it: asking
+	 * takes its lock, which every record took (a tenth of the proto
+	 * timeline's scan went to the lock and the wake-ups around it); one
+	 * found later is still reported, by tm_order_finish at the latest */
+	int e = wrote ? tm_spool_failed(&o->file) : 0;
 	if (e)
 		return tm_err(&o->err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	return 0;
