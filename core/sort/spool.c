@@ -264,6 +264,30 @@ void tm_giveback_start(tm_giveback *g, int fd, uint64_t size)
 		g->left[g->n - 1] = (uint32_t)(size % TM_GIVEBACK_SLAB);
 }
 
+static int slab_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void tm_giveback_flush(tm_giveback *g)
+{
+	if (g->fd < 0 || !g->n_ready)
+		return;
+	qsort(g->ready, g->n_ready, sizeof g->ready[0], slab_cmp);
+	for (size_t i = 0, j; i < g->n_ready; i = j) {
+		for (j = i + 1; j < g->n_ready && g->ready[j] == g->ready[j - 1] + 1; j++)
+			;
+		if (fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)g->ready[i] * TM_GIVEBACK_SLAB,
+			      (off_t)(j - i) * TM_GIVEBACK_SLAB) != 0 &&
+		    errno != EINTR) {
+			tm_giveback_free(g); /* no holes here (EOPNOTSUPP...): keep it all */
+			return;
+		}
+	}
+	g->n_ready = 0;
+}
+
 void tm_giveback_read(tm_giveback *g, uint64_t off, uint64_t len)
 {
 	if (g->fd < 0 || off >= g->size)
@@ -279,11 +303,13 @@ void tm_giveback_read(tm_giveback *g, uint64_t off, uint64_t len)
 			return;
 		}
 		g->left[i] -= k;
-		if (!g->left[i] && fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-					     (off_t)i * TM_GIVEBACK_SLAB, TM_GIVEBACK_SLAB) != 0 &&
-		    errno != EINTR) {
-			tm_giveback_free(g); /* no holes here (EOPNOTSUPP...): keep it all */
-			return;
+		if (!g->left[i]) {
+			g->ready[g->n_ready++] = (uint32_t)i;
+			if (g->n_ready == TM_GIVEBACK_BATCH) {
+				tm_giveback_flush(g);
+				if (g->fd < 0)
+					return;
+			}
 		}
 		off += k;
 		len -= k;
@@ -295,6 +321,7 @@ void tm_giveback_free(tm_giveback *g)
 	free(g->left);
 	g->left = NULL;
 	g->n = 0;
+	g->n_ready = 0;
 	g->fd = -1;
 }
 

@@ -128,27 +128,36 @@ void tm_parts_close(tm_parts *ps);
  * read. Without it the order store's file stayed whole until the pass
  * ended, next to the timeline's sort runs: 780 MB and 600 MB at once for
  * the 400-machine archive's 281 MB. A file system that cannot punch
- * holes keeps the space until the file is closed, as before. The slabs
- * are small because the order store's blocks are not read in the order
- * they were written: a file's records all go out in the scan's first
- * spill, and are read back across the whole replay, as every other
+ * holes keeps the space until the file is closed, as before.
+ *
+ * The slabs are small because the order store's blocks are not read in
+ * the order they were written: a file's records all go out in the scan's
+ * first spill, and are read back across the whole replay, as every other
  * file's are. With slabs of 1 MiB the store of the proto bench (177 MB)
  * was given back only at the end of the replay, beside the timeline's
  * 190 MB of sort runs: 348 MB at the peak of `tracemount cat
- * timeline.tsv`; 274 MB with 64 KiB, 233 MB with 16 KiB, 204 MB with
- * 4 KiB. A punch costs about 1.1 us beyond freeing its pages: 12 ms more
- * than 1 MiB slabs for those 177 MB at 16 KiB, 49 ms at 4 KiB. */
+ * timeline.tsv`; 277 MB with 64 KiB slabs, 235 MB with 16 KiB. A punch
+ * costs about 1.1 us beyond freeing its pages, on the thread that feeds
+ * the model: punched one by one, 16 KiB slabs made the systrace bench's
+ * merged.pftrace 5% slower. So the slabs read whole wait, TM_GIVEBACK_BATCH
+ * of them, and go in one punch per run of neighbours: a 64 KiB block of a
+ * pile is four slabs read one after another. */
 #define TM_GIVEBACK_SLAB (16u << 10)
+#define TM_GIVEBACK_BATCH 64
 typedef struct tm_giveback {
 	int fd;          /* -1: nothing to give back */
 	uint64_t size;
 	uint32_t *left;  /* per slab: its bytes not read yet */
 	size_t n;
+	uint32_t ready[TM_GIVEBACK_BATCH]; /* slabs read whole, not punched yet */
+	size_t n_ready;
 } tm_giveback;
 /* The file fd of `size` bytes, all written, is read from now on. */
 void tm_giveback_start(tm_giveback *g, int fd, uint64_t size);
 /* Bytes [off, off + len) of it were read, and will not be again. */
 void tm_giveback_read(tm_giveback *g, uint64_t off, uint64_t len);
+/* Punch the slabs read whole that still wait for a batch. */
+void tm_giveback_flush(tm_giveback *g);
 void tm_giveback_free(tm_giveback *g);
 
 /* pread(2) until n bytes or the end of the file (EINTR retried). Returns

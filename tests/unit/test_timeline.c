@@ -777,7 +777,8 @@ static void test_sort_given_back(void)
 }
 
 /* tm_giveback: a slab whose bytes have all been read leaves the file's
- * disk (fewer blocks), the others keep their bytes. */
+ * disk (fewer blocks) once its batch is punched, the others keep their
+ * bytes. */
 static void test_giveback(void)
 {
 	char path[600];
@@ -798,6 +799,12 @@ static void test_giveback(void)
 	tm_giveback_read(&g, slab, slab / 3);
 	tm_giveback_read(&g, slab + slab / 3, slab - slab / 3);
 	tm_giveback_read(&g, 0, slab - 1);
+	/* slab 1 waits for a batch (TM_GIVEBACK_BATCH): nothing punched yet */
+	CHECK_INT(fstat(fd, &st1), 0);
+	CHECK(st1.st_blocks == st0.st_blocks);
+	CHECK_INT(g.n_ready, 1);
+	tm_giveback_flush(&g);
+	CHECK_INT(g.n_ready, 0);
 	CHECK_INT(fstat(fd, &st1), 0);
 	int holes = g.fd >= 0 && st1.st_blocks < st0.st_blocks;
 	if (holes) {
@@ -813,9 +820,50 @@ static void test_giveback(void)
 			}
 		tm_giveback_read(&g, slab - 1, 1);
 		tm_giveback_read(&g, 2 * slab, size - 2 * slab);
+		tm_giveback_flush(&g); /* slabs 0, 2 and 3: two runs, two punches */
 		CHECK_INT(fstat(fd, &st2), 0);
 		CHECK(st2.st_blocks <= 8);
 		free(back);
+	}
+	tm_giveback_free(&g);
+	close(fd);
+	free(data);
+	if (!holes)
+		SKIP("this file system does not punch holes");
+}
+
+/* tm_giveback: a full batch of slabs read whole is punched without a
+ * flush, neighbours together whatever order they were read in. */
+static void test_giveback_batch(void)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/giveback_batch", tmpdir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	const size_t slab = TM_GIVEBACK_SLAB, n = TM_GIVEBACK_BATCH, size = (n + 1) * slab;
+	char *data = malloc(size);
+	memset(data, 0x5a, size);
+	CHECK_INT(write(fd, data, size), size);
+	CHECK_INT(fsync(fd), 0);
+	struct stat st0, st1;
+	CHECK_INT(fstat(fd, &st0), 0);
+	tm_giveback g;
+	tm_giveback_start(&g, fd, size);
+	/* the even slabs from the last down, then the odd ones */
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = n; i-- > 0;)
+			if (i % 2 == k) {
+				CHECK_INT(g.n_ready, k * (n / 2) + (n / 2 - 1 - i / 2));
+				tm_giveback_read(&g, i * slab, slab);
+			}
+	CHECK_INT(g.n_ready, 0);
+	CHECK_INT(fstat(fd, &st1), 0);
+	int holes = g.fd >= 0 && st1.st_blocks < st0.st_blocks;
+	if (holes) {
+		CHECK(st1.st_blocks <= st0.st_blocks - (blkcnt_t)(n * slab / 512) + 8);
+		char last[64];
+		CHECK_INT(pread(fd, last, sizeof last, (off_t)(n * slab)), sizeof last);
+		CHECK(last[0] == 0x5a && last[63] == 0x5a); /* the last slab stays */
 	}
 	tm_giveback_free(&g);
 	close(fd);
@@ -832,6 +880,7 @@ int main(void)
 	TT_RUN(test_sorted_across_runs);
 	TT_RUN(test_streamed);
 	TT_RUN(test_giveback);
+	TT_RUN(test_giveback_batch);
 	TT_RUN(test_sort_given_back);
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
