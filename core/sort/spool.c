@@ -254,6 +254,8 @@ void tm_giveback_start(tm_giveback *g, int fd, uint64_t size)
 	g->fd = -1;
 	if (fd < 0 || size <= TM_GIVEBACK_SLAB) /* a slab or less: nothing worth it */
 		return;
+	if ((size - 1) / TM_GIVEBACK_SLAB > UINT32_MAX) /* 64 TiB: past what `ready` counts */
+		return;
 	g->fd = fd;
 	g->size = size;
 	g->n = (size_t)((size + TM_GIVEBACK_SLAB - 1) / TM_GIVEBACK_SLAB);
