@@ -848,7 +848,7 @@ static void pw_rewrite(void *ctx, const tm_buf *c)
  * (taskset, a container's cpuset) or no thread can start. */
 static tm_relay *pw_start(exp *x)
 {
-	return tm_relay_useful() ? tm_relay_start(pw_rewrite, x, PW_QUEUE) : NULL;
+	return tm_relay_useful() ? tm_relay_start("tm-rewrite", pw_rewrite, x, PW_QUEUE) : NULL;
 }
 
 static void pw_put(tm_relay *w, const tm_packet_out *po)

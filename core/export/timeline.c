@@ -639,7 +639,7 @@ static void write_batch(void *ctx, const tm_buf *batch)
  * err set when the sort cannot be read. */
 static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 {
-	tm_relay *formatter = tm_relay_start(write_batch, w, 1);
+	tm_relay *formatter = tm_relay_start("tm-format", write_batch, w, 1);
 	const void *r;
 	uint32_t len;
 	int k;

@@ -186,7 +186,7 @@ static int replay(tm_model *m, const tm_model_sink *msink, const tm_parser *cons
 		  tm_order *o, tm_error *err)
 {
 	tm_model_sink sink = *msink; /* this thread's copy: the model is the relay's */
-	tm_relay *rl = tm_relay_useful() ? tm_relay_start(replay_batch, m, REPLAY_QUEUE) : NULL;
+	tm_relay *rl = tm_relay_useful() ? tm_relay_start("tm-model", replay_batch, m, REPLAY_QUEUE) : NULL;
 	tm_order_rec r;
 	int k;
 	uint64_t n = 1, total = tm_order_count(o);

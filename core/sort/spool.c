@@ -124,6 +124,9 @@ static void spool_start(tm_spool *s)
 		pthread_attr_init(&a);
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 		W.running = pthread_create(&t, &a, writer, NULL) == 0;
+		/* detached, but it waits for W.mu, held here, before it can end */
+		if (W.running)
+			pthread_setname_np(t, "tm-spool");
 		pthread_attr_destroy(&a);
 	}
 	pthread_mutex_unlock(&W.mu);

@@ -160,10 +160,12 @@ static int spill(tm_xsort *x, int wait, tm_error *err)
 	x->out = x->cur;
 	x->cur = t;
 	x->cur.len = x->cur.n_index = 0;
-	if (wait || pthread_create(&x->spiller, NULL, write_run, x) != 0)
+	if (wait || pthread_create(&x->spiller, NULL, write_run, x) != 0) {
 		write_run(x);
-	else
+	} else {
 		x->spilling = 1;
+		pthread_setname_np(x->spiller, "tm-sort"); /* joined in join_spill */
+	}
 	if (wait && (e = tm_spool_failed(&x->runs)) != 0)
 		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(e));
 	return 0;

@@ -128,6 +128,7 @@ tm_ahead *tm_ahead_start(size_t n, const uint64_t *cost, tm_ahead_fn fn, void *c
 		free(a);
 		return NULL;
 	}
+	pthread_setname_np(a->thread, "tm-ahead"); /* joined in tm_ahead_stop */
 	return a;
 }
 

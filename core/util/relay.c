@@ -57,7 +57,7 @@ int tm_relay_useful(void)
 	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
 }
 
-tm_relay *tm_relay_start(void (*fn)(void *ctx, const tm_buf *batch), void *ctx, size_t depth)
+tm_relay *tm_relay_start(const char *name, void (*fn)(void *ctx, const tm_buf *batch), void *ctx, size_t depth)
 {
 	tm_relay *r = tm_xcalloc_aligned(_Alignof(tm_relay), sizeof(tm_relay));
 	r->fn = fn;
@@ -73,6 +73,7 @@ tm_relay *tm_relay_start(void (*fn)(void *ctx, const tm_buf *batch), void *ctx, 
 		free(r);
 		return NULL;
 	}
+	pthread_setname_np(r->thread, name); /* joined in tm_relay_finish: the handle stays valid */
 	return r;
 }
 

@@ -26,9 +26,10 @@ typedef struct tm_relay tm_relay;
  * or a container's cpuset of one): on one, a relay only adds hand-overs. */
 int tm_relay_useful(void);
 
-/* Start the thread. NULL when it cannot start (the caller does the work
- * itself then). */
-tm_relay *tm_relay_start(void (*fn)(void *ctx, const tm_buf *batch), void *ctx, size_t depth);
+/* Start the thread, named `name` (at most 15 bytes: what top -H and perf
+ * show). NULL when it cannot start (the caller does the work itself
+ * then). */
+tm_relay *tm_relay_start(const char *name, void (*fn)(void *ctx, const tm_buf *batch), void *ctx, size_t depth);
 /* The buffer the producer fills (its len only grows until tm_relay_hand). */
 tm_buf *tm_relay_buf(tm_relay *r);
 /* Hand the filled buffer over, waiting while `depth` batches wait; the

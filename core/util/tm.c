@@ -342,6 +342,8 @@ void tm_run_halves(void *(*fn)(void *), void *a, void *b)
 {
 	pthread_t helper;
 	int threaded = pthread_create(&helper, NULL, fn, b) == 0;
+	if (threaded)
+		pthread_setname_np(helper, "tm-inputs"); /* joined below */
 	fn(a);
 	if (threaded)
 		pthread_join(helper, NULL);

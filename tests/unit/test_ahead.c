@@ -2,8 +2,11 @@
  * (core/util/ahead.h): each item is read once, by one thread or the other, its
  * log reaches the caller in order, the budget bounds what is held, and a
  * stop in the middle leaves nothing behind (ASan in `make check`). */
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "util/ahead.h"
@@ -203,11 +206,34 @@ static void held_batch(void *ctx, const tm_buf *batch)
 	pthread_mutex_unlock(&h->mu);
 }
 
+/* Whether a thread of this process is named `name` (/proc/self/task). */
+static int thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = 0;
+	while (d && !found && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		found = strcmp(comm, name) == 0;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void relay_counts_what_waits(void)
 {
 	held_relay h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
-	tm_relay *r = tm_relay_start(held_batch, &h, 4);
+	tm_relay *r = tm_relay_start("tm-test", held_batch, &h, 4);
 	CHECK(r != NULL);
+	CHECK(thread_named("tm-test")); /* as top -H shows it */
 	CHECK_INT(tm_relay_queued(r), 0);
 	tm_buf_puts(tm_relay_buf(r), "one");
 	tm_relay_hand(r);
