@@ -462,6 +462,21 @@ static void finalize(tm_model *m, hg_state *st, hg_seq *s)
  * one. The entries still go to the code below as protobuf-c's structs,
  * filled here. */
 #define PZ_FIELDS 16 /* above every field of the messages read here */
+/* pz_has answers 0 for a field past PZ_FIELDS: each field read by number
+ * must be below it, or it would read as absent */
+_Static_assert(F_HeapGraph_pid < PZ_FIELDS && F_HeapGraph_index < PZ_FIELDS && F_HeapGraph_continued < PZ_FIELDS &&
+		       F_HeapGraphObject_id < PZ_FIELDS && F_HeapGraphObject_id_delta < PZ_FIELDS &&
+		       F_HeapGraphObject_type_id < PZ_FIELDS && F_HeapGraphObject_self_size < PZ_FIELDS &&
+		       F_HeapGraphObject_reference_field_id_base < PZ_FIELDS &&
+		       F_HeapGraphObject_reference_field_id < PZ_FIELDS &&
+		       F_HeapGraphObject_reference_object_id < PZ_FIELDS &&
+		       F_HeapGraphObject_runtime_internal_object_id < PZ_FIELDS && F_HeapGraphType_id < PZ_FIELDS &&
+		       F_HeapGraphType_location_id < PZ_FIELDS && F_HeapGraphType_class_name < PZ_FIELDS &&
+		       F_HeapGraphType_object_size < PZ_FIELDS && F_HeapGraphType_superclass_id < PZ_FIELDS &&
+		       F_HeapGraphType_reference_field_id < PZ_FIELDS && F_HeapGraphType_classloader_id < PZ_FIELDS &&
+		       F_HeapGraphType_kind < PZ_FIELDS && F_HeapGraphRoot_object_ids < PZ_FIELDS &&
+		       F_InternedString_iid < PZ_FIELDS && F_InternedString_str < PZ_FIELDS,
+	       "PZ_FIELDS is above every field read by number");
 
 /* where an empty message or string points (never NULL: NULL + 0 is
  * undefined) */
