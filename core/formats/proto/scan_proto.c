@@ -41,6 +41,7 @@
 
 typedef struct name_ref {
 	size_t off, len;
+	uint32_t pool_id; /* its id in the model's string pool, once asked (0: not yet) */
 } name_ref;
 
 /* One trusted_packet_sequence_id of one reader (formats.md §5.2). */
@@ -300,6 +301,27 @@ static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t 
 	const name_ref *r = &s->names_at[*ix - 1];
 	*name = s->pool.data ? s->pool.data + r->off : "";
 	*len = r->len;
+	return 1;
+}
+
+/* seq_interned, and the string's id in the model's string pool
+ * (scan_intern; 0 when the pass keeps no pool), asked once per interned
+ * string: a Chrome trace names a few hundred strings and refers to them
+ * in every event, and hashing each again was a twelfth of the proto
+ * timeline's scan, which runs on one core. The id of a string never
+ * changes; an iid defined again starts over (intern_table). */
+static int seq_pooled(scan_file *sf, const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len,
+		      uint32_t *id)
+{
+	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + (uint64_t)kind);
+	if (!ix)
+		return 0;
+	name_ref *r = &s->names_at[*ix - 1];
+	*name = s->pool.data ? s->pool.data + r->off : "";
+	*len = r->len;
+	if (!r->pool_id)
+		r->pool_id = scan_intern(sf, *name, *len);
+	*id = r->pool_id;
 	return 1;
 }
 
@@ -692,6 +714,27 @@ static void put_len_field(tm_buf *b, uint32_t id, const void *p, size_t n)
 		tm_buf_put(b, p, n);
 }
 
+static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, int depth);
+
+/* Field `id` holding msg as resolve_annotation writes it, appended to out
+ * in place: its length goes in front once known, the bytes moved up to
+ * it (a buffer of its own was a malloc and a free per annotation, which
+ * Chrome puts on most events). */
+static void put_annotation(const seq_state *ss, uint32_t id, tm_span msg, tm_buf *out, int depth)
+{
+	put_varint_buf(out, ((uint64_t)id << 3) | TM_PB_LEN);
+	size_t at = out->len;
+	uint8_t room[TM_UV_MAX] = {0};
+	tm_buf_put(out, room, sizeof room);
+	size_t body = out->len;
+	resolve_annotation(ss, msg, out, depth);
+	size_t n = out->len - body;
+	size_t k = (size_t)(tm_uv_put(room, n) - room);
+	memmove(out->data + at + k, out->data + body, n);
+	memcpy(out->data + at, room, k);
+	out->len = at + k + n;
+}
+
 /* A DebugAnnotation with its interned name written out (and its nested
  * entries likewise). */
 static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, int depth)
@@ -710,10 +753,7 @@ static void resolve_annotation(const seq_state *ss, tm_span msg, tm_buf *out, in
 		} else if (r == TM_PB_FIELD_OK &&
 			   (f.id == F_DebugAnnotation_dict_entries || f.id == F_DebugAnnotation_array_values) &&
 			   f.wire == TM_PB_LEN && depth < 64) {
-			tm_buf sub = {0};
-			resolve_annotation(ss, f.data, &sub, depth + 1);
-			put_len_field(out, f.id, sub.data, sub.len);
-			tm_buf_free(&sub);
+			put_annotation(ss, f.id, f.data, out, depth + 1);
 		} else {
 			tm_buf_put(out, at, (size_t)(p - at));
 		}
@@ -753,9 +793,9 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 			has |= 1ull << f.id;
 		uint32_t id;
 		if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
-			if (!seq_name(ss, f.val, &s, &n))
+			if (!(pool ? seq_pooled(sf, ss, IK_NAME, f.val, &s, &n, &id) : (id = 0, seq_name(ss, f.val, &s, &n))))
 				;
-			else if (pool && (id = scan_intern(sf, s, n)) != 0)
+			else if (id)
 				put_varint_field(out, F_TrackEvent_name_iid, id);
 			else
 				put_len_field(out, F_TrackEvent_name, s, n);
@@ -766,8 +806,9 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 			const uint8_t *qe = q ? q + f.data.n : NULL;
 			uint64_t v = f.val;
 			while (f.wire == TM_PB_VARINT || (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)) {
-				if (seq_interned(ss, IK_CATEGORY, v, &s, &n)) {
-					if (pool && (id = scan_intern(sf, s, n)) != 0) {
+				if (pool ? seq_pooled(sf, ss, IK_CATEGORY, v, &s, &n, &id)
+					 : (id = 0, seq_interned(ss, IK_CATEGORY, v, &s, &n))) {
+					if (id) {
 						put_varint_field(out, F_TrackEvent_category_iids, id);
 						pooled_cat = 1;
 					} else {
@@ -778,10 +819,7 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 					break;
 			}
 		} else if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_debug_annotations && f.wire == TM_PB_LEN) {
-			tm_buf sub = {0};
-			resolve_annotation(ss, f.data, &sub, 0);
-			put_len_field(out, F_TrackEvent_debug_annotations, sub.data, sub.len);
-			tm_buf_free(&sub);
+			put_annotation(ss, F_TrackEvent_debug_annotations, f.data, out, 0);
 		} else {
 			tm_buf_put(out, at, (size_t)(p - at));
 		}
@@ -1724,6 +1762,7 @@ static void intern_table(pscan *ps, seq_state *ss, int kind, const tm_iid_name *
 		}
 		ss->names_at[k].off = ss->pool.len;
 		ss->names_at[k].len = len;
+		ss->names_at[k].pool_id = 0;
 		if (len)
 			tm_buf_put(&ss->pool, in->name.p, len);
 	}
