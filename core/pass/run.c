@@ -23,6 +23,7 @@ typedef struct run_ctx {
 	int failed;
 	tm_error err;
 	const struct tm_merge *merge;
+	uint64_t forked; /* the last file and machine forked, + 1 (0: none yet) */
 } run_ctx;
 
 /* The first record of a file on a machine: where the reference forks the
@@ -37,6 +38,13 @@ static void first_of_file(run_ctx *rc, const tm_rec *r)
 	if (r->len < sizeof h)
 		return;
 	memcpy(&h, r->data, sizeof h);
+	/* records come file by file: the model's map is asked only when the
+	 * file or machine changes (asking it for each record was a fiftieth
+	 * of the proto scan, which runs on one core) */
+	uint64_t key = ((uint64_t)h.file_id << 32 | h.machine_row) + 1;
+	if (key == rc->forked)
+		return;
+	rc->forked = key;
 	if (!tm_model_fork(rc->model, h.file_id, h.machine_row))
 		return;
 	tm_type type = h.file_id < rc->merge->n_files ? rc->merge->files[h.file_id].type : TM_TYPE_UNKNOWN;
@@ -230,7 +238,7 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 	const tm_parser *parsers[TM_MREC_KINDS];
 	for (unsigned k = 0; k < TM_MREC_KINDS; k++)
 		parsers[k] = tm_parser_of(k);
-	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, parsers), 0, also, 0, {0}, merge};
+	run_ctx rc = {tm_order_new(order_bytes), tm_model_new(sink, parsers), 0, also, 0, {0}, merge, 0};
 	tm_scan_sink ss = {.ctx = &rc, .record = records ? run_record : NULL, .intern = run_intern};
 	ss.rec_for = (sink && sink->observed ? TM_REC_FOR_ENCODERS : 0u) | (sink && sink->slice ? TM_REC_FOR_ROWS : 0u);
 	if (also) {
