@@ -158,16 +158,6 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* A word loaded from memory with its first byte lowest. */
-static inline uint64_t le64(uint64_t w)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap64(w);
-#else
-	return w;
-#endif
-}
-
 /* The first '"' or '\\' in [p, end), or end. String bodies are most of a
  * Chrome JSON trace's bytes, and a loop over bytes was the parsers' largest
  * cost. With SSE2 (every x86-64), sixteen bytes at a time: compare each with
@@ -193,7 +183,7 @@ static inline const char *find_quote_or_backslash(const char *p, const char *end
 	while (end - p >= 8) {
 		uint64_t w;
 		memcpy(&w, p, sizeof w);
-		w = le64(w);
+		w = tm_le64(w);
 		uint64_t a = w ^ quotes64, b = w ^ slashes64;
 		uint64_t hit = ((a - ones) & ~a & highs) | ((b - ones) & ~b & highs);
 		if (hit)
@@ -413,7 +403,7 @@ static step parse_number(parser *ps, tj_value *v)
 		while (end - cur >= 8) {
 			uint64_t w;
 			memcpy(&w, cur, sizeof w);
-			w = le64(w);
+			w = tm_le64(w);
 			/* a byte that is no digit leaves a mark in its nibbles */
 			uint64_t stray = ((w & f0) ^ d0) | (((w + 6 * ones) & f0) ^ d0);
 			unsigned n = stray ? (unsigned)__builtin_ctzll(stray) / 8 : 8;

@@ -117,6 +117,17 @@ typedef struct tm_buf {
 	char *data;
 	size_t len, cap;
 } tm_buf;
+
+/* A word loaded from memory (or to be stored) with its first byte lowest. */
+static inline uint64_t tm_le64(uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
+
 /* Our own records' integers (the order store's piles, the records the
  * formats hand the model, the views' lists): unsigned LEB128 varints of
  * at most 10 bytes, signed ones zigzagged first. tm_uv_put writes v at p

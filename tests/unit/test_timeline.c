@@ -261,6 +261,40 @@ static void number_as_printf(tm_buf *b, double v)
 	tm_buf_puts(b, t);
 }
 
+/* tm_buf_put_i64 against printf where its eight-digit chunks meet: every
+ * value up to 2,000,000, every power of ten and its neighbours, both
+ * signs, and values made of zero chunks (1e8, 1e16, 1e8 + 1, ...). */
+static void integer_as_printf(int64_t v, tm_buf *got, tm_buf *want)
+{
+	got->len = want->len = 0;
+	tm_buf_put_i64(got, v);
+	tm_buf_printf(want, "%" PRId64, v);
+	if (got->len != want->len || strcmp(got->data, want->data) != 0) {
+		fprintf(stderr, "integer: %s, expected %s\n", got->data, want->data);
+		tt_case_failed = 1;
+	}
+}
+
+static void test_integer_texts(void)
+{
+	tm_buf got = {0}, want = {0};
+	for (int64_t v = -2000000; v <= 2000000 && !tt_case_failed; v++)
+		integer_as_printf(v, &got, &want);
+	int64_t p = 1;
+	for (int k = 0; k <= 18; k++, p *= 10)
+		for (int64_t d = -1; d <= 1; d++) {
+			integer_as_printf(p + d, &got, &want);
+			integer_as_printf(-(p + d), &got, &want);
+		}
+	const int64_t more[] = {INT64_MAX,        INT64_MIN,           INT64_MIN + 1,     100000001,
+				10000000100000001, 9999999999999999,    1000000000000000000, 1234567890123456789,
+				100000000000000000, 99999999};
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		integer_as_printf(more[i], &got, &want);
+	tm_buf_free(&got);
+	tm_buf_free(&want);
+}
+
 static void test_number_texts(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -884,6 +918,7 @@ int main(void)
 	TT_RUN(test_sort_given_back);
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
+	TT_RUN(test_integer_texts);
 	TT_RUN(test_number_texts);
 	TT_RUN(test_tables);
 	TT_RUN(test_views_shared_then_split);
