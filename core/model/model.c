@@ -279,6 +279,13 @@ void tm_model_finish(tm_model *m)
 	for (int k = 0; k < TM_MREC_KINDS; k++)
 		if (m->parsers[k] && m->parsers[k]->finish)
 			m->parsers[k]->finish(m);
+	/* the final names, so that tm_model_thread and tm_model_process
+	 * write nothing from here on: the timeline's two formatters read the
+	 * model at once */
+	for (size_t i = 0; i < m->n_threads; i++)
+		m->threads[i].pub.name = m_str(&m->str, m->threads[i].name_id);
+	for (size_t i = 0; i < m->n_procs; i++)
+		m->procs[i].pub.name = m_str(&m->str, m->procs[i].name_id);
 }
 
 size_t tm_model_n_tracks(const tm_model *m)
@@ -323,7 +330,11 @@ const tm_mthread *tm_model_thread(const tm_model *m, size_t utid)
 {
 	if (utid >= m->n_threads)
 		return NULL;
-	m->threads[utid].pub.name = m_str(&m->str, m->threads[utid].name_id);
+	/* the name as it is now (a thread is renamed while the model runs);
+	 * written only when it changed: after tm_model_finish, never */
+	const char *name = m_str(&m->str, m->threads[utid].name_id);
+	if (m->threads[utid].pub.name != name)
+		m->threads[utid].pub.name = name;
 	return &m->threads[utid].pub;
 }
 
@@ -336,7 +347,9 @@ const tm_mprocess *tm_model_process(const tm_model *m, size_t upid)
 {
 	if (upid >= m->n_procs)
 		return NULL;
-	m->procs[upid].pub.name = m_str(&m->str, m->procs[upid].name_id);
+	const char *name = m_str(&m->str, m->procs[upid].name_id); /* as tm_model_thread's */
+	if (m->procs[upid].pub.name != name)
+		m->procs[upid].pub.name = name;
 	return &m->procs[upid].pub;
 }
 
