@@ -414,6 +414,16 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 		ok "read ahead: $f as on one CPU" \
 			cmp <("$tm" cat -o noindex ahead.tar $f) <(taskset -c 0 "$tm" cat -o noindex ahead.tar $f)
 	done
+	# timeline.tsv's lines are made by two formatters taking batches of
+	# 256 KiB of rows in turn (core/export/timeline.c), by this thread
+	# alone on one CPU: the lines of many batches, a machine's too
+	ok "read ahead: timeline.tsv spans a few formatter batches" \
+		test "$("$tm" cat -o noindex ahead.tar timeline.tsv | wc -c)" -gt 4000000
+	for m in $("$tm" ls ahead.tar machines); do
+		ok "read ahead: machines/$m/timeline.tsv as on one CPU" \
+			cmp <("$tm" cat -o noindex ahead.tar "machines/$m/timeline.tsv") \
+			<(taskset -c 0 "$tm" cat -o noindex ahead.tar "machines/$m/timeline.tsv")
+	done
 	ok "read ahead: a bad file's metadata.json as on one CPU" \
 		cmp <("$tm" cat -o noindex ahead_bad.tar metadata.json) \
 		<(taskset -c 0 "$tm" cat -o noindex ahead_bad.tar metadata.json)

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,15 +412,29 @@ typedef struct writer {
 	 * formatter's time on the proto bench) */
 	field_text *dir_f, *file_f;
 	size_t n_dirs, n_files;
-	field_text *track_f; /* track names, escaped when first written */
-	size_t n_track_f;
 	const tm_merge *merge;
 	tm_views out;
-	tm_buf line;
 	atomic_int gone;     /* a write of the lines failed: the rest are not made */
 	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* the build's */
 	void *watch_ctx;
+	/* the formatters' batches go to `out` in the order they were handed
+	 * out: a batch waits until `turn` is its number */
+	pthread_mutex_t mu;
+	pthread_cond_t next;
+	uint64_t turn;
 } writer;
+
+/* One formatter (write_lines has two): the lines of its batch, made while
+ * the other makes the next batch's, then put in the views in turn. */
+typedef struct fmt {
+	writer *w;
+	unsigned index, of;  /* its batches are the index-th of each `of` */
+	uint64_t batches;    /* its batches so far */
+	tm_buf text;         /* the batch's lines */
+	tm_buf ends;         /* per line: its machine row and length, uint64 each */
+	field_text *track_f; /* track names, escaped when first written */
+	size_t n_track_f;
+} fmt;
 
 /* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
  * record holds (or null). */
@@ -479,23 +494,24 @@ static void fields_free(field_text *f, size_t n)
 }
 
 /* A track's name (the model's final one) as a field. */
-static const field_text *track_name(writer *w, uint32_t id, const tm_mtrack *t)
+static const field_text *track_name(fmt *f, uint32_t id, const tm_mtrack *t)
 {
-	if (id >= w->n_track_f) {
-		size_t n = tm_model_n_tracks(w->model);
-		w->track_f = tm_xrealloc(w->track_f, n * sizeof *w->track_f);
-		memset(w->track_f + w->n_track_f, 0, (n - w->n_track_f) * sizeof *w->track_f);
-		w->n_track_f = n;
+	if (id >= f->n_track_f) {
+		size_t n = tm_model_n_tracks(f->w->model);
+		f->track_f = tm_xrealloc(f->track_f, n * sizeof *f->track_f);
+		memset(f->track_f + f->n_track_f, 0, (n - f->n_track_f) * sizeof *f->track_f);
+		f->n_track_f = n;
 	}
-	if (!w->track_f[id].s)
-		w->track_f[id] = escaped(t->name);
-	return &w->track_f[id];
+	if (!f->track_f[id].s)
+		f->track_f[id] = escaped(t->name);
+	return &f->track_f[id];
 }
 
-/* The row's line, made once and put in the whole merge's file and its
- * machine's. */
-static void write_row(writer *w, const rec *h, const char *strs)
+/* The row's line, made once, at the end of the formatter's text (put in
+ * the whole merge's file and its machine's by fmt_flush). */
+static void write_row(fmt *f, const rec *h, const char *strs)
 {
+	writer *w = f->w;
 	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
 	size_t name_len = h->name_len, cat_len = h->cat_len;
 	if (h->name_id)
@@ -514,8 +530,8 @@ static void write_row(writer *w, const rec *h, const char *strs)
 					? tm_model_process(w->model, (size_t)upid)
 					: NULL;
 	int64_t tid = th ? th->tid : h->tid;
-	tm_buf *o = &w->line;
-	o->len = 0;
+	tm_buf *o = &f->text;
+	size_t start = o->len;
 	tm_buf_put_i64(o, h->ts);
 	tm_buf_putc(o, '\t');
 	if (h->dur != INT64_MIN)
@@ -534,15 +550,15 @@ static void write_row(writer *w, const rec *h, const char *strs)
 	switch (h->kind) {
 	case K_COUNTER:
 		if (t) {
-			const field_text *tn = track_name(w, h->track, t);
+			const field_text *tn = track_name(f, h->track, t);
 			tm_buf_put(o, tn->s, tn->n);
 		}
 		break;
 	case K_SCHED: put_str(o, th ? th->name : NULL); break;
 	case K_SAMPLE: {
 		const tm_mcallsite *c = tm_model_callsite(w->model, h->cpu);
-		const tm_mframe *f = c ? tm_model_frame(w->model, c->frame) : NULL;
-		put_str(o, f ? tm_mframe_text(f) : NULL);
+		const tm_mframe *fr = c ? tm_model_frame(w->model, c->frame) : NULL;
+		put_str(o, fr ? tm_mframe_text(fr) : NULL);
 		break;
 	}
 	default: tm_buf_put_field(o, name, name_len);
@@ -570,7 +586,7 @@ static void write_row(writer *w, const rec *h, const char *strs)
 		put_str(o, scope_names[t->scope]);
 		if (t->name) {
 			tm_buf_putc(o, ':');
-			const field_text *tn = track_name(w, h->track, t);
+			const field_text *tn = track_name(f, h->track, t);
 			tm_buf_put(o, tn->s, tn->n);
 		}
 	}
@@ -591,58 +607,120 @@ static void write_row(writer *w, const rec *h, const char *strs)
 		tm_buf_put(o, args, h->args_len);
 	}
 	tm_buf_putc(o, '\n');
-	tm_views_put(&w->out, h->machine_row, o->data, o->len);
+	uint64_t end[2] = {h->machine_row, o->len - start};
+	tm_buf_put(&f->ends, end, sizeof end);
 }
 
 /* ---- the lines, formatted beside the merge ------------------------------------------ */
 
-/* The lines are formatted by a thread of their own (core/util/relay.h) while
- * the merge of the sorted runs goes on (issue 10: both cores; each was
- * about half of the end of cat timeline.tsv). Records go over in batches
- * of BATCH bytes, copied out of the merge's buffers: the merge fills one
- * while the formatter writes another, and a third waits between. */
-#define BATCH (1u << 20)
+/* The lines are formatted by two threads of their own (core/util/relay.h)
+ * while this one merges the sorted runs (issue 10: both cores). Records go
+ * over in batches of BATCH bytes, copied out of the merge's buffers, to
+ * each formatter in turn; a formatter makes its batch's lines in a buffer
+ * of its own, then waits for the batch before it to be written and
+ * writes its own. With one formatter, it was busy all of the end of the
+ * proto bench's cat timeline.tsv and this thread two fifths of it. */
+#define BATCH (256u * 1024u)
+#define FORMATTERS 2
 
 /* The line of one record as the sort hands it out (body, then strings). */
-static void write_record(writer *w, const char *r)
+static void write_record(fmt *f, const char *r)
 {
 	rec h;
 	const char *strs = unpack_rec(r, &h);
-	write_row(w, &h, strs);
+	write_row(f, &h, strs);
 }
 
 /* A write of the lines failed (a full disk, or a streamed file's reader
  * gone: EPIPE with SIGPIPE ignored): the pass fails with it anyway, so the
- * rest is not formatted. Asked on the thread that writes the lines. */
+ * rest is not formatted. Asked by the formatter that writes. */
 static void note_gone(writer *w)
 {
 	if (tm_spool_failed(&w->out.all))
 		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
 }
 
-/* tm_relay's fn: records as the sort stores them, [u32 length][record]... */
+/* The formatter's lines into the views, each to its machine's too. */
+static void fmt_flush(fmt *f)
+{
+	writer *w = f->w;
+	const char *line = f->text.data;
+	for (size_t at = 0; at + 2 * sizeof(uint64_t) <= f->ends.len; at += 2 * sizeof(uint64_t)) {
+		uint64_t end[2];
+		memcpy(end, f->ends.data + at, sizeof end);
+		tm_views_put(&w->out, (uint32_t)end[0], line, (size_t)end[1]);
+		line += end[1];
+	}
+	f->text.len = f->ends.len = 0;
+}
+
+/* tm_relay's fn: records as the sort stores them, [u32 length][record]...,
+ * formatted, then written when the batches before it are. A batch after
+ * a failed write is not formatted, but still takes its turn. */
 static void write_batch(void *ctx, const tm_buf *batch)
 {
-	writer *w = ctx;
-	if (atomic_load_explicit(&w->gone, memory_order_relaxed))
-		return;
-	for (size_t at = 0; at + 4 <= batch->len;) {
-		uint32_t n;
-		memcpy(&n, batch->data + at, 4);
-		write_record(w, batch->data + at + 4);
-		at += 4 + (size_t)n;
+	fmt *f = ctx;
+	writer *w = f->w;
+	uint64_t n = f->batches++ * f->of + f->index;
+	if (!atomic_load_explicit(&w->gone, memory_order_relaxed))
+		for (size_t at = 0; at + 4 <= batch->len;) {
+			uint32_t len;
+			memcpy(&len, batch->data + at, 4);
+			write_record(f, batch->data + at + 4);
+			at += 4 + (size_t)len;
+		}
+	pthread_mutex_lock(&w->mu);
+	while (w->turn != n)
+		pthread_cond_wait(&w->next, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (!atomic_load_explicit(&w->gone, memory_order_relaxed)) {
+		fmt_flush(f);
+		note_gone(w);
 	}
-	note_gone(w);
+	f->text.len = f->ends.len = 0;
+	pthread_mutex_lock(&w->mu);
+	w->turn++;
+	pthread_cond_broadcast(&w->next);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void fmt_free(fmt *f)
+{
+	tm_buf_free(&f->text);
+	tm_buf_free(&f->ends);
+	fields_free(f->track_f, f->n_track_f);
 }
 
 /* Every record of the sort, in order, to w's lines. Returns 0, or -1 with
  * err set when the sort cannot be read. */
 static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 {
-	tm_relay *formatter = tm_relay_start("tm-format", write_batch, w, 1);
+	fmt f[FORMATTERS];
+	tm_relay *rl[FORMATTERS];
+	unsigned n_rl = 0;
+	memset(f, 0, sizeof f);
+	for (unsigned i = 0; i < FORMATTERS; i++) {
+		f[i].w = w;
+		f[i].index = i;
+		f[i].of = FORMATTERS;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->next, NULL);
+	w->turn = 0;
+	/* both or none: on one core (or when a thread cannot start) this
+	 * thread formats and writes each line itself */
+	if (tm_relay_useful())
+		while (n_rl < FORMATTERS && (rl[n_rl] = tm_relay_start("tm-format", write_batch, &f[n_rl], 1)) != NULL)
+			n_rl++;
+	if (n_rl < FORMATTERS) {
+		for (unsigned i = 0; i < n_rl; i++)
+			tm_relay_finish(rl[i]);
+		n_rl = 0;
+	}
 	const void *r;
 	uint32_t len;
 	int k;
+	unsigned to = 0;
 	uint64_t i = 0, total = tm_xsort_count(sort);
 	for (; (k = tm_xsort_next(sort, &r, &len, err)) == 1; i++) {
 		if (atomic_load_explicit(&w->gone, memory_order_relaxed))
@@ -651,19 +729,29 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 			break;
 		if (w->watch && i % TM_TIMELINE_WRITTEN_STEP == TM_TIMELINE_WRITTEN_STEP - 1)
 			w->watch(w->watch_ctx, i + 1, total);
-		if (!formatter) {
-			write_record(w, r);
+		if (!n_rl) {
+			write_record(&f[0], r);
+			fmt_flush(&f[0]);
 			if (i % 4096 == 4095) /* asking takes a lock: not every line */
 				note_gone(w);
 			continue;
 		}
-		tm_buf *cur = tm_relay_buf(formatter);
+		tm_buf *cur = tm_relay_buf(rl[to]);
 		tm_buf_put(cur, &len, 4);
 		tm_buf_put(cur, r, len);
-		if (cur->len >= BATCH)
-			tm_relay_hand(formatter);
+		if (cur->len >= BATCH) {
+			tm_relay_hand(rl[to]);
+			to = (to + 1) % n_rl;
+		}
 	}
-	tm_relay_finish(formatter);
+	/* the last batches, in the order they were begun: the formatter
+	 * whose turn it is first */
+	for (unsigned j = 0; j < n_rl; j++)
+		tm_relay_finish(rl[(to + j) % n_rl]);
+	for (unsigned j = 0; j < FORMATTERS; j++)
+		fmt_free(&f[j]);
+	pthread_cond_destroy(&w->next);
+	pthread_mutex_destroy(&w->mu);
 	if (w->watch && k == 0)
 		w->watch(w->watch_ctx, i, total);
 	return k < 0 ? -1 : 0;
@@ -713,8 +801,6 @@ out:
 	tm_views_close(&w.out);
 	fields_free(w.dir_f, w.n_dirs);
 	fields_free(w.file_f, w.n_files);
-	fields_free(w.track_f, w.n_track_f);
-	tm_buf_free(&w.line);
 	tm_timeline_abort(b);
 	return res;
 }
