@@ -280,12 +280,14 @@ static void test_integer_texts(void)
 	tm_buf got = {0}, want = {0};
 	for (int64_t v = -2000000; v <= 2000000 && !tt_case_failed; v++)
 		integer_as_printf(v, &got, &want);
-	int64_t p = 1;
-	for (int k = 0; k <= 18; k++, p *= 10)
+	uint64_t p = 1; /* 10^k; 10^19 is past int64 */
+	for (int k = 0; k <= 18; k++) {
 		for (int64_t d = -1; d <= 1; d++) {
-			integer_as_printf(p + d, &got, &want);
-			integer_as_printf(-(p + d), &got, &want);
+			integer_as_printf((int64_t)p + d, &got, &want);
+			integer_as_printf(-((int64_t)p + d), &got, &want);
 		}
+		p *= 10;
+	}
 	const int64_t more[] = {INT64_MAX,        INT64_MIN,           INT64_MIN + 1,     100000001,
 				10000000100000001, 9999999999999999,    1000000000000000000, 1234567890123456789,
 				100000000000000000, 99999999};
