@@ -676,8 +676,9 @@ static void write_batch(void *ctx, const tm_buf *batch)
 	if (!atomic_load_explicit(&w->gone, memory_order_relaxed)) {
 		fmt_flush(f);
 		note_gone(w);
+	} else {
+		f->text.len = f->ends.len = 0; /* as fmt_flush leaves them */
 	}
-	f->text.len = f->ends.len = 0;
 	pthread_mutex_lock(&w->mu);
 	w->turn++;
 	pthread_cond_broadcast(&w->next);

@@ -282,46 +282,45 @@ static void seq_free(seq_state *s)
  * debug annotation names when the model wants records. */
 enum { IK_NAME, IK_CATEGORY, IK_ANNOTATION };
 
-static int seq_interned(const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len)
+/* The interned string of kind `kind` named iid in the sequence, or NULL;
+ * its text in *name and *len. */
+static name_ref *seq_ref(const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len)
 {
 	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + (uint64_t)kind);
 	if (!ix)
-		return 0;
-	const name_ref *r = &s->names_at[*ix - 1];
+		return NULL;
+	name_ref *r = &s->names_at[*ix - 1];
 	*name = s->pool.data ? s->pool.data + r->off : "";
 	*len = r->len;
-	return 1;
+	return r;
+}
+
+static int seq_interned(const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len)
+{
+	return seq_ref(s, kind, iid, name, len) != NULL;
 }
 
 static int seq_name(const seq_state *s, uint64_t iid, const char **name, size_t *len)
 {
-	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + IK_NAME);
-	if (!ix)
-		return 0;
-	const name_ref *r = &s->names_at[*ix - 1];
-	*name = s->pool.data ? s->pool.data + r->off : "";
-	*len = r->len;
-	return 1;
+	return seq_interned(s, IK_NAME, iid, name, len);
 }
 
-/* seq_interned, and the string's id in the model's string pool
- * (scan_intern; 0 when the pass keeps no pool), asked once per interned
- * string: a Chrome trace names a few hundred strings and refers to them
- * in every event, and hashing each again was a twelfth of the proto
- * timeline's scan, which runs on one core. The id of a string never
- * changes; an iid defined again starts over (intern_table). */
-static int seq_pooled(scan_file *sf, const seq_state *s, int kind, uint64_t iid, const char **name, size_t *len,
-		      uint32_t *id)
+/* seq_interned, and with `pool` the string's id in the model's string
+ * pool (scan_intern; 0 without a pool, or when the pass keeps none),
+ * asked once per interned string: a Chrome trace names a few hundred
+ * strings and refers to them in every event, and hashing each again was
+ * a twelfth of the proto timeline's scan, which runs on one core. The id
+ * of a string never changes; an iid defined again starts over
+ * (intern_table). */
+static int seq_pooled(scan_file *sf, const seq_state *s, int kind, uint64_t iid, int pool, const char **name,
+		      size_t *len, uint32_t *id)
 {
-	const uint32_t *ix = tm_u64map_get(&s->names, iid * 4 + (uint64_t)kind);
-	if (!ix)
+	name_ref *r = seq_ref(s, kind, iid, name, len);
+	if (!r)
 		return 0;
-	name_ref *r = &s->names_at[*ix - 1];
-	*name = s->pool.data ? s->pool.data + r->off : "";
-	*len = r->len;
-	if (!r->pool_id)
+	if (pool && !r->pool_id)
 		r->pool_id = scan_intern(sf, *name, *len);
-	*id = r->pool_id;
+	*id = pool ? r->pool_id : 0;
 	return 1;
 }
 
@@ -793,7 +792,7 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 			has |= 1ull << f.id;
 		uint32_t id;
 		if (r == TM_PB_FIELD_OK && f.id == F_TrackEvent_name_iid && f.wire == TM_PB_VARINT) {
-			if (!(pool ? seq_pooled(sf, ss, IK_NAME, f.val, &s, &n, &id) : (id = 0, seq_name(ss, f.val, &s, &n))))
+			if (!seq_pooled(sf, ss, IK_NAME, f.val, pool, &s, &n, &id))
 				;
 			else if (id)
 				put_varint_field(out, F_TrackEvent_name_iid, id);
@@ -806,8 +805,7 @@ static void resolve_track_event(scan_file *sf, const seq_state *ss, tm_span msg,
 			const uint8_t *qe = q ? q + f.data.n : NULL;
 			uint64_t v = f.val;
 			while (f.wire == TM_PB_VARINT || (q < qe && (q = tm_pb_varint_at(q, qe, &v)) != NULL)) {
-				if (pool ? seq_pooled(sf, ss, IK_CATEGORY, v, &s, &n, &id)
-					 : (id = 0, seq_interned(ss, IK_CATEGORY, v, &s, &n))) {
+				if (seq_pooled(sf, ss, IK_CATEGORY, v, pool, &s, &n, &id)) {
 					if (id) {
 						put_varint_field(out, F_TrackEvent_category_iids, id);
 						pooled_cat = 1;
