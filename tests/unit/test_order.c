@@ -247,7 +247,7 @@ static void test_spilled_given_back(void)
 
 /* Zero n bytes in the middle of every temporary file this process has
  * open (found in /proc/self/fd: unlinked tracemount.* files); how many. */
-static int damage_temporary_files(size_t n)
+static int damage_temporary_files_with(size_t n, int byte)
 {
 	int damaged = 0;
 	DIR *d = opendir("/proc/self/fd");
@@ -268,14 +268,20 @@ static int damage_temporary_files(size_t n)
 				close(fd);
 			continue;
 		}
-		char *zeros = calloc(1, n);
-		damaged += pwrite(fd, zeros, n, st.st_size / 2) == (ssize_t)n;
-		free(zeros);
+		char *junk = malloc(n);
+		memset(junk, byte, n);
+		damaged += pwrite(fd, junk, n, st.st_size / 2) == (ssize_t)n;
+		free(junk);
 		close(fd);
 	}
 	if (d)
 		closedir(d);
 	return damaged;
+}
+
+static int damage_temporary_files(size_t n)
+{
+	return damage_temporary_files_with(n, 0);
 }
 
 static int by_first_u32(const void *a, const void *b)
@@ -303,6 +309,20 @@ static void test_damaged_temporary_file(void)
 	const void *r;
 	uint32_t len;
 	int rc;
+	while ((rc = tm_xsort_next(x, &r, &len, &err)) == 1)
+		CHECK_INT(len, sizeof(uint32_t[4]));
+	CHECK_INT(rc, -1);
+	CHECK_STR(err.msg, "a temporary file is damaged");
+	tm_xsort_free(x);
+
+	/* bytes of 0xff: a length whose varint never ends */
+	x = tm_xsort_new(by_first_u32, 4096);
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint32_t rec[4] = {(i * 7919u) % 5000u, i, i, i};
+		CHECK_INT(tm_xsort_add(x, rec, sizeof rec, &err), 0);
+	}
+	CHECK_INT(tm_xsort_finish(x, &err), 0);
+	CHECK_INT(damage_temporary_files_with(4096, 0xff), 1);
 	while ((rc = tm_xsort_next(x, &r, &len, &err)) == 1)
 		CHECK_INT(len, sizeof(uint32_t[4]));
 	CHECK_INT(rc, -1);
@@ -393,6 +413,48 @@ static void test_merge_passes(void)
 	CHECK_INT(open_fds(), fds);
 }
 
+/* A sort's runs hold each record's length as a varint: records of 1 to 3
+ * bytes of length (127, 128, 16,383, 16,384 bytes and about) come back
+ * whole and in order through spills and a merge pass. */
+static void test_record_lengths(void)
+{
+	tm_error err = {0};
+	tm_xsort *x = tm_xsort_new(by_first_u32, 4096);
+	static const uint32_t lens[] = {4, 5, 126, 127, 128, 129, 300, 16383, 16384, 16385, 40000};
+	const size_t nl = sizeof lens / sizeof lens[0];
+	static uint8_t buf[40000];
+	const uint32_t n = 3000;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t key = (i * 7919u) % n, l = lens[i % nl];
+		memcpy(buf, &key, 4);
+		for (uint32_t k = 4; k < l; k++)
+			buf[k] = (uint8_t)(key + k);
+		CHECK_INT(tm_xsort_add(x, buf, l, &err), 0);
+	}
+	CHECK_INT(tm_xsort_finish(x, &err), 0);
+	const void *r;
+	uint32_t len, got = 0, prev = 0;
+	int rc, ok = 1;
+	while ((rc = tm_xsort_next(x, &r, &len, &err)) == 1) {
+		uint32_t key;
+		memcpy(&key, r, 4);
+		ok &= !got || key >= prev;
+		/* the key says which record it is: its length and its bytes */
+		uint32_t i = 0;
+		while ((i * 7919u) % n != key)
+			i++;
+		ok &= len == lens[i % nl];
+		for (uint32_t k = 4; k < len && ok; k++)
+			ok &= ((const uint8_t *)r)[k] == (uint8_t)(key + k);
+		prev = key;
+		got++;
+	}
+	CHECK_INT(rc, 0);
+	CHECK_INT(got, n);
+	CHECK(ok);
+	tm_xsort_free(x);
+}
+
 /* The worked example of order.h: a queue that starts earlier drains its
  * ties first even when its index is higher. */
 static void test_earlier_queue_drains_ties(void)
@@ -443,5 +505,6 @@ int main(void)
 	TT_RUN(test_spilled_given_back);
 	TT_RUN(test_damaged_temporary_file);
 	TT_RUN(test_merge_passes);
+	TT_RUN(test_record_lengths);
 	TT_DONE();
 }
