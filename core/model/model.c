@@ -238,12 +238,12 @@ static const tm_parser *parser_of(const tm_model *m, uint8_t kind)
 void tm_model_apply_prepared(tm_model *m, int64_t ts, const void *rec, uint32_t len, const void *pre, size_t pre_len)
 {
 	tm_mrec_head h;
-	if (len < sizeof h)
+	size_t hn = tm_mrec_head_get(rec, len, &h);
+	if (!hn)
 		return;
-	memcpy(&h, rec, sizeof h);
 	const tm_parser *p = parser_of(m, h.kind);
-	const char *body = (const char *)rec + sizeof h;
-	size_t n = len - sizeof h;
+	const char *body = (const char *)rec + hn;
+	size_t n = len - hn;
 	m->cur_ts = ts;
 	m->cur_seq++;
 	m->cur_file = h.file_id;
@@ -262,14 +262,14 @@ void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len)
 void tm_model_apply_side(tm_model *m, const void *rec, uint32_t len)
 {
 	tm_mrec_head h;
-	if (len < sizeof h)
+	size_t hn = tm_mrec_head_get(rec, len, &h);
+	if (!hn)
 		return;
-	memcpy(&h, rec, sizeof h);
 	m->cur_file = h.file_id;
 	m->cur_row = h.machine_row;
 	const tm_parser *p = parser_of(m, h.kind);
 	if (p && p->side)
-		p->side(m, &h, (const char *)rec + sizeof h, len - sizeof h);
+		p->side(m, &h, (const char *)rec + hn, len - hn);
 }
 
 void tm_model_finish(tm_model *m)

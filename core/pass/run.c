@@ -35,9 +35,8 @@ typedef struct run_ctx {
 static void first_of_file(run_ctx *rc, const tm_rec *r)
 {
 	tm_mrec_head h;
-	if (r->len < sizeof h)
+	if (!tm_mrec_head_get(r->data, r->len, &h))
 		return;
-	memcpy(&h, r->data, sizeof h);
 	/* records come file by file: the model's map is asked only when the
 	 * file or machine changes (asking it for each record was a fiftieth
 	 * of the proto scan, which runs on one core) */
@@ -185,12 +184,11 @@ static void replay_put(tm_relay *rl, const tm_model_sink *sink, const tm_parser 
 	memcpy(b->data + at + sizeof(replay_rec), o->data, o->len);
 	b->len = at + sizeof(replay_rec) + TM_RELAY_PAD8(o->len);
 	tm_mrec_head h;
-	size_t pre = 0;
-	if (o->len >= sizeof h && o->len <= UINT32_MAX) {
-		memcpy(&h, o->data, sizeof h);
+	size_t pre = 0, hn;
+	if (o->len <= UINT32_MAX && (hn = tm_mrec_head_get(o->data, o->len, &h)) != 0) {
 		const tm_parser *p = h.kind < TM_MREC_KINDS ? parsers[h.kind] : NULL;
 		if (p && p->prepare && tm_relay_queued(rl) > 0)
-			pre = p->prepare(sink, o->ts, &h, (const char *)o->data + sizeof h, o->len - sizeof h, b);
+			pre = p->prepare(sink, o->ts, &h, (const char *)o->data + hn, o->len - hn, b);
 	}
 	TM_GROW(b->data, b->cap, b->len + 8);
 	b->len = at + sizeof(replay_rec) + TM_RELAY_PAD8(o->len) + TM_RELAY_PAD8(pre);

@@ -2,7 +2,8 @@
  * (core/model/model_internal.h): every key, the two kept beside the slots
  * (UINT64_MAX - 1, UINT64_MAX) and those next to them included, answers
  * as a plain table does through puts, gets and deletes that grow the map
- * and leave tombstones behind; a zeroed map is an empty one. */
+ * and leave tombstones behind; a zeroed map is an empty one. Also the
+ * head of the model's records (core/model/model.h) as records store it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,9 +97,47 @@ static void test_side_keys(void)
 	m_map_free(&m);
 }
 
+/* A record's head comes back as it was put, whatever the size of each
+ * field's varint (the 5- and 7-byte fast paths and the rest), with the
+ * body after it where it says; a record cut inside its head has none. */
+static void test_record_heads(void)
+{
+	const uint32_t cpus[] = {0, 1, 127, 128, 16383, 16384, 65535};
+	const uint32_t ids[] = {0, 1, 127, 128, 16383, 16384, 2097151, 2097152, UINT32_MAX};
+	const size_t nc = sizeof cpus / sizeof cpus[0], ni = sizeof ids / sizeof ids[0];
+	int ok = 1, cut_ok = 1;
+	for (size_t c = 0; c < nc; c++)
+		for (size_t f = 0; f < ni; f++)
+			for (size_t r = 0; r < ni; r++) {
+				tm_mrec_head h = {(uint8_t)(3 + c), (uint8_t)(200 + f), (uint16_t)cpus[c], ids[f], ids[r]};
+				tm_buf b = {0};
+				tm_mrec_head_put(&b, &h);
+				size_t hn = b.len;
+				tm_buf_put(&b, "body", 4);
+				tm_mrec_head g;
+				memset(&g, 0xa5, sizeof g);
+				size_t got = tm_mrec_head_get(b.data, b.len, &g);
+				ok &= got == hn && hn <= TM_MREC_HEAD_MAX && g.kind == h.kind && g.sub == h.sub &&
+				      g.cpu == h.cpu && g.file_id == h.file_id && g.machine_row == h.machine_row &&
+				      memcmp(b.data + got, "body", 4) == 0;
+				for (size_t k = 0; k < hn; k++)
+					cut_ok &= tm_mrec_head_get(b.data, k, &g) == 0;
+				tm_buf_free(&b);
+			}
+	CHECK(ok);
+	CHECK(cut_ok);
+	/* a varint longer than its field: no head */
+	const uint8_t too_long[] = {1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0};
+	tm_mrec_head g;
+	CHECK_INT(tm_mrec_head_get(too_long, sizeof too_long, &g), 0);
+	const uint8_t cpu_too_big[] = {1, 0, 0x80, 0x80, 0x04, 0, 0}; /* 65536 */
+	CHECK_INT(tm_mrec_head_get(cpu_too_big, sizeof cpu_too_big, &g), 0);
+}
+
 int main(void)
 {
 	tt_run("test_against_a_table", test_against_a_table);
 	tt_run("test_side_keys", test_side_keys);
+	tt_run("test_record_heads", test_record_heads);
 	return tt_failed ? 1 : 0;
 }

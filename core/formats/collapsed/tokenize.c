@@ -19,16 +19,17 @@ static void line(scan_file *sf, tm_buf *rec, const char *p, size_t n)
 	tm_mrec_head h = {TM_MREC_COLLAPSED, 0, 0, sf->f->id, sf->base_row};
 	tm_collapsed_rec r = {count, 0};
 	rec->len = 0;
-	tm_buf_put(rec, &h, sizeof h);
+	tm_mrec_head_put(rec, &h);
+	size_t at = rec->len;
 	tm_buf_put(rec, &r, sizeof r);
-	size_t at = 0;
+	size_t next = 0;
 	const char *f;
 	size_t fn;
-	while (collapsed_next_frame(stack, stack_n, &at, &f, &fn)) {
+	while (collapsed_next_frame(stack, stack_n, &next, &f, &fn)) {
 		tm_mrec_put_str(rec, f, fn);
 		r.n_frames++;
 	}
-	memcpy(rec->data + sizeof h, &r, sizeof r);
+	memcpy(rec->data + at, &r, sizeof r);
 	scan_record_side(sf, rec->data, rec->len);
 }
 

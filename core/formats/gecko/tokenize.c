@@ -84,7 +84,7 @@ static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
 	tm_mrec_head hd = {TM_MREC_GECKO, GECKO_FRAME_DEF, 0, st->sf->f->id, st->sf->base_row};
 	tm_buf *b = &st->rec;
 	b->len = 0;
-	tm_buf_put(b, &hd, sizeof hd);
+	tm_mrec_head_put(b, &hd);
 	tm_buf_put(b, &id, sizeof id);
 	tm_mrec_put_str(b, fn, fn_n);
 	if (map) {
@@ -112,7 +112,7 @@ static uint32_t intern_callsite(gk_tok *st, uint32_t parent, uint32_t frame, uin
 	tm_gecko_callsite c = {id, parent, frame, depth};
 	tm_buf *b = &st->rec;
 	b->len = 0;
-	tm_buf_put(b, &hd, sizeof hd);
+	tm_mrec_head_put(b, &hd);
 	tm_buf_put(b, &c, sizeof c);
 	scan_record_side(st->sf, b->data, b->len);
 	return id;
@@ -155,7 +155,7 @@ static int on_sample(void *ctx, const gecko_thread *t, int64_t raw, uint32_t cal
 		tm_gecko_rec r = {t->tid, t->pid, (uint8_t)t->first, callsite};
 		tm_buf *b = &st->rec;
 		b->len = 0;
-		tm_buf_put(b, &h, sizeof h);
+		tm_mrec_head_put(b, &h);
 		tm_buf_put(b, &r, sizeof r);
 		if (t->first)
 			tm_mrec_put_str(b, t->name, t->name_n);
@@ -178,7 +178,7 @@ static int on_marker(void *ctx, const gecko_thread *t, const gecko_marker *mk)
 		tm_gecko_marker_rec r = {t->tid, t->pid, mk->dur, (uint8_t)mk->phase, (uint8_t)t->first};
 		tm_buf *b = &st->rec;
 		b->len = 0;
-		tm_buf_put(b, &h, sizeof h);
+		tm_mrec_head_put(b, &h);
 		tm_buf_put(b, &r, sizeof r);
 		tm_mrec_put_str(b, mk->name, mk->name_n);
 		tm_mrec_put_str(b, mk->cat, mk->cat ? mk->cat_n : UINT32_MAX);

@@ -22,19 +22,23 @@ static void head(scan_file *sf, tm_buf *b, int sub)
 {
 	tm_mrec_head h = {TM_MREC_HPROF, (uint8_t)sub, 0, sf->f->id, sf->base_row};
 	b->len = 0;
-	tm_buf_put(b, &h, sizeof h);
+	tm_mrec_head_put(b, &h);
 }
 
-static void part_head(scan_file *sf, tm_buf *b, int sub, const hprof_dump *d, uint32_t index)
+/* A part's head; the count of its rows is set later (set_n), at the
+ * offset this returns. */
+static size_t part_head(scan_file *sf, tm_buf *b, int sub, const hprof_dump *d, uint32_t index)
 {
 	head(sf, b, sub);
+	size_t at = b->len + offsetof(tm_hprof_part_rec, n);
 	tm_hprof_part_rec p = {d->ts, index, 0};
 	tm_buf_put(b, &p, sizeof p);
+	return at;
 }
 
-static void set_n(tm_buf *b, uint32_t n)
+static void set_n(tm_buf *b, size_t at, uint32_t n)
 {
-	memcpy(b->data + sizeof(tm_mrec_head) + offsetof(tm_hprof_part_rec, n), &n, sizeof n);
+	memcpy(b->data + at, &n, sizeof n);
 }
 
 static void records(scan_file *sf, const hprof_dump *d)
@@ -52,7 +56,7 @@ static void records(scan_file *sf, const hprof_dump *d)
 		return;
 	}
 	uint32_t index = 0, n = 0;
-	part_head(sf, &b, HPROF_OBJECTS, d, index);
+	size_t n_at = part_head(sf, &b, HPROF_OBJECTS, d, index);
 	for (size_t i = 0; i < d->n_objects; i++) {
 		const hprof_object_row *o = &d->objects[i];
 		tm_hprof_obj_rec or = {o->id, o->self_size, o->type, o->n_refs, o->root};
@@ -64,14 +68,14 @@ static void records(scan_file *sf, const hprof_dump *d)
 		}
 		n++;
 		if (b.len >= PART_BYTES || i + 1 == d->n_objects) {
-			set_n(&b, n);
+			set_n(&b, n_at, n);
 			scan_record(sf, queue, (int64_t)d->ts, 0, -1, b.data, b.len);
-			part_head(sf, &b, HPROF_OBJECTS, d, ++index);
+			n_at = part_head(sf, &b, HPROF_OBJECTS, d, ++index);
 			n = 0;
 		}
 	}
-	part_head(sf, &b, HPROF_END, d, index);
-	set_n(&b, (uint32_t)d->n_classes);
+	n_at = part_head(sf, &b, HPROF_END, d, index);
+	set_n(&b, n_at, (uint32_t)d->n_classes);
 	for (size_t i = 0; i < d->n_classes; i++) {
 		const hprof_class_row *c = &d->classes[i];
 		tm_buf_put(&b, &c->kind, sizeof c->kind);

@@ -65,7 +65,7 @@ static int on_json_event(void *ctx, const json_event *je, tm_error *err)
 		tm_mrec_head h = {TM_MREC_JSON, 0, 0, sf->f->id, sf->base_row};
 		tm_buf *rec = &tc->lines.rec;
 		rec->len = 0;
-		tm_buf_put(rec, &h, sizeof h);
+		tm_mrec_head_put(rec, &h);
 		tm_buf_put(rec, je->rec, je->rec_len);
 		scan_record(sf, tc->q_events, out, je->phase, je->dur, rec->data, rec->len);
 	}

@@ -32,7 +32,7 @@ static void put_job(scan_file *sf, uint32_t queue, const ninja_log *lg, const ni
 		tm_mrec_head h = {TM_MREC_NINJA, 0, 0, sf->f->id, sf->base_row};
 		tm_ninja_rec r = {dur, j->worker, j->new_worker};
 		rec->len = 0;
-		tm_buf_put(rec, &h, sizeof h);
+		tm_mrec_head_put(rec, &h);
 		tm_buf_put(rec, &r, sizeof r);
 		tm_buf_put(rec, name, j->names_len);
 		tm_buf_putc(rec, '\0');
@@ -84,7 +84,7 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 		if (lg.parse_errors && scan_wants_records(sf)) {
 			/* counted where the model counts the stats of parsing */
 			tm_mrec_head h = {TM_MREC_NINJA, 1, 0, sf->f->id, sf->base_row};
-			tm_buf_put(&rec, &h, sizeof h);
+			tm_mrec_head_put(&rec, &h);
 			tm_buf_put(&rec, &lg.parse_errors, sizeof lg.parse_errors);
 			scan_record_side(sf, rec.data, rec.len);
 		}

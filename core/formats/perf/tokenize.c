@@ -86,7 +86,7 @@ static void head(pd_tok *st, int sub)
 {
 	tm_mrec_head h = {TM_MREC_PERF, (uint8_t)sub, 0, st->sf->f->id, st->sf->base_row};
 	st->rec.len = 0;
-	tm_buf_put(&st->rec, &h, sizeof h);
+	tm_mrec_head_put(&st->rec, &h);
 }
 
 static void skip_rec(pd_tok *st, uint32_t type, uint32_t unknown)

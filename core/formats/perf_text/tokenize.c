@@ -75,7 +75,7 @@ static uint32_t frame_id(pt_tok *st, const perf_text_frame *f)
 		tm_mrec_head hd = {TM_MREC_PERF_TEXT, PERF_TEXT_FRAME_DEF, 0, st->sf->f->id, st->sf->base_row};
 		tm_buf *b = &st->rec;
 		b->len = 0;
-		tm_buf_put(b, &hd, sizeof hd);
+		tm_mrec_head_put(b, &hd);
 		tm_buf_put(b, &id, sizeof id);
 		tm_mrec_put_str(b, f->symbol, f->symbol_n);
 		tm_mrec_put_str(b, f->mapping, f->mapping_n);
@@ -104,7 +104,7 @@ static uint32_t leaf_callsite(pt_tok *st)
 			tm_perf_text_callsite c = {id, parent, frame, (uint32_t)d + 1};
 			tm_buf *b = &st->rec;
 			b->len = 0;
-			tm_buf_put(b, &hd, sizeof hd);
+			tm_mrec_head_put(b, &hd);
 			tm_buf_put(b, &c, sizeof c);
 			scan_record_side(st->sf, b->data, b->len);
 		}
@@ -135,7 +135,7 @@ static void sample(pt_tok *st)
 		tm_perf_text_rec r = {hd->tid, hd->pid, (uint8_t)hd->has_pid, leaf};
 		tm_buf *b = &st->rec;
 		b->len = 0;
-		tm_buf_put(b, &h, sizeof h);
+		tm_mrec_head_put(b, &h);
 		tm_buf_put(b, &r, sizeof r);
 		tm_mrec_put_str(b, hd->comm.data, hd->comm.len);
 		scan_record(sf, st->queue, ts, 0, -1, b->data, b->len);
@@ -204,7 +204,7 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 	if (rc == 0 && scan_wants_records(sf) && st.no_frames) {
 		tm_mrec_head h = {TM_MREC_PERF_TEXT, PERF_TEXT_NO_FRAMES, 0, sf->f->id, sf->base_row};
 		st.rec.len = 0;
-		tm_buf_put(&st.rec, &h, sizeof h);
+		tm_mrec_head_put(&st.rec, &h);
 		tm_buf_put(&st.rec, &st.no_frames, sizeof st.no_frames);
 		scan_record_side(sf, st.rec.data, st.rec.len);
 	}

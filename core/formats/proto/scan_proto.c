@@ -688,7 +688,7 @@ static void pr_record(pscan *ps, const reader *rd, int sub, uint32_t queue, int6
 	tm_buf *b = &ps->rec;
 	b->len = 0;
 	tm_mrec_head h = {TM_MREC_PROTO, (uint8_t)sub, 0, ps->sf->f->id, rd->row};
-	tm_buf_put(b, &h, sizeof h);
+	tm_mrec_head_put(b, &h);
 	if (fn)
 		tm_buf_put(b, fixed, fn);
 	if (bn)

@@ -43,7 +43,7 @@ static void line(strace_tok *st, const char *p, size_t n)
 		tm_strace_rec r = {l.pid, (uint8_t)l.kind, l.args_n > 0, (uint8_t)l.has_ret};
 		tm_buf *b = &st->rec;
 		b->len = 0;
-		tm_buf_put(b, &h, sizeof h);
+		tm_mrec_head_put(b, &h);
 		tm_buf_put(b, &r, sizeof r);
 		tm_buf_put(b, l.syscall, l.syscall_n);
 		tm_buf_putc(b, '\0');
@@ -91,7 +91,7 @@ static int read_file(scan_file *sf, tm_clock_tracker *t, tm_cursor *c, tm_buf *l
 		tm_mrec_head h = {TM_MREC_STRACE, 1, 0, sf->f->id, sf->base_row};
 		int64_t n[3] = {st.parse_failure, st.unsupported_time, st.missing_pid};
 		st.rec.len = 0;
-		tm_buf_put(&st.rec, &h, sizeof h);
+		tm_mrec_head_put(&st.rec, &h);
 		tm_buf_put(&st.rec, n, sizeof n);
 		scan_record_side(sf, st.rec.data, st.rec.len);
 	}

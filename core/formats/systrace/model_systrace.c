@@ -186,7 +186,7 @@ void tm_mrec_systrace(tm_buf *b, uint32_t file_id, uint32_t machine_row, const s
 	*e++ = (uint8_t)l->print_phase;
 	*e++ = (uint8_t)((l->print_has_tgid ? SF_PRINT_HAS_TGID : 0) | (l->json_embedded ? SF_JSON_EMBEDDED : 0) |
 			 (l->bad_print ? SF_BAD_PRINT : 0));
-	tm_buf_put(b, &h, sizeof h);
+	tm_mrec_head_put(b, &h);
 	tm_buf_put(b, f, (size_t)(e - f));
 	const char *strs[] = {l->task, l->event_name, l->args, l->print_name, l->print_track};
 	for (size_t i = 0; i < 5; i++)
