@@ -41,7 +41,8 @@ typedef struct rec {
 				     string ids (0: the text is in the record) */
 	uint8_t has_name, has_cat;
 	uint8_t has_state; /* sched: the args part is the end state, else null */
-	uint8_t value;     /* counters: the args part is the value (VALUE) */
+	uint8_t value;     /* counters: the args are the value, dv (VALUE) */
+	double dv;
 	int32_t prio;      /* sched */
 } rec;
 
@@ -64,23 +65,33 @@ void tm_timeline_watch(tm_timeline_build *b, void (*fn)(void *ctx, uint64_t done
 	b->watch_ctx = ctx;
 }
 
-/* A record as the sort holds it: the key fields at fixed places (rec_cmp
- * reads them there), then the rest of the rec as varints, then the
- * strings. The rec itself is 104 bytes; spooled as is, the proto bench's
- * timeline wrote 257 MB of sort runs for 2.2 million rows (and read them
- * back): packed, a row's body is about a third of that. */
+/* A record as the sort holds it: the key at fixed places (rec_cmp reads
+ * it there), two bytes of flags, the rest of the rec as varints, then
+ * the strings. The key is the time, then seq, kind and sub as one
+ * big-endian string of 11 bytes, so that two loads compare them. seq and
+ * sub count records and rows, 40 bits each: a trillion rows would take
+ * tens of terabytes of sort runs first. A field at its usual value (no
+ * thread, no cpu, ...) is a flag and no byte. The rec itself is 104
+ * bytes; packed, the proto bench's 3.6 million rows took 191 MB of sort
+ * runs with a 25-byte key and every field written, and take 132 MB this
+ * way (with the sort's varint lengths, core/sort/xsort.c). The runs grow
+ * while the order store they come from drains: `tracemount cat` of that
+ * timeline.tsv peaked at 1.8 times the input in TMPDIR, now 1.5. */
 #define AT_TS 0
-#define AT_SEQ 8
-#define AT_SUB 16
-#define AT_KIND 24
-#define KEY_BYTES 25
-#define BODY_MAX (KEY_BYTES + 1 + 12 * 10) /* flags, then at most 12 varints */
+#define AT_ORDER 8     /* seq (5 bytes), kind, sub (5 bytes), big-endian */
+#define KEY_BYTES 19
+#define BODY_MAX (KEY_BYTES + 2 + 13 * 10) /* flags, then at most 13 varints */
+#define BITS40 ((UINT64_C(1) << 40) - 1)
 
 /* NAME_ID, CAT_ID: the model's string id instead of the text; VALUE: a
  * counter's args are its value, the 8 bytes of a double (formatted as
  * {"value":v} when the line is written: 8 bytes where the text took 18
- * in the proto bench's 2.3 million counter rows) */
-enum { HAS_DUR = 1, HAS_NAME = 2, HAS_CAT = 4, HAS_STATE = 8, NAME_ID = 16, CAT_ID = 32, VALUE = 64 };
+ * in the proto bench's 2.3 million counter rows), or with INT_VALUE a
+ * varint when the double is a whole number (most counters are) */
+enum { HAS_DUR = 1, HAS_NAME = 2, HAS_CAT = 4, HAS_STATE = 8, NAME_ID = 16, CAT_ID = 32, VALUE = 64, INT_VALUE = 128 };
+/* the second byte: which fields differ from their usual value (utid, tid
+ * and depth -1, the rest 0) and are written */
+enum { P_UTID = 1, P_TID = 2, P_CPU = 4, P_DEPTH = 8, P_NAME = 16, P_CAT = 32, P_ARGS = 64, P_PRIO = 128 };
 
 static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
 {
@@ -99,30 +110,74 @@ static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
 static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 
-/* h packed into out (BODY_MAX bytes at most): its length. */
-static size_t pack_rec(const rec *h, uint8_t *out)
+static inline uint64_t be64_at(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+/* A counter's value as a varint when it is a whole number a double holds
+ * exactly (not -0, which prints as such): *out, 1. */
+static int whole_value(double v, int64_t *out)
+{
+	if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0))
+		return 0; /* NaN too */
+	int64_t i = (int64_t)v;
+	if ((double)i != v || (i == 0 && signbit(v)))
+		return 0;
+	*out = i;
+	return 1;
+}
+
+/* h packed into out (BODY_MAX bytes at most): its length. A VALUE row's
+ * args are h->dv; *args_kept says whether its 8 bytes still follow. */
+static inline __attribute__((always_inline)) size_t pack_rec(const rec *h, uint8_t *out, int *args_kept)
 {
 	memcpy(out + AT_TS, &h->ts, 8);
-	memcpy(out + AT_SEQ, &h->seq, 8);
-	memcpy(out + AT_SUB, &h->sub, 8);
-	out[AT_KIND] = (uint8_t)h->kind;
+	/* bytes 8-15 and 11-18 of the key, as two overlapping stores */
+	uint64_t seq = h->seq & BITS40, sub = h->sub & BITS40, kind = (uint8_t)h->kind;
+	uint64_t hi = __builtin_bswap64(seq << 24 | kind << 16 | sub >> 24);
+	uint64_t lo = __builtin_bswap64((seq & 0xffff) << 48 | kind << 40 | sub);
+	memcpy(out + AT_ORDER, &hi, 8);
+	memcpy(out + AT_ORDER + 3, &lo, 8);
+	int64_t whole = 0;
+	int is_whole = h->value && whole_value(h->dv, &whole);
+	*args_kept = !is_whole;
 	uint8_t *p = out + KEY_BYTES;
-	*p++ = (uint8_t)((h->dur != INT64_MIN ? HAS_DUR : 0) | (h->has_name ? HAS_NAME : 0) |
+	p[0] = (uint8_t)((h->dur != INT64_MIN ? HAS_DUR : 0) | (h->has_name ? HAS_NAME : 0) |
 			 (h->has_cat ? HAS_CAT : 0) | (h->has_state ? HAS_STATE : 0) | (h->name_id ? NAME_ID : 0) |
-			 (h->cat_id ? CAT_ID : 0) | (h->value ? VALUE : 0));
+			 (h->cat_id ? CAT_ID : 0) | (h->value ? VALUE : 0) | (is_whole ? INT_VALUE : 0));
+	uint32_t name = h->name_id ? h->name_id : h->name_len, cat = h->cat_id ? h->cat_id : h->cat_len;
+	uint32_t args_len = is_whole ? 0 : h->args_len;
+	p[1] = (uint8_t)((h->utid != -1 ? P_UTID : 0) | (h->tid != -1 ? P_TID : 0) | (h->cpu ? P_CPU : 0) |
+			 (h->depth != -1 ? P_DEPTH : 0) | (name ? P_NAME : 0) | (cat ? P_CAT : 0) |
+			 (args_len ? P_ARGS : 0) | (h->prio ? P_PRIO : 0));
+	uint8_t present = p[1];
+	p += 2;
 	if (h->dur != INT64_MIN)
 		p = put_uv(p, zz(h->dur));
-	p = put_uv(p, zz(h->utid));
-	p = put_uv(p, zz(h->tid));
+	if (present & P_UTID)
+		p = put_uv(p, zz(h->utid));
+	if (present & P_TID)
+		p = put_uv(p, zz(h->tid));
 	p = put_uv(p, h->machine_row);
 	p = put_uv(p, h->file_id);
 	p = put_uv(p, (uint32_t)(h->track + 1)); /* NO_TRACK: 0 */
-	p = put_uv(p, h->cpu);
-	p = put_uv(p, zz(h->depth));
-	p = put_uv(p, h->name_id ? h->name_id : h->name_len);
-	p = put_uv(p, h->cat_id ? h->cat_id : h->cat_len);
-	p = put_uv(p, h->args_len);
-	p = put_uv(p, zz(h->prio));
+	if (present & P_CPU)
+		p = put_uv(p, h->cpu);
+	if (present & P_DEPTH)
+		p = put_uv(p, zz(h->depth));
+	if (present & P_NAME)
+		p = put_uv(p, name);
+	if (present & P_CAT)
+		p = put_uv(p, cat);
+	if (present & P_ARGS)
+		p = put_uv(p, args_len);
+	if (present & P_PRIO)
+		p = put_uv(p, zz(h->prio));
+	if (is_whole)
+		p = put_uv(p, zz(whole));
 	return (size_t)(p - out);
 }
 
@@ -145,34 +200,37 @@ static const char *unpack_rec(const char *r, rec *h)
 {
 	const uint8_t *p = (const uint8_t *)r;
 	memcpy(&h->ts, p + AT_TS, 8);
-	memcpy(&h->seq, p + AT_SEQ, 8);
-	memcpy(&h->sub, p + AT_SUB, 8);
-	h->kind = p[AT_KIND];
+	uint64_t hi = be64_at(p + AT_ORDER), lo = be64_at(p + AT_ORDER + 3);
+	h->seq = hi >> 24;
+	h->kind = (uint8_t)(hi >> 16);
+	h->sub = lo & BITS40;
 	p += KEY_BYTES;
-	uint8_t flags = *p++;
+	uint8_t flags = p[0], present = p[1];
+	p += 2;
 	h->dur = flags & HAS_DUR ? unzz(get_uv(&p)) : INT64_MIN;
 	h->has_name = (flags & HAS_NAME) != 0;
 	h->has_cat = (flags & HAS_CAT) != 0;
 	h->has_state = (flags & HAS_STATE) != 0;
 	h->value = (flags & VALUE) != 0;
-	h->utid = unzz(get_uv(&p));
-	h->tid = unzz(get_uv(&p));
+	h->utid = present & P_UTID ? unzz(get_uv(&p)) : -1;
+	h->tid = present & P_TID ? unzz(get_uv(&p)) : -1;
 	h->machine_row = (uint32_t)get_uv(&p);
 	h->file_id = (uint32_t)get_uv(&p);
 	h->track = (uint32_t)get_uv(&p) - 1;
-	h->cpu = (uint32_t)get_uv(&p);
-	h->depth = (int32_t)unzz(get_uv(&p));
-	h->name_id = h->cat_id = h->name_len = h->cat_len = 0;
-	if (flags & NAME_ID)
-		h->name_id = (uint32_t)get_uv(&p);
-	else
-		h->name_len = (uint32_t)get_uv(&p);
-	if (flags & CAT_ID)
-		h->cat_id = (uint32_t)get_uv(&p);
-	else
-		h->cat_len = (uint32_t)get_uv(&p);
-	h->args_len = (uint32_t)get_uv(&p);
-	h->prio = (int32_t)unzz(get_uv(&p));
+	h->cpu = present & P_CPU ? (uint32_t)get_uv(&p) : 0;
+	h->depth = present & P_DEPTH ? (int32_t)unzz(get_uv(&p)) : -1;
+	uint32_t name = present & P_NAME ? (uint32_t)get_uv(&p) : 0;
+	uint32_t cat = present & P_CAT ? (uint32_t)get_uv(&p) : 0;
+	h->name_id = flags & NAME_ID ? name : 0;
+	h->name_len = flags & NAME_ID ? 0 : name;
+	h->cat_id = flags & CAT_ID ? cat : 0;
+	h->cat_len = flags & CAT_ID ? 0 : cat;
+	h->args_len = present & P_ARGS ? (uint32_t)get_uv(&p) : 0;
+	h->prio = present & P_PRIO ? (int32_t)unzz(get_uv(&p)) : 0;
+	if (flags & INT_VALUE)
+		h->dv = (double)unzz(get_uv(&p));
+	else if (h->value && h->args_len == sizeof(double))
+		memcpy(&h->dv, p + h->name_len + h->cat_len, sizeof h->dv);
 	return (const char *)p;
 }
 
@@ -187,17 +245,13 @@ static int rec_cmp(const void *a, const void *b)
 	KEY(b, AT_TS, tb);
 	if (ta != tb)
 		return ta < tb ? -1 : 1;
-	uint64_t sa, sb;
-	KEY(a, AT_SEQ, sa);
-	KEY(b, AT_SEQ, sb);
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	uint8_t ka = ((const uint8_t *)a)[AT_KIND], kb = ((const uint8_t *)b)[AT_KIND];
-	if (ka != kb)
-		return ka < kb ? -1 : 1;
-	KEY(a, AT_SUB, sa);
-	KEY(b, AT_SUB, sb);
-	return sa < sb ? -1 : sa > sb;
+	/* seq, kind, sub: bytes 8-15, then (those equal) 16-18 */
+	uint64_t x = be64_at((const char *)a + AT_ORDER), y = be64_at((const char *)b + AT_ORDER);
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = be64_at((const char *)a + AT_ORDER + 3);
+	y = be64_at((const char *)b + AT_ORDER + 3);
+	return x < y ? -1 : x > y;
 }
 
 tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_machine, size_t run_bytes,
@@ -216,7 +270,7 @@ tm_timeline_build *tm_timeline_new(tm_merge *m, const tm_scan *scan, int per_mac
  * (h->name_id, h->cat_id) goes in as its id and is looked up when the line
  * is written: the sort holds a few bytes instead of the text, a fifth of
  * the proto bench's 282 MB of sort runs. */
-static void add(tm_timeline_build *b, rec *h, const char *name, const char *cat, const char *args, size_t args_len)
+static inline __attribute__((always_inline)) void add(tm_timeline_build *b, rec *h, const char *name, const char *cat, const char *args, size_t args_len)
 {
 	if (b->err.code != TM_OK)
 		return;
@@ -230,12 +284,14 @@ static void add(tm_timeline_build *b, rec *h, const char *name, const char *cat,
 	h->cat_len = cat ? (uint32_t)strlen(cat) : 0;
 	h->args_len = (uint32_t)args_len;
 	uint8_t body[BODY_MAX];
-	tm_xsort_part parts[4] = {{body, pack_rec(h, body)}, {name, h->name_len}, {cat, h->cat_len}, {args, h->args_len}};
+	int args_kept;
+	size_t n = pack_rec(h, body, &args_kept);
+	tm_xsort_part parts[4] = {{body, n}, {name, h->name_len}, {cat, h->cat_len}, {args, args_kept ? h->args_len : 0}};
 	tm_xsort_addv(b->sort, parts, 4, &b->err);
 }
 
 /* A record with no dur, depth, thread or track. */
-static void rec_init(rec *r, uint32_t kind, int64_t ts, uint64_t seq, uint32_t machine_row, uint32_t file_id)
+static inline __attribute__((always_inline)) void rec_init(rec *r, uint32_t kind, int64_t ts, uint64_t seq, uint32_t machine_row, uint32_t file_id)
 {
 	rec h;
 	memset(&h, 0, sizeof h);
@@ -282,6 +338,7 @@ void tm_timeline_counter(tm_timeline_build *b, const tm_mcounter *c)
 	h.sub = b->arrivals++;
 	h.track = c->track;
 	h.value = 1;
+	h.dv = c->value;
 	add(b, &h, NULL, NULL, (const char *)&c->value, sizeof c->value);
 }
 
@@ -597,11 +654,9 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 		sched_args(o, h, args);
 	} else if (h->kind == K_SAMPLE) {
 		sample_args(o, w->model, h->cpu);
-	} else if (h->value && h->args_len == sizeof(double)) {
-		double v;
-		memcpy(&v, args, sizeof v);
+	} else if (h->value) {
 		tm_buf_puts(o, "{\"value\":");
-		tm_timeline_number(o, v);
+		tm_timeline_number(o, h->dv);
 		tm_buf_putc(o, '}');
 	} else {
 		tm_buf_put(o, args, h->args_len);

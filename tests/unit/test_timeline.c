@@ -118,6 +118,48 @@ static void test_sorted_across_runs(void)
 	}
 }
 
+/* A counter's value goes through the sort as a varint when it is a whole
+ * number a double holds exactly, else as its 8 bytes: each comes back as
+ * the number it was (-0, fractions, whole numbers past 2^53, the edges of
+ * 2^53), whatever the run size. */
+static void test_counter_values(void)
+{
+	static const char *const lits[] = {"0", "-0.0", "3", "-5", "127", "128", "-129", "2.5", "0.1", "1e-7",
+					   "-123456789012", "9007199254740992", "-9007199254740992",
+					   "9007199254740994", "1e300", "-1e300", "4503599627370495.5"};
+	const size_t n = sizeof lits / sizeof lits[0];
+	tm_buf j = {0}, want = {0};
+	tm_buf_puts(&j, "{\"traceEvents\":[");
+	for (size_t i = 0; i < n; i++)
+		tm_buf_printf(&j, "%s{\"ph\":\"C\",\"pid\":1,\"ts\":%zu,\"name\":\"c\",\"args\":{\"v\":%s}}", i ? "," : "",
+			      i + 1, lits[i]);
+	tm_buf_puts(&j, "]}");
+	tm_buf_put(&j, "", 1);
+	for (size_t i = 0; i < n; i++) {
+		tm_buf_printf(&want, "%zu\t\tmachine0\t\tcounter\t\tc v\t\t1\t\tprocess:c v\t{\"value\":", (i + 1) * 1000);
+		tm_timeline_number(&want, strtod(lits[i], NULL));
+		tm_buf_puts(&want, "}\n");
+	}
+	tm_buf_put(&want, "", 1);
+	const char *path = write_tmp("values.json", j.data);
+	size_t runs[] = {1, 200, 0};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		tm_merge *m;
+		tm_scan *s;
+		tm_gen *g = gen_of(path, runs[k], &m, &s);
+		CHECK(g != NULL);
+		if (!g)
+			break;
+		char *all = slurp(g->timeline, TM_SPOOLED_ALL);
+		CHECK(strncmp(all, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER)) == 0);
+		CHECK_STR(all + strlen(TM_TIMELINE_HEADER), want.data);
+		free(all);
+		gen_done(g, m, s);
+	}
+	tm_buf_free(&j);
+	tm_buf_free(&want);
+}
+
 /* timeline.tsv written to a descriptor as it is made (`tracemount cat`):
  * the bytes the spooled pass gives, in order, on a descriptor the pass
  * neither closes nor reads; the result names their size and holds no
@@ -914,6 +956,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	TT_RUN(test_sorted_across_runs);
+	TT_RUN(test_counter_values);
 	TT_RUN(test_streamed);
 	TT_RUN(test_giveback);
 	TT_RUN(test_giveback_batch);
