@@ -622,4 +622,23 @@ counters power.systrace >power.want
 eq "kernel counters: each line a counter" "$(wc -l <power.want)" 13
 eq "kernel counters: read back from merged.pftrace" "$(counters power.pftrace)" "$(cat power.want)"
 contains "kernel counters: the reference's names" "$(cat power.want)" "Cpu 1 Max Freq Limit"
+# A kernel line on CPU 1024 or higher (the reference's text import takes
+# it; its proto import refuses a whole trace for one ftrace bundle of such
+# a CPU): timeline.tsv shows it, merged.pftrace leaves it out and reads
+# back. fuzz_export found a CPU of 9006 making a merged.pftrace that no
+# Perfetto tool would open.
+cat >bigcpu.systrace <<'EOF'
+# tracer: nop
+#
+   traced_probes-1008  ( 1008) [001] d..2     1.000000: sched_switch: prev_comm=traced_probes prev_pid=1008 prev_prio=120 prev_state=R+ ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0     (-----) [2000] d..2     1.000050: sched_switch: prev_comm=swapper/2000 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker next_pid=77 next_prio=120
+         kworker-77    (   77) [2000] d..2     1.000070: sched_switch: prev_comm=kworker prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=swapper/2000 next_pid=0 next_prio=120
+          <idle>-0     (-----) [001] d..2     1.000100: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=traced_probes next_pid=1008 next_prio=120
+EOF
+cpu_rows() { "$tm" cat "$1" timeline.tsv | awk -F '\t' -v c="$2" '$5 == "sched" && $11 == c { n++ } END { print n + 0 }'; }
+eq "CPU 2000: timeline.tsv has its sched rows" "$(cpu_rows bigcpu.systrace cpu:2000)" 2
+"$tm" cat bigcpu.systrace merged.pftrace >bigcpu.pftrace
+ok "CPU 2000: merged.pftrace reads back" "$tm" cat bigcpu.pftrace timeline.tsv
+eq "CPU 2000: left out of merged.pftrace" "$(cpu_rows bigcpu.pftrace cpu:2000)" 0
+eq "CPU 2000: the other CPU's rows kept" "$(cpu_rows bigcpu.pftrace cpu:1)" "$(cpu_rows bigcpu.systrace cpu:1)"
 exit $T_FAILED

@@ -443,6 +443,13 @@ void exp_text_flush_bundle(exp_text *t)
 
 void exp_text_bundle_put(exp_text *t, uint32_t file, uint32_t row, uint32_t cpu, const void *ev, size_t n)
 {
+	/* A text line may name any CPU (the reference reads systrace text up
+	 * to CPU 4095 and aborts above), but its proto import refuses the
+	 * whole trace for a bundle of CPU 1024 or more: such events are left
+	 * out, so that merged.pftrace still opens (tracemount(1), DIVERGENCES
+	 * FROM PERFETTO). */
+	if (cpu >= TM_FTRACE_MAX_CPUS)
+		return;
 	if (t->has_bundle && (t->b_file != file || t->b_row != row || t->b_cpu != cpu || t->n_bundle >= BUNDLE_MAX))
 		exp_text_flush_bundle(t);
 	if (!t->has_bundle) {
