@@ -124,25 +124,13 @@ tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes)
 /* A record's length as the file holds it: a varint (at most 5 bytes). */
 #define LEN_MAX 5
 
-/* n as that varint into b: its bytes. */
-static size_t len_bytes(uint32_t n, uint8_t b[LEN_MAX])
-{
-	size_t k = 0;
-	while (n >= 0x80) {
-		b[k++] = (uint8_t)(n | 0x80);
-		n >>= 7;
-	}
-	b[k++] = (uint8_t)n;
-	return k;
-}
-
 /* The record at rec (its 4-byte length slot before it, ours to write
  * over) to s with its varint length: one put when the varint fits in the
  * slot, as it does below 2^28 bytes. */
 static void put_rec(tm_spool *s, char *rec, uint32_t n)
 {
-	uint8_t b[LEN_MAX];
-	size_t k = len_bytes(n, b);
+	uint8_t b[TM_UV_MAX];
+	size_t k = (size_t)(tm_uv_put(b, n) - b);
 	if (k <= 4) {
 		memcpy(rec - k, b, k);
 		tm_spool_put(s, rec - k, k + (size_t)n);
@@ -367,20 +355,13 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 		return 0;
 	/* the length: a varint of at most LEN_MAX bytes, all in the buffer
 	 * (fill brought LEN_MAX, or what the run had left); mostly one */
-	uint64_t v = (uint8_t)r->buf[r->pos];
-	size_t head = 1;
-	if (v >= 0x80) {
-		v &= 0x7f;
-		for (;;) {
-			if (head == LEN_MAX || r->pos + head == r->len)
-				return tm_err(err, TM_EIO, "a temporary file is damaged");
-			uint8_t c = (uint8_t)r->buf[r->pos + head];
-			v |= (uint64_t)(c & 0x7f) << (7 * head);
-			head++;
-			if (!(c & 0x80))
-				break;
-		}
-	}
+	const uint8_t *at = (const uint8_t *)r->buf + r->pos;
+	size_t avail = r->len - r->pos < LEN_MAX ? r->len - r->pos : LEN_MAX;
+	uint64_t v;
+	const uint8_t *after = tm_uv_get(at, at + avail, &v);
+	if (!after)
+		return tm_err(err, TM_EIO, "a temporary file is damaged");
+	size_t head = (size_t)(after - at);
 	uint32_t n = (uint32_t)v;
 	size_t need = head + (size_t)n;
 	/* the file is ours, but a damaged one must fail the read, not the
