@@ -93,23 +93,6 @@ enum { HAS_DUR = 1, HAS_NAME = 2, HAS_CAT = 4, HAS_STATE = 8, NAME_ID = 16, CAT_
  * and depth -1, the rest 0) and are written */
 enum { P_UTID = 1, P_TID = 2, P_CPU = 4, P_DEPTH = 8, P_NAME = 16, P_CAT = 32, P_ARGS = 64, P_PRIO = 128 };
 
-static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
-{
-	if (v < 0x80) { /* most fields */
-		*p++ = (uint8_t)v;
-		return p;
-	}
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
-
 static inline uint64_t be64_at(const void *p)
 {
 	uint64_t v;
@@ -156,28 +139,28 @@ static inline __attribute__((always_inline)) size_t pack_rec(const rec *h, uint8
 	uint8_t present = p[1];
 	p += 2;
 	if (h->dur != INT64_MIN)
-		p = put_uv(p, zz(h->dur));
+		p = tm_uv_put(p, tm_zz(h->dur));
 	if (present & P_UTID)
-		p = put_uv(p, zz(h->utid));
+		p = tm_uv_put(p, tm_zz(h->utid));
 	if (present & P_TID)
-		p = put_uv(p, zz(h->tid));
-	p = put_uv(p, h->machine_row);
-	p = put_uv(p, h->file_id);
-	p = put_uv(p, (uint32_t)(h->track + 1)); /* NO_TRACK: 0 */
+		p = tm_uv_put(p, tm_zz(h->tid));
+	p = tm_uv_put(p, h->machine_row);
+	p = tm_uv_put(p, h->file_id);
+	p = tm_uv_put(p, (uint32_t)(h->track + 1)); /* NO_TRACK: 0 */
 	if (present & P_CPU)
-		p = put_uv(p, h->cpu);
+		p = tm_uv_put(p, h->cpu);
 	if (present & P_DEPTH)
-		p = put_uv(p, zz(h->depth));
+		p = tm_uv_put(p, tm_zz(h->depth));
 	if (present & P_NAME)
-		p = put_uv(p, name);
+		p = tm_uv_put(p, name);
 	if (present & P_CAT)
-		p = put_uv(p, cat);
+		p = tm_uv_put(p, cat);
 	if (present & P_ARGS)
-		p = put_uv(p, args_len);
+		p = tm_uv_put(p, args_len);
 	if (present & P_PRIO)
-		p = put_uv(p, zz(h->prio));
+		p = tm_uv_put(p, tm_zz(h->prio));
 	if (is_whole)
-		p = put_uv(p, zz(whole));
+		p = tm_uv_put(p, tm_zz(whole));
 	return (size_t)(p - out);
 }
 
@@ -207,18 +190,18 @@ static const char *unpack_rec(const char *r, rec *h)
 	p += KEY_BYTES;
 	uint8_t flags = p[0], present = p[1];
 	p += 2;
-	h->dur = flags & HAS_DUR ? unzz(get_uv(&p)) : INT64_MIN;
+	h->dur = flags & HAS_DUR ? tm_unzz(get_uv(&p)) : INT64_MIN;
 	h->has_name = (flags & HAS_NAME) != 0;
 	h->has_cat = (flags & HAS_CAT) != 0;
 	h->has_state = (flags & HAS_STATE) != 0;
 	h->value = (flags & VALUE) != 0;
-	h->utid = present & P_UTID ? unzz(get_uv(&p)) : -1;
-	h->tid = present & P_TID ? unzz(get_uv(&p)) : -1;
+	h->utid = present & P_UTID ? tm_unzz(get_uv(&p)) : -1;
+	h->tid = present & P_TID ? tm_unzz(get_uv(&p)) : -1;
 	h->machine_row = (uint32_t)get_uv(&p);
 	h->file_id = (uint32_t)get_uv(&p);
 	h->track = (uint32_t)get_uv(&p) - 1;
 	h->cpu = present & P_CPU ? (uint32_t)get_uv(&p) : 0;
-	h->depth = present & P_DEPTH ? (int32_t)unzz(get_uv(&p)) : -1;
+	h->depth = present & P_DEPTH ? (int32_t)tm_unzz(get_uv(&p)) : -1;
 	uint32_t name = present & P_NAME ? (uint32_t)get_uv(&p) : 0;
 	uint32_t cat = present & P_CAT ? (uint32_t)get_uv(&p) : 0;
 	h->name_id = flags & NAME_ID ? name : 0;
@@ -226,9 +209,9 @@ static const char *unpack_rec(const char *r, rec *h)
 	h->cat_id = flags & CAT_ID ? cat : 0;
 	h->cat_len = flags & CAT_ID ? 0 : cat;
 	h->args_len = present & P_ARGS ? (uint32_t)get_uv(&p) : 0;
-	h->prio = present & P_PRIO ? (int32_t)unzz(get_uv(&p)) : 0;
+	h->prio = present & P_PRIO ? (int32_t)tm_unzz(get_uv(&p)) : 0;
 	if (flags & INT_VALUE)
-		h->dv = (double)unzz(get_uv(&p));
+		h->dv = (double)tm_unzz(get_uv(&p));
 	else if (h->value && h->args_len == sizeof(double))
 		memcpy(&h->dv, p + h->name_len + h->cat_len, sizeof h->dv);
 	return (const char *)p;
