@@ -93,11 +93,18 @@ enum { HAS_DUR = 1, HAS_NAME = 2, HAS_CAT = 4, HAS_STATE = 8, NAME_ID = 16, CAT_
  * and depth -1, the rest 0) and are written */
 enum { P_UTID = 1, P_TID = 2, P_CPU = 4, P_DEPTH = 8, P_NAME = 16, P_CAT = 32, P_ARGS = 64, P_PRIO = 128 };
 
+/* A word in big-endian byte order, whatever the host's (tm_le64 puts it
+ * in little-endian order first): the key's bytes compare as numbers. */
+static inline uint64_t be64(uint64_t w)
+{
+	return __builtin_bswap64(tm_le64(w));
+}
+
 static inline uint64_t be64_at(const void *p)
 {
 	uint64_t v;
 	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
+	return be64(v);
 }
 
 /* A counter's value as a varint when it is a whole number a double holds
@@ -120,8 +127,8 @@ static inline __attribute__((always_inline)) size_t pack_rec(const rec *h, uint8
 	memcpy(out + AT_TS, &h->ts, 8);
 	/* bytes 8-15 and 11-18 of the key, as two overlapping stores */
 	uint64_t seq = h->seq & BITS40, sub = h->sub & BITS40, kind = (uint8_t)h->kind;
-	uint64_t hi = __builtin_bswap64(seq << 24 | kind << 16 | sub >> 24);
-	uint64_t lo = __builtin_bswap64((seq & 0xffff) << 48 | kind << 40 | sub);
+	uint64_t hi = be64(seq << 24 | kind << 16 | sub >> 24);
+	uint64_t lo = be64((seq & 0xffff) << 48 | kind << 40 | sub);
 	memcpy(out + AT_ORDER, &hi, 8);
 	memcpy(out + AT_ORDER + 3, &lo, 8);
 	int64_t whole = 0;
