@@ -735,7 +735,7 @@ int tm_order_finish(tm_order *o, tm_error *err)
 	}
 	if (o->to_file) {
 		/* the tails stay in memory; the file is read from here on */
-		if (tm_spool_finish(&o->file, "sort", err) != 0)
+		if (tm_spool_finish(&o->file, NULL, err) != 0)
 			return -1;
 		tm_giveback_start(&o->gb, o->file.fd, o->file.size);
 	}

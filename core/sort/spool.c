@@ -244,6 +244,8 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err)
 	drain(s);
 	if (s->failed && s->borrowed) /* what the reader of the bytes sees: no file of ours */
 		return tm_err(err, TM_EIO, "write error: %s", strerror(s->failed));
+	if (s->failed && !what)
+		return tm_err(err, TM_EIO, "cannot write a temporary file: %s", strerror(s->failed));
 	if (s->failed)
 		return tm_err(err, TM_EIO, "%s: cannot write a temporary file: %s", what, strerror(s->failed));
 	return 0;

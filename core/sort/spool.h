@@ -37,7 +37,10 @@ void tm_spool_put(tm_spool *s, const void *p, size_t n);
 int tm_spool_failed(const tm_spool *s);
 /* Flush and free the buffer, and wait until every byte is in the file
  * (only then may it be read). Returns 0, or -1 with err set when a write
- * failed. The descriptor stays open (tm_spool_close closes it). */
+ * failed: "WHAT: cannot write a temporary file: REASON", without "WHAT: "
+ * for what NULL (a sort's scratch, which fails with those words when its
+ * writer's failure is found earlier too). The descriptor stays open
+ * (tm_spool_close closes it). */
 int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
 
 /* A text field of the tsv views (timeline.tsv, the machine tables): the

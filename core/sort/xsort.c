@@ -307,7 +307,7 @@ int tm_xsort_finish(tm_xsort *x, tm_error *err)
 		sort_run(x->cmp, &x->cur);
 		return 0;
 	}
-	if (spill(x, 1, err) != 0 || tm_spool_finish(&x->runs, "sort", err) != 0) {
+	if (spill(x, 1, err) != 0 || tm_spool_finish(&x->runs, NULL, err) != 0) {
 		x->failed = 1;
 		return -1;
 	}
@@ -517,7 +517,7 @@ static int merge_pass(tm_xsort *x, tm_error *err)
 	drop_readers(x);
 	start[n_next] = next.size;
 	tm_giveback_free(&x->gb);
-	if (rc < 0 || tm_spool_finish(&next, "sort", err) != 0) {
+	if (rc < 0 || tm_spool_finish(&next, NULL, err) != 0) {
 		tm_spool_close(&next);
 		free(start);
 		return -1;

@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -344,6 +346,44 @@ static void test_damaged_temporary_file(void)
 	tm_order_free(o);
 }
 
+/* A temporary file that cannot grow (a full TMPDIR; here RLIMIT_FSIZE,
+ * which needs no root: writes past it fail with EFBIG) fails a sort and
+ * the order store with one message, whether the writer's failure is found
+ * while records are added or when they are finished (that one said
+ * "sort: " first). The limit is lifted before anything is checked: it
+ * holds for every file of the process, the test's log too. */
+static void test_full_temporary_file(void)
+{
+	struct rlimit was;
+	CHECK_INT(getrlimit(RLIMIT_FSIZE, &was), 0);
+	struct rlimit small = {64 * 1024, was.rlim_max};
+	void (*sig)(int) = signal(SIGXFSZ, SIG_IGN);
+	tm_error x_err = {0}, o_err = {0};
+	int x_rc = 0, o_rc = 0;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+	tm_xsort *x = tm_xsort_new(by_first_u32, 4096);
+	for (uint32_t i = 0; i < 50000 && x_rc == 0; i++) {
+		uint32_t rec[4] = {(i * 7919u) % 50000u, i, i, i};
+		x_rc = tm_xsort_add(x, rec, sizeof rec, &x_err);
+	}
+	if (x_rc == 0)
+		x_rc = tm_xsort_finish(x, &x_err);
+	tm_order *o = tm_order_new(4096);
+	tm_order_queue(o, 0);
+	for (uint32_t i = 0; i < 50000 && o_rc == 0; i++)
+		o_rc = tm_order_push(o, 0, (int64_t)i, 0, 0, "payload", 7, &o_err);
+	if (o_rc == 0)
+		o_rc = tm_order_finish(o, &o_err);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, sig);
+	CHECK_INT(x_rc, -1);
+	CHECK_STR(x_err.msg, "cannot write a temporary file: File too large");
+	CHECK_INT(o_rc, -1);
+	CHECK_STR(o_err.msg, "cannot write a temporary file: File too large");
+	tm_xsort_free(x);
+	tm_order_free(o);
+}
+
 /* Open file descriptors of this process. */
 static int open_fds(void)
 {
@@ -504,6 +544,7 @@ int main(void)
 	TT_RUN(test_interleaved_streams);
 	TT_RUN(test_spilled_given_back);
 	TT_RUN(test_damaged_temporary_file);
+	TT_RUN(test_full_temporary_file);
 	TT_RUN(test_merge_passes);
 	TT_RUN(test_record_lengths);
 	TT_DONE();
