@@ -131,6 +131,11 @@ void tm_clocks_reserve(tm_clocks *c, size_t n_files)
 	reserve_ended(c, n_files);
 }
 
+void tm_clocks_trim(tm_clocks *c)
+{
+	tm_clock_graph_trim(c->g);
+}
+
 void tm_clocks_free(tm_clocks *c)
 {
 	if (!c)

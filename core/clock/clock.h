@@ -87,6 +87,10 @@ tm_clock_graph *tm_clock_graph_new(void);
 void tm_clock_graph_reserve(tm_clock_graph *g, size_t n);
 /* Frees the graph and everything it recorded. NULL is fine. */
 void tm_clock_graph_free(tm_clock_graph *g);
+/* Give back what only speeds conversions up (the paths found, the
+ * searches' scratch): a scan's graph once its files are read. A later
+ * conversion finds its path again. */
+void tm_clock_graph_trim(tm_clock_graph *g);
 
 /* The node the §3.3 trace-clock checks apply to. The context keeps it in
  * step with trace time; only tests call the setter directly. */
@@ -268,6 +272,8 @@ typedef struct tm_clock_stats {
 tm_clocks *tm_clocks_new(void);
 /* Frees the context, its graph and its trackers. NULL is fine. */
 void tm_clocks_free(tm_clocks *c);
+/* tm_clock_graph_trim of c's graph. */
+void tm_clocks_trim(tm_clocks *c);
 /* A hint: about `n_files` files will each open a tracker and bring a
  * clock of their own (an archive of 100,000 small files). Makes room for
  * that many exactly, where doubling would leave a third unused. */

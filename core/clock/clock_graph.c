@@ -751,6 +751,18 @@ static void scratch_free(scratch *sc)
 	memset(sc, 0, sizeof(*sc));
 }
 
+/* A memo of a trimmed cache cannot be taken for current: its capacity is
+ * not 0 (tm_clock_graph_convert_again), and a slot is only used when it
+ * holds the memo's key at the current version. */
+void tm_clock_graph_trim(tm_clock_graph *g)
+{
+	free(g->cache);
+	g->cache = NULL;
+	g->cache_cap = g->cache_used = 0;
+	g->memo_slot = g->memo_cap = 0;
+	scratch_free(&g->sc);
+}
+
 /* A fresh search id, the per-node arrays covering n nodes. */
 static uint32_t scratch_begin(scratch *sc, size_t n)
 {

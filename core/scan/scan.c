@@ -689,6 +689,10 @@ tm_scan *tm_scan_run_with(tm_merge *m, const tm_scan_sink *sink, const tm_tokeni
 	s->tt_node = tm_clocks_trace_time(s->clocks);
 	s->has_tt_clock_id = tm_clocks_trace_time_clock_id(s->clocks, &s->tt_clock_id);
 	s->has_tt_owner = tm_clocks_owner(s->clocks, &s->tt_owner_file);
+	/* the paths found for the files' conversions: 2 MB for the proto
+	 * bench's 190 machines, held for as long as the scan is (the whole
+	 * generation pass, and a mount) */
+	tm_clocks_trim(s->clocks);
 	tm_u64map_free(&sc.raw_with_context);
 	return s;
 }

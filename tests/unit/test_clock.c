@@ -1577,6 +1577,52 @@ static void test_tracker_again_matches_graph(void)
 	CHECK_INT(bad, 0);
 }
 
+/* tm_clocks_trim drops the paths found and the searches' scratch: the
+ * conversions after it, through the trackers' memos of the paths it threw
+ * away too, are the ones an untrimmed twin gives. */
+static void test_trim_keeps_answers(void)
+{
+	tm_clocks *sets[2] = {tm_clocks_new(), tm_clocks_new()};
+	tm_clock_tracker *t[2];
+	for (int k = 0; k < 2; k++) {
+		t[k] = tm_clocks_open_tracker(sets[k], 0, 0, 1);
+		tm_tracker_set_sync_clock(t[k], BT);
+	}
+	tm_clocks_trim(sets[0]); /* nothing found yet */
+	uint64_t seed = 4242;
+	int bad = 0, ok = 0;
+	int64_t now = 1000000;
+	for (int round = 0; round < 6000; round++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(seed >> 33);
+		if (round % 500 == 0) {
+			now += 100000 + r % 5000;
+			const tm_raw_reading snap[] = {R(BT, now), R(MONO, now - 7000), R(65, now + 50), R(66, now - 9)};
+			for (int k = 0; k < 2; k++) {
+				tm_error e;
+				tm_tracker_set_default_clock(t[k], BT);
+				tm_tracker_claim(t[k], BT);
+				for (uint32_t seq = 1; seq <= 3; seq++)
+					CHECK(tm_tracker_insert_snapshot(t[k], snap, 4, seq, TM_CLOCK_ORIGIN_SNAPSHOT, &e) >= 0);
+			}
+		}
+		if (round % 37 == 36)
+			tm_clocks_trim(sets[0]);
+		uint32_t clock = (uint32_t[]){MONO, 65, 66}[r % 3];
+		uint32_t seq = 1 + (r >> 4) % 3;
+		int64_t v = now - 200000 + (int64_t)((r >> 8) % 400000);
+		int64_t a = 0, b = 0;
+		tm_conv ra = tm_tracker_to_trace_time(t[0], clock, seq, v, 1, &a);
+		tm_conv rb = tm_tracker_to_trace_time(t[1], clock, seq, v, 1, &b);
+		bad += ra != rb || (ra == TM_CONV_OK && a != b);
+		ok += ra == TM_CONV_OK;
+	}
+	tm_clocks_free(sets[0]);
+	tm_clocks_free(sets[1]);
+	CHECK(ok > 5000);
+	CHECK_INT(bad, 0);
+}
+
 /* The path search must give exactly the reference's answer: breadth-first
  * over paths in FIFO order, edges in edge-set order, first edge reaching
  * dst, paths of 4 edges never expanded, no visited set. That search is
@@ -1765,6 +1811,7 @@ int main(void)
 	TT_RUN(test_conversion_stress_uses_cache);
 	TT_RUN(test_conversion_memo_matches_literal);
 	TT_RUN(test_tracker_again_matches_graph);
+	TT_RUN(test_trim_keeps_answers);
 	TT_RUN(test_search_matches_literal_bfs);
 	tm_clocks_free(c);
 	TT_DONE();
