@@ -171,24 +171,27 @@ static inline __attribute__((always_inline)) size_t pack_rec(const rec *h, uint8
 	return (size_t)(p - out);
 }
 
-static inline uint64_t get_uv(const uint8_t **p)
+/* A varint of [p, end), NULL staying NULL (a record's varints are read in
+ * a row, and checked once at the end); most are one byte. */
+static inline const uint8_t *get_uv(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
-	if (!(**p & 0x80))
-		return *(*p)++;
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		uint8_t c = *(*p)++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
+	*v = 0;
+	if (p && p < end && !(*p & 0x80)) {
+		*v = *p;
+		return p + 1;
 	}
+	return p ? tm_uv_get(p, end, v) : NULL;
 }
 
-/* The rec a record holds; its strings follow at the returned pointer.
- * Records are ours, written by pack_rec: not checked. */
-static const char *unpack_rec(const char *r, rec *h)
+/* The rec a record of len bytes holds; its strings follow at the returned
+ * pointer. NULL when it is not one pack_rec can have written: the records
+ * are ours, but they went through a temporary file, and a disk may fail
+ * silently (the sort checks the records' lengths, not what they hold). */
+static const char *unpack_rec(const char *r, size_t len, rec *h)
 {
-	const uint8_t *p = (const uint8_t *)r;
+	const uint8_t *p = (const uint8_t *)r, *end = p + len;
+	if (len < KEY_BYTES + 2)
+		return NULL;
 	memcpy(&h->ts, p + AT_TS, 8);
 	uint64_t hi = be64_at(p + AT_ORDER), lo = be64_at(p + AT_ORDER + 3);
 	h->seq = hi >> 24;
@@ -197,29 +200,61 @@ static const char *unpack_rec(const char *r, rec *h)
 	p += KEY_BYTES;
 	uint8_t flags = p[0], present = p[1];
 	p += 2;
-	h->dur = flags & HAS_DUR ? tm_unzz(get_uv(&p)) : INT64_MIN;
+	uint64_t dur = 0, utid = 0, tid = 0, row, file, track, cpu = 0, depth = 0, name = 0, cat = 0, args = 0,
+		 prio = 0, whole = 0;
+	if (flags & HAS_DUR)
+		p = get_uv(p, end, &dur);
+	if (present & P_UTID)
+		p = get_uv(p, end, &utid);
+	if (present & P_TID)
+		p = get_uv(p, end, &tid);
+	p = get_uv(p, end, &row);
+	p = get_uv(p, end, &file);
+	p = get_uv(p, end, &track);
+	if (present & P_CPU)
+		p = get_uv(p, end, &cpu);
+	if (present & P_DEPTH)
+		p = get_uv(p, end, &depth);
+	if (present & P_NAME)
+		p = get_uv(p, end, &name);
+	if (present & P_CAT)
+		p = get_uv(p, end, &cat);
+	if (present & P_ARGS)
+		p = get_uv(p, end, &args);
+	if (present & P_PRIO)
+		p = get_uv(p, end, &prio);
+	if (flags & INT_VALUE)
+		p = get_uv(p, end, &whole);
+	if (!p || h->kind >= sizeof kind_names / sizeof kind_names[0] || row > UINT32_MAX || file > UINT32_MAX ||
+	    track > UINT32_MAX || cpu > UINT32_MAX || name > UINT32_MAX || cat > UINT32_MAX || args > UINT32_MAX)
+		return NULL;
+	h->dur = flags & HAS_DUR ? tm_unzz(dur) : INT64_MIN;
 	h->has_name = (flags & HAS_NAME) != 0;
 	h->has_cat = (flags & HAS_CAT) != 0;
 	h->has_state = (flags & HAS_STATE) != 0;
 	h->value = (flags & VALUE) != 0;
-	h->utid = present & P_UTID ? tm_unzz(get_uv(&p)) : -1;
-	h->tid = present & P_TID ? tm_unzz(get_uv(&p)) : -1;
-	h->machine_row = (uint32_t)get_uv(&p);
-	h->file_id = (uint32_t)get_uv(&p);
-	h->track = (uint32_t)get_uv(&p) - 1;
-	h->cpu = present & P_CPU ? (uint32_t)get_uv(&p) : 0;
-	h->depth = present & P_DEPTH ? (int32_t)tm_unzz(get_uv(&p)) : -1;
-	uint32_t name = present & P_NAME ? (uint32_t)get_uv(&p) : 0;
-	uint32_t cat = present & P_CAT ? (uint32_t)get_uv(&p) : 0;
-	h->name_id = flags & NAME_ID ? name : 0;
-	h->name_len = flags & NAME_ID ? 0 : name;
-	h->cat_id = flags & CAT_ID ? cat : 0;
-	h->cat_len = flags & CAT_ID ? 0 : cat;
-	h->args_len = present & P_ARGS ? (uint32_t)get_uv(&p) : 0;
-	h->prio = present & P_PRIO ? (int32_t)tm_unzz(get_uv(&p)) : 0;
+	h->utid = present & P_UTID ? tm_unzz(utid) : -1;
+	h->tid = present & P_TID ? tm_unzz(tid) : -1;
+	h->machine_row = (uint32_t)row;
+	h->file_id = (uint32_t)file;
+	h->track = (uint32_t)track - 1;
+	h->cpu = (uint32_t)cpu;
+	h->depth = present & P_DEPTH ? (int32_t)tm_unzz(depth) : -1;
+	h->name_id = flags & NAME_ID ? (uint32_t)name : 0;
+	h->name_len = flags & NAME_ID ? 0 : (uint32_t)name;
+	h->cat_id = flags & CAT_ID ? (uint32_t)cat : 0;
+	h->cat_len = flags & CAT_ID ? 0 : (uint32_t)cat;
+	h->args_len = (uint32_t)args;
+	h->prio = (int32_t)tm_unzz(prio);
+	/* the strings it names are within it; a value not written whole
+	 * is its args' 8 bytes */
+	if ((uint64_t)h->name_len + h->cat_len + h->args_len > (uint64_t)(end - p) ||
+	    (h->value && !(flags & INT_VALUE) && h->args_len != sizeof(double)))
+		return NULL;
+	h->dv = 0;
 	if (flags & INT_VALUE)
-		h->dv = (double)tm_unzz(get_uv(&p));
-	else if (h->value && h->args_len == sizeof(double))
+		h->dv = (double)tm_unzz(whole);
+	else if (h->value)
 		memcpy(&h->dv, p + h->name_len + h->cat_len, sizeof h->dv);
 	return (const char *)p;
 }
@@ -466,6 +501,7 @@ typedef struct writer {
 	const tm_merge *merge;
 	tm_views out;
 	atomic_int gone;     /* a write of the lines failed: the rest are not made */
+	atomic_int damaged;  /* a record read back was not one pack_rec wrote */
 	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* the build's */
 	void *watch_ctx;
 	/* the formatters' batches go to `out` in the order they were handed
@@ -673,11 +709,17 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 #define FORMATTERS 2
 
 /* The line of one record as the sort hands it out (body, then strings). */
-static void write_record(fmt *f, const char *r)
+static void write_record(fmt *f, const char *r, uint32_t len)
 {
 	rec h;
-	const char *strs = unpack_rec(r, &h);
-	write_row(f, &h, strs);
+	const char *strs = unpack_rec(r, len, &h);
+	if (strs) {
+		write_row(f, &h, strs);
+		return;
+	}
+	/* the pass fails with it: no more lines are made */
+	atomic_store_explicit(&f->w->damaged, 1, memory_order_relaxed);
+	atomic_store_explicit(&f->w->gone, 1, memory_order_relaxed);
 }
 
 /* A write of the lines failed (a full disk, or a streamed file's reader
@@ -715,7 +757,7 @@ static void write_batch(void *ctx, const tm_buf *batch)
 		for (size_t at = 0; at + 4 <= batch->len;) {
 			uint32_t len;
 			memcpy(&len, batch->data + at, 4);
-			write_record(f, batch->data + at + 4);
+			write_record(f, batch->data + at + 4, len);
 			at += 4 + (size_t)len;
 		}
 	pthread_mutex_lock(&w->mu);
@@ -780,7 +822,7 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 		if (w->watch && i % TM_TIMELINE_WRITTEN_STEP == TM_TIMELINE_WRITTEN_STEP - 1)
 			w->watch(w->watch_ctx, i + 1, total);
 		if (!n_rl) {
-			write_record(&f[0], r);
+			write_record(&f[0], r, len);
 			fmt_flush(&f[0]);
 			if (i % 4096 == 4095) /* asking takes a lock: not every line */
 				note_gone(w);
@@ -802,6 +844,10 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 		fmt_free(&f[j]);
 	pthread_cond_destroy(&w->next);
 	pthread_mutex_destroy(&w->mu);
+	if (k >= 0 && atomic_load_explicit(&w->damaged, memory_order_relaxed)) {
+		tm_err(err, TM_EIO, "a temporary file is damaged");
+		k = -1;
+	}
 	if (w->watch && k == 0)
 		w->watch(w->watch_ctx, i, total);
 	return k < 0 ? -1 : 0;

@@ -1,6 +1,7 @@
 /* tests/unit/test_timeline.c - timeline.tsv and the per-machine tables
  * from the generation pass: slices joined from begin/end, ordering across
  * sorted runs, escaping, kernel args, and the statistics of slices.tsv. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -854,6 +855,119 @@ static void test_sort_given_back(void)
 	gen_done(spilled, m2, s2);
 }
 
+/* Records of the timeline's sort, as its runs' file holds them: a varint
+ * length, then the record. 1 when the file parses so up to a record its
+ * writer has not finished, every record between 21 and 1000 bytes (a text
+ * file does not: a tab or a newline is read as a length soon). */
+static int parse_runs(const uint8_t *b, size_t n, size_t *offs, size_t *lens, size_t cap, size_t *count)
+{
+	size_t at = 0, k = 0;
+	while (at < n) {
+		uint64_t len = 0;
+		unsigned sh = 0;
+		while (at < n && sh < 35) {
+			uint8_t c = b[at++];
+			len |= (uint64_t)(c & 0x7f) << sh;
+			sh += 7;
+			if (!(c & 0x80))
+				break;
+		}
+		if (len >= 21 && len <= 1000 && at + len > n)
+			break; /* still being written */
+		if (len < 21 || len > 1000)
+			return 0;
+		if (k < cap) {
+			offs[k] = at;
+			lens[k] = (size_t)len;
+		}
+		k++;
+		at += (size_t)len;
+	}
+	*count = k;
+	return k > 0 && k <= cap;
+}
+
+/* The watch of test_damaged_record: when the model has made every row (the
+ * sort's runs are written, none read yet), every record in the second
+ * half of its runs' file is made one pack_rec never writes: a name 4 GiB
+ * long, within a record of a valid length. The sort, which checks
+ * lengths and compares the first 19 bytes alone, passes it on. */
+static int damaged_records;
+static void damage_sort_records(void *ctx, const tm_gen_progress *p)
+{
+	(void)ctx;
+	if (p->phase != TM_GEN_ORDERING || p->done != p->total || damaged_records)
+		return;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		char link[64], target[512];
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		ssize_t k = readlink(link, target, sizeof target - 1);
+		if (k <= 0)
+			continue;
+		target[k] = 0;
+		if (!strstr(target, "/tracemount.") || !strstr(target, " (deleted)"))
+			continue;
+		int fd = open(link, O_RDWR);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 4096) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		size_t n = (size_t)st.st_size, cap = n / 21 + 1, count = 0;
+		uint8_t *b = malloc(n);
+		size_t *offs = malloc(cap * sizeof *offs), *lens = malloc(cap * sizeof *lens);
+		if (pread(fd, b, n, 0) == (ssize_t)n && parse_runs(b, n, offs, lens, cap, &count)) {
+			/* after the key (19 bytes): flags HAS_NAME, fields
+			 * P_NAME, machine 0, file 0, no track, name 2^32 - 1 */
+			static const uint8_t bad[] = {2, 16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f};
+			for (size_t i = count / 2; i < count; i++)
+				if (lens[i] >= 19 + sizeof bad &&
+				    pwrite(fd, bad, sizeof bad, (off_t)(offs[i] + 19)) == (ssize_t)sizeof bad)
+					damaged_records++;
+		}
+		free(b);
+		free(offs);
+		free(lens);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* A record of the timeline's sort damaged in its temporary file, within a
+ * length the sort accepts, fails the pass with the sort's words for it;
+ * it is not read past its end (a name of 4 GiB was). */
+static void test_damaged_record(void)
+{
+	size_t cap = 16u << 20, n = 0;
+	char *text = malloc(cap);
+	n += (size_t)snprintf(text + n, cap - n, "[");
+	for (int i = 0; i < 150000; i++)
+		n += (size_t)snprintf(text + n, cap - n,
+				      "%s{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":1,\"name\":\"slice %d\","
+				      "\"args\":{\"i\":%d}}",
+				      i ? "," : "", 1 + i % 13, i * 3, i, i);
+	snprintf(text + n, cap - n, "]");
+	const char *path = write_tmp("damaged.json", text);
+	free(text);
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	tm_scan *s = tm_scan_run(m, NULL);
+	CHECK(!s->failed);
+	tm_gen_watch watch = {NULL, damage_sort_records};
+	damaged_records = 0;
+	tm_gen *g = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 512 * 1024, -1, &watch, &err);
+	CHECK(damaged_records > 1000);
+	CHECK(g == NULL);
+	CHECK_STR(err.msg, "a temporary file is damaged");
+	gen_done(g, m, s);
+}
+
 /* tm_giveback: a slab whose bytes have all been read leaves the file's
  * disk (fewer blocks) once its batch is punched, the others keep their
  * bytes. */
@@ -961,6 +1075,7 @@ int main(void)
 	TT_RUN(test_giveback);
 	TT_RUN(test_giveback_batch);
 	TT_RUN(test_sort_given_back);
+	TT_RUN(test_damaged_record);
 	TT_RUN(test_per_machine);
 	TT_RUN(test_kernel_args);
 	TT_RUN(test_integer_texts);
