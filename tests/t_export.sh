@@ -641,4 +641,25 @@ eq "CPU 2000: timeline.tsv has its sched rows" "$(cpu_rows bigcpu.systrace cpu:2
 ok "CPU 2000: merged.pftrace reads back" "$tm" cat bigcpu.pftrace timeline.tsv
 eq "CPU 2000: left out of merged.pftrace" "$(cpu_rows bigcpu.pftrace cpu:2000)" 0
 eq "CPU 2000: the other CPU's rows kept" "$(cpu_rows bigcpu.pftrace cpu:1)" "$(cpu_rows bigcpu.systrace cpu:1)"
+# A CPU of 4096 or more, which the reference's import aborts on (its
+# kMaxCpusPerMachine): the line is left out and counted as a
+# systrace_parse_failure, in a kernel text and in a JSON trace's
+# systemTraceEvents alike. A CPU of 4294967295 wrapped the size of our
+# per-CPU state to 0 and overflowed it (found by review).
+cat >hugecpu.systrace <<'EOF'
+# tracer: nop
+#
+   traced_probes-1008  ( 1008) [001] d..2     1.000000: sched_switch: prev_comm=traced_probes prev_pid=1008 prev_prio=120 prev_state=R+ ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0     (-----) [4294967295] d..2     1.000050: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker next_pid=77 next_prio=120
+         kworker-77    (   77) [4096] d..2     1.000070: sched_switch: prev_comm=kworker prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=swapper next_pid=0 next_prio=120
+          <idle>-0     (-----) [001] d..2     1.000100: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=traced_probes next_pid=1008 next_prio=120
+EOF
+eq "CPU 4096 and up: the other lines' rows" "$("$tm" cat hugecpu.systrace timeline.tsv | awk -F '\t' '$5 == "sched" { print $11 }' | sort | uniq -c | awk '{ print $2, $1 }')" "cpu:1 2"
+eq "CPU 4096 and up: counted as systrace_parse_failure" \
+	"$("$tm" cat hugecpu.systrace metadata.json | jq '.stats.systrace_parse_failure')" 2
+printf '{"traceEvents": [], "systemTraceEvents": "# tracer: nop\\n  bash-5 ( 5) [5000] d..2 1.000000: sched_switch: prev_comm=bash prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper next_pid=0 next_prio=120\\n  bash-6 ( 6) [002] d..2 1.000100: sched_switch: prev_comm=bash prev_pid=6 prev_prio=120 prev_state=S ==> next_comm=swapper next_pid=0 next_prio=120\\n"}\n' >hugecpu.json
+eq "CPU 4096 and up in systemTraceEvents: the other line's row" \
+	"$("$tm" cat hugecpu.json timeline.tsv | awk -F '\t' '$5 == "sched" { print $11 }')" "cpu:2"
+eq "CPU 4096 and up in systemTraceEvents: counted" \
+	"$("$tm" cat hugecpu.json metadata.json | jq '.stats.systrace_parse_failure')" 1
 exit $T_FAILED

@@ -109,6 +109,11 @@ typedef struct m_open {          /* a slice on a track's stack */
 
 #define M_PENDING (-1)
 
+/* The CPUs a machine's sched state covers: the reference's
+ * kMaxCpusPerMachine (its import aborts beyond; systrace lines stop there,
+ * SYSTRACE_MAX_CPUS, proto ftrace bundles at 1024). */
+#define M_MAX_CPUS 4096u
+
 typedef struct m_track {
 	tm_mtrack pub;
 	uint32_t name_id;
@@ -162,7 +167,7 @@ typedef struct m_ctx {
 	size_t n_flow_slices, cap_flow_slices;
 	m_map v1_flows;              /* hash(id, cat, name) -> flow id + 1 */
 	uint64_t next_v1_flow;
-	m_pending_sched *cpus;       /* by CPU */
+	m_pending_sched *cpus;       /* by CPU, below M_MAX_CPUS */
 	size_t n_cpus;
 	m_sched_open *sched;         /* sched slices still open, indexed by slice_idx */
 	size_t n_sched, cap_sched;

@@ -163,13 +163,15 @@ static const char *ctx_end_state(tm_model *m, m_ctx *c, char *buf, int64_t raw)
 
 /* ---- sched (FtraceSchedEventTracker, SchedEventTracker) ----------------------- */
 
+/* A CPU's state, for cpu < M_MAX_CPUS (the callers' check: the inputs
+ * stop there, a record damaged in its temporary file may not). */
 static m_pending_sched *pending(m_ctx *c, uint32_t cpu)
 {
 	if (cpu >= c->n_cpus) {
-		c->cpus = tm_xrealloc(c->cpus, (cpu + 1) * sizeof(*c->cpus));
+		c->cpus = tm_xrealloc(c->cpus, ((size_t)cpu + 1) * sizeof(*c->cpus));
 		for (size_t i = c->n_cpus; i <= cpu; i++)
 			c->cpus[i] = (m_pending_sched){-1, 0, -1, 0};
-		c->n_cpus = cpu + 1;
+		c->n_cpus = (size_t)cpu + 1;
 	}
 	return &c->cpus[cpu];
 }
@@ -199,6 +201,8 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 		    uint32_t file_id)
 {
 	(void)prev_prio;
+	if (cpu >= M_MAX_CPUS)
+		return;
 	m_mach *mc = m_machine(m, c->row);
 	int64_t next_utid = m_get_or_create_thread(m, mc, next_pid);
 	m_update_thread_name(m, next_utid, m_intern(&m->str, next_comm, strlen(next_comm)), TP_FTRACE);
@@ -239,6 +243,8 @@ void m_sched_switch(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t pre
 void m_sched_switch_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int64_t prev_state, int64_t next_pid,
 			    const char *next_comm, int32_t next_prio, int only_raw, uint32_t file_id)
 {
+	if (cpu >= M_MAX_CPUS)
+		return;
 	m_mach *mc = m_machine(m, c->row);
 	int64_t next_utid = m_get_or_create_thread(m, mc, next_pid);
 	m_update_thread_name(m, next_utid, m_intern(&m->str, next_comm, strlen(next_comm)), TP_FTRACE);
@@ -273,6 +279,8 @@ void m_sched_switch_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t ts, int
 
 void m_sched_waking_compact(tm_model *m, m_ctx *c, uint32_t cpu, int64_t wakee_pid, int only_raw)
 {
+	if (cpu >= M_MAX_CPUS)
+		return;
 	m_pending_sched *ps = pending(c, cpu);
 	if (ps->last_utid < 0) {
 		m_stat(m, "compact_sched_waking_skipped", 1);

@@ -133,6 +133,28 @@ static void systrace_line_variants(void)
 	CHECK_INT(r.ts[4], 500000000);
 }
 
+/* A CPU of 4096 or more (the reference's import aborts on it; ours grew a
+ * per-CPU array to its number, and 4294967295 wrapped that size to 0): the
+ * line is no event and counts as a systrace_parse_failure. 4095 is one. */
+static void systrace_cpu_limit(void)
+{
+	rec r;
+	systrace_stats st;
+	CHECK_INT(read_text("# tracer: nop\n"
+			    "a-1 [4095] ...1 1.0: sched_waking: comm=a pid=5\n"
+			    "a-1 [4096] ...1 2.0: sched_waking: comm=a pid=5\n"
+			    "a-1 [4294967295] ...1 3.0: sched_waking: comm=a pid=5\n"
+			    "a-1 [99999999999] ...1 4.0: sched_waking: comm=a pid=5\n"
+			    "a-1 [007] ...1 5.0: sched_waking: comm=a pid=5\n",
+			    0, &r, &st),
+		  0);
+	CHECK_INT(st.systrace_parse_failure, 3);
+	CHECK_INT(r.n, 2);
+	CHECK_INT(r.cpu[0], 4095);
+	CHECK_INT(r.cpu[1], 7);
+	CHECK_INT(r.ts[1], 5000000000LL);
+}
+
 static void systrace_print_payloads(void)
 {
 	rec r;
@@ -372,6 +394,7 @@ int main(void)
 	TT_RUN(systrace_fixture);
 	TT_RUN(systrace_s40_timestamps);
 	TT_RUN(systrace_line_variants);
+	TT_RUN(systrace_cpu_limit);
 	TT_RUN(systrace_print_payloads);
 	TT_RUN(systrace_prefixes_and_bad_lines);
 	TT_RUN(systrace_html);

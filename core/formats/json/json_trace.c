@@ -829,6 +829,9 @@ static int deliver_system_line(reader *r)
 		break;
 	case SYSTRACE_LINE_SKIP:
 		break;
+	case SYSTRACE_LINE_BAD_CPU:
+		r->st->systrace_parse_failure++;
+		break;
 	case SYSTRACE_LINE_BAD_PRINT:
 		/* counted, and delivered for its thread (systrace.h) */
 		r->st->systrace_parse_failure++;

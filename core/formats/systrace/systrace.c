@@ -410,6 +410,8 @@ systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event 
 	 * reference's cast). */
 	ev->pid = digits_u32(line + m.pid_b, m.pid_e - m.pid_b);
 	ev->cpu = digits_u32(line + m.cpu_b, m.cpu_e - m.cpu_b);
+	if (ev->cpu >= SYSTRACE_MAX_CPUS)
+		return SYSTRACE_LINE_BAD_CPU;
 	if (m.tgid_e > m.tgid_b && is_digit((unsigned char)line[m.tgid_b])) {
 		char save = line[m.tgid_e];
 		line[m.tgid_e] = '\0';
@@ -624,6 +626,7 @@ static int handle_line(reader *r, char *line, size_t len, tm_error *err)
 	case SYSTRACE_LINE_SKIP:
 		return 0;
 	case SYSTRACE_LINE_NO_MATCH:
+	case SYSTRACE_LINE_BAD_CPU:
 		r->st->systrace_parse_failure++;
 		return 0;
 	case SYSTRACE_LINE_BAD_PRINT:

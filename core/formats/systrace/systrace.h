@@ -94,11 +94,19 @@ int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, s
 void systrace_event_put(tm_buf *log, const systrace_event *ev);
 void systrace_event_get(const char **p, systrace_event *ev);
 
+/* The CPUs a machine may have: the reference's kMaxCpusPerMachine. Its
+ * import aborts on a line of a CPU beyond (PERFETTO_CHECK in its CPU
+ * tracker); the per-CPU state of ours would grow to the CPU's number (a
+ * line naming CPU 4294967295 overflowed it). */
+#define SYSTRACE_MAX_CPUS 4096u
+
 typedef enum systrace_line_result {
 	SYSTRACE_LINE_EVENT,    /* *ev is filled */
 	SYSTRACE_LINE_SKIP,     /* empty, '#' comment, or trace_event_clock_sync payload */
 	SYSTRACE_LINE_NO_MATCH, /* not the §4.2 grammar */
-	SYSTRACE_LINE_BAD_PRINT /* matched, but the §4.4 payload is malformed */
+	SYSTRACE_LINE_BAD_PRINT, /* matched, but the §4.4 payload is malformed */
+	SYSTRACE_LINE_BAD_CPU   /* matched, but of a CPU of SYSTRACE_MAX_CPUS or more:
+				   no event (both callers count a systrace_parse_failure) */
 } systrace_line_result;
 
 /* Parse one line (without its '\n'; line[len] must be writable). The line is modified in place (fields
