@@ -75,11 +75,23 @@ static int srec_cmp(const void *a, const void *b)
 	return x.dur < y.dur ? -1 : x.dur > y.dur;
 }
 
+/* A record as add_slice writes it: the key, then name_len bytes of name
+ * (none without one). srec_cmp and slice_stats trust name_len. */
+static int srec_ok(const void *rec, uint32_t len)
+{
+	srec r;
+	if (len < sizeof r)
+		return 0;
+	memcpy(&r, rec, sizeof r);
+	return r.has_name <= 1 && (r.has_name || !r.name_len) && len == sizeof r + (uint64_t)r.name_len;
+}
+
 tm_tables_build *tm_tables_new(const tm_scan *scan, size_t run_bytes)
 {
 	tm_tables_build *b = tm_xcalloc(1, sizeof(*b));
 	b->scan = scan;
 	b->sort = tm_xsort_new(srec_cmp, run_bytes);
+	tm_xsort_set_check(b->sort, srec_ok);
 	return b;
 }
 

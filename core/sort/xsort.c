@@ -69,6 +69,7 @@ struct tm_xsort {
 	uint64_t count;
 	uint32_t min_len, max_len; /* of the records added: one read back outside
 				    * them is damage (a comparator would read past it) */
+	tm_xsort_check check; /* the caller's test of a record read back, or NULL */
 	int failed, finished;
 	/* reading */
 	size_t mem_pos;       /* next index of a never-spilled sort */
@@ -119,6 +120,11 @@ tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes)
 	x->runs.fd = -1;
 	x->gb.fd = -1;
 	return x;
+}
+
+void tm_xsort_set_check(tm_xsort *x, tm_xsort_check check)
+{
+	x->check = check;
 }
 
 /* A record's length as the file holds it: a varint (at most 5 bytes). */
@@ -389,6 +395,8 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 		r->rec = r->big + head;
 		r->rec_len = n;
 		r->rec_head = (uint8_t)head;
+		if (x->check && !x->check(r->rec, n))
+			return tm_err(err, TM_EIO, "a temporary file is damaged");
 		return 1;
 	}
 	if (r->len - r->pos < need && fill(x, r, need, err) != 0)
@@ -399,6 +407,8 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 	r->rec_len = n;
 	r->rec_head = (uint8_t)head;
 	r->pos += need;
+	if (x->check && !x->check(r->rec, n))
+		return tm_err(err, TM_EIO, "a temporary file is damaged");
 	return 1;
 }
 

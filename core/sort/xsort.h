@@ -27,6 +27,14 @@ typedef struct tm_xsort tm_xsort;
 /* A sort with runs of about `run_bytes` (0: the default, 32 MiB). */
 tm_xsort *tm_xsort_new(tm_xsort_cmp cmp, size_t run_bytes);
 
+/* Records read back from a temporary file go to `check` before anything
+ * compares them: 0 there fails the read as "a temporary file is damaged"
+ * (the sort checks a record's length, `check` what it holds, such as a
+ * length inside it that the comparator trusts). Records never spilled are
+ * not checked. */
+typedef int (*tm_xsort_check)(const void *rec, uint32_t len);
+void tm_xsort_set_check(tm_xsort *x, tm_xsort_check check);
+
 /* Add a record of `len` bytes (copied). Returns 0, or -1 with err set when
  * a run cannot be written (the sort is then failed and stays so). */
 int tm_xsort_add(tm_xsort *x, const void *rec, uint32_t len, tm_error *err);
