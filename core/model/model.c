@@ -235,11 +235,17 @@ static const tm_parser *parser_of(const tm_model *m, uint8_t kind)
 	return kind < TM_MREC_KINDS ? m->parsers[kind] : NULL;
 }
 
+void tm_model_bounds(tm_model *m, uint32_t n_files, uint32_t n_rows)
+{
+	m->n_files = n_files;
+	m->n_rows = n_rows;
+}
+
 void tm_model_apply_prepared(tm_model *m, int64_t ts, const void *rec, uint32_t len, const void *pre, size_t pre_len)
 {
 	tm_mrec_head h;
 	size_t hn = tm_mrec_head_get(rec, len, &h);
-	if (!hn)
+	if (!hn || (m->n_rows && (h.machine_row >= m->n_rows || h.file_id >= m->n_files)))
 		return;
 	const tm_parser *p = parser_of(m, h.kind);
 	const char *body = (const char *)rec + hn;

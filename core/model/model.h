@@ -441,6 +441,12 @@ void tm_model_pid_zero_is_idle(tm_model *m, uint32_t row);
 struct tm_machine;
 void tm_model_machine_start(tm_model *m, uint32_t row, const struct tm_machine *mr);
 
+/* The replay's records are of files below n_files and machine rows below
+ * n_rows (the scan's): a record beyond them, which only damage to it in a
+ * temporary file makes, is dropped (the model's tables by row would grow
+ * to it). Before this, nothing is dropped. */
+void tm_model_bounds(tm_model *m, uint32_t n_files, uint32_t n_rows);
+
 /* Apply one record (core/sort/order.h output). Never fails on bad input: what
  * the reference rejects is counted or dropped as it does. */
 void tm_model_apply(tm_model *m, int64_t ts, const void *rec, uint32_t len);

@@ -193,6 +193,7 @@ struct tm_model {
 	size_t n_mach;
 	uint32_t *mach_of_row;  /* machine row -> index in mach + 1, 0: none yet */
 	size_t cap_mach_of_row;
+	uint32_t n_files, n_rows; /* tm_model_bounds, 0: none given */
 	m_thread *threads;           /* by utid, all machines */
 	size_t n_threads, cap_threads;
 	/* the threads the record being applied made or gave a process, in

@@ -249,10 +249,12 @@ tm_model *tm_model_run_scanned(struct tm_merge *merge, const tm_model_sink *sink
 		ss.progress = run_progress;
 	tm_scan *s = tm_scan_run(merge, &ss);
 	int failed = s->failed;
-	if (failed)
+	if (failed) {
 		*err = s->err;
-	else
+	} else {
 		start_contexts(rc.model, merge, s);
+		tm_model_bounds(rc.model, (uint32_t)merge->n_files, (uint32_t)s->machines.n);
+	}
 	if (scanned) {
 		tm_error why;
 		tm_err_clear(&why);

@@ -11,6 +11,9 @@
 
 #include "tt.h"
 
+#include "formats/registry.h"
+#include "formats/systrace/systrace.h"
+#include "formats/systrace/systrace_format.h"
 #include "model/model_internal.h"
 
 /* The keys the test draws from: small ones, the edges, and spread ones. */
@@ -134,10 +137,54 @@ static void test_record_heads(void)
 	CHECK_INT(tm_mrec_head_get(cpu_too_big, sizeof cpu_too_big, &g), 0);
 }
 
+/* tm_model_bounds: a record of a machine row or file beyond the scan's
+ * (only damage to a record in its temporary file makes one) changes
+ * nothing; one within them makes its thread. Without bounds, every row is
+ * taken. */
+static void test_record_bounds(void)
+{
+	const tm_parser *parsers[TM_MREC_KINDS];
+	for (unsigned k = 0; k < TM_MREC_KINDS; k++)
+		parsers[k] = tm_parser_of(k);
+	systrace_event l;
+	memset(&l, 0, sizeof l);
+	l.pid = 77;
+	l.tgid = -1;
+	l.task = "bash";
+	l.event_name = "foo";
+	l.args = l.print_name = l.print_track = "";
+	tm_buf b = {0};
+	for (int bounded = 0; bounded < 2; bounded++) {
+		tm_model *m = tm_model_new(NULL, parsers);
+		if (bounded)
+			tm_model_bounds(m, 1, 1);
+		size_t n0 = tm_model_n_threads(m);
+		tm_mrec_systrace(&b, 0, UINT32_MAX, &l);
+		tm_model_apply(m, 1, b.data, (uint32_t)b.len);
+		size_t n1 = tm_model_n_threads(m);
+		tm_mrec_systrace(&b, 3, 0, &l);
+		tm_model_apply(m, 2, b.data, (uint32_t)b.len);
+		size_t n2 = tm_model_n_threads(m);
+		tm_mrec_systrace(&b, 0, 0, &l);
+		tm_model_apply(m, 3, b.data, (uint32_t)b.len);
+		size_t n3 = tm_model_n_threads(m);
+		if (bounded) {
+			CHECK_INT(n1, n0);
+			CHECK_INT(n2, n0);
+			CHECK(n3 > n0);
+		} else {
+			CHECK(n1 > n0);
+		}
+		tm_model_free(m);
+	}
+	tm_buf_free(&b);
+}
+
 int main(void)
 {
 	tt_run("test_against_a_table", test_against_a_table);
 	tt_run("test_side_keys", test_side_keys);
 	tt_run("test_record_heads", test_record_heads);
+	tt_run("test_record_bounds", test_record_bounds);
 	return tt_failed ? 1 : 0;
 }

@@ -19,6 +19,16 @@
 /* the file's heap graph sequence (export_text.c keeps its other keys apart) */
 #define HEAP_SEQ (UINT64_MAX - 3)
 
+/* A count read from a record, at most what the bytes left could hold of
+ * elements of `least` bytes: arrays are sized from counts before their
+ * elements are read, and a record damaged in its temporary file may claim
+ * 2^32 of them. */
+static uint32_t at_most(uint32_t n, const char *q, const char *end, size_t least)
+{
+	size_t fit = (size_t)(end - q) / least;
+	return n < fit ? n : (uint32_t)fit;
+}
+
 static void emit(exp_text *t, const tm_mobserved *o, Perfetto__Protos__HeapGraph *hg)
 {
 	hg->has_pid = 1;
@@ -31,14 +41,15 @@ static void objects(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec 
 		    const char *end)
 {
 	Perfetto__Protos__HeapGraph hg = PERFETTO__PROTOS__HEAP_GRAPH__INIT;
-	Perfetto__Protos__HeapGraphObject *objs = tm_xcalloc(pr->n ? pr->n : 1, sizeof *objs);
-	Perfetto__Protos__HeapGraphObject **ptrs = tm_xcalloc(pr->n ? pr->n : 1, sizeof *ptrs);
+	uint32_t n_objs = at_most(pr->n, q, end, sizeof(tm_hprof_obj_rec));
+	Perfetto__Protos__HeapGraphObject *objs = tm_xcalloc(n_objs ? n_objs : 1, sizeof *objs);
+	Perfetto__Protos__HeapGraphObject **ptrs = tm_xcalloc(n_objs ? n_objs : 1, sizeof *ptrs);
 	/* every reference's two ids, in one array for the part */
 	size_t n_refs = (size_t)(end - q) / (sizeof(uint32_t) + sizeof(uint64_t)) + 1;
 	uint64_t *ids = tm_xcalloc(2 * n_refs, sizeof *ids);
 	size_t used = 0;
 	uint32_t k = 0;
-	for (; k < pr->n; k++) {
+	for (; k < n_objs; k++) {
 		tm_hprof_obj_rec r;
 		if (!tm_mrec_get(&q, end, &r, sizeof r) || r.n_refs > n_refs - used)
 			break;
@@ -79,11 +90,14 @@ static void end_part(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec
 		     const char *end)
 {
 	Perfetto__Protos__HeapGraph hg = PERFETTO__PROTOS__HEAP_GRAPH__INIT;
-	Perfetto__Protos__HeapGraphType *types = tm_xcalloc(pr->n ? pr->n : 1, sizeof *types);
-	Perfetto__Protos__HeapGraphType **tp = tm_xcalloc(pr->n ? pr->n : 1, sizeof *tp);
-	char **names = tm_xcalloc(pr->n ? pr->n : 1, sizeof *names);
+	/* a class: kind, objects, bytes, then its name's length and bytes */
+	tm_hprof_class least;
+	uint32_t n_types = at_most(pr->n, q, end, sizeof least.kind + sizeof least.objects + sizeof least.bytes + 4);
+	Perfetto__Protos__HeapGraphType *types = tm_xcalloc(n_types ? n_types : 1, sizeof *types);
+	Perfetto__Protos__HeapGraphType **tp = tm_xcalloc(n_types ? n_types : 1, sizeof *tp);
+	char **names = tm_xcalloc(n_types ? n_types : 1, sizeof *names);
 	size_t nt = 0;
-	for (; nt < pr->n; nt++) {
+	for (; nt < n_types; nt++) {
 		tm_hprof_class c;
 		if (!tm_hprof_get_class(&q, end, &c))
 			break;
@@ -101,6 +115,7 @@ static void end_part(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec
 	}
 	uint32_t nf = 0;
 	tm_mrec_get(&q, end, &nf, sizeof nf);
+	nf = at_most(nf, q, end, 2 * sizeof(uint32_t)); /* two strings' lengths */
 	Perfetto__Protos__InternedString *fs = tm_xcalloc(nf ? nf : 1, sizeof *fs);
 	Perfetto__Protos__InternedString **fp = tm_xcalloc(nf ? nf : 1, sizeof *fp);
 	tm_buf text = {0};
@@ -132,6 +147,7 @@ static void end_part(exp_text *t, const tm_mobserved *o, const tm_hprof_part_rec
 	enum { N_ROOT_TYPES = 15 };
 	uint32_t nr = 0;
 	tm_mrec_get(&q, end, &nr, sizeof nr);
+	nr = at_most(nr, q, end, 1 + sizeof(uint64_t)); /* a type, an id */
 	Perfetto__Protos__HeapGraphRoot roots[N_ROOT_TYPES], *rp[N_ROOT_TYPES];
 	uint64_t *ids = tm_xcalloc(nr ? nr : 1, sizeof *ids);
 	uint8_t *types_of = tm_xcalloc(nr ? nr : 1, 1);

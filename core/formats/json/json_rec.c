@@ -448,7 +448,9 @@ static const char *get_str(reader *r, size_t *n)
 {
 	uint32_t len;
 	get(r, &len, sizeof len);
-	if (r->bad || (size_t)(r->end - r->p) < (size_t)len + 1) {
+	/* its NUL is there too: strtod and strtoull read the string up to it
+	 * (a record damaged in its temporary file may have lost it) */
+	if (r->bad || (size_t)(r->end - r->p) < (size_t)len + 1 || r->p[len] != '\0') {
 		r->bad = 1;
 		*n = 0;
 		return "";

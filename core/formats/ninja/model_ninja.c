@@ -39,6 +39,10 @@ static void apply(tm_model *m, const tm_mrec_head *h, int64_t ts, const char *bo
 	if (c->parsed_kind != TM_MREC_NINJA)
 		return; /* the context of another format's file: not a record of ours */
 	ninja_ctx *nc = c->parsed;
+	/* workers are made in order, one at a time (a record damaged in its
+	 * temporary file could ask for 2^32 of them) */
+	if (r.new_worker && r.worker > nc->n + 1)
+		return;
 	if (r.new_worker) {
 		m_mach *mc = m_machine(m, h->machine_row);
 		int64_t upid = m_get_or_create_process(m, mc, NINJA_PID);

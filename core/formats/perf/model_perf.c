@@ -178,7 +178,9 @@ static void mmap_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 	mp.end = r.addr + r.len;
 	mp.exact_offset = r.pgoff;
 	if (r.has_build_id) {
-		mp.build_id_len = r.build_id_size;
+		/* at most the 20 bytes it has (the tokenizer's cap; the record
+		 * went through a temporary file) */
+		mp.build_id_len = r.build_id_size <= sizeof mp.build_id ? r.build_id_size : sizeof mp.build_id;
 		memcpy(mp.build_id, r.build_id, sizeof mp.build_id);
 	}
 	if (r.kernel) {
