@@ -662,4 +662,33 @@ eq "CPU 4096 and up in systemTraceEvents: the other line's row" \
 	"$("$tm" cat hugecpu.json timeline.tsv | awk -F '\t' '$5 == "sched" { print $11 }')" "cpu:2"
 eq "CPU 4096 and up in systemTraceEvents: counted" \
 	"$("$tm" cat hugecpu.json metadata.json | jq '.stats.systrace_parse_failure')" 1
+# A Gecko profile whose stacks chain 2,000 deep (each stack the one before
+# plus a frame: 16 bytes of input a stack) has a sample on each: its
+# timeline.tsv lines hold 1 to 2,000 frames, 60 MB for 26 KB of input. The
+# formatters held a batch's lines whole (their records are 36 bytes,
+# their lines up to 70 KB): 65 MB of memory, 980 MB for 8,000 stacks.
+# They now write every 4 MB once it is their batch's turn. Peak RSS is
+# checked in the plain build alone: the sanitizers' own memory (ASan's
+# quarantine of freed blocks) is not ours to bound.
+{
+	printf '{"meta":{"version":27,"interval":1,"categories":[{"name":"Other"}]},"threads":[{"name":"T","tid":1,"pid":1,"stringArray":["f"],"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stackTable":{"prefix":[null'
+	for ((i = 0; i < 1999; i++)); do printf ',%d' $i; done
+	printf '],"frame":[0'
+	for ((i = 1; i < 2000; i++)); do printf ',0'; done
+	printf ']},"samples":{"stack":[0'
+	for ((i = 1; i < 2000; i++)); do printf ',%d' $i; done
+	printf '],"time":[0'
+	for ((i = 1; i < 2000; i++)); do printf ',%d' $i; done
+	printf ']}}]}\n'
+} >chain.json
+/usr/bin/time -f %M -o chain.rss "$tm" cat -o noindex chain.json timeline.tsv >chain.tsv
+eq "deep stacks: a line per sample" "$(awk -F '\t' '$5 == "sample"' chain.tsv | wc -l)" 2000
+eq "deep stacks: the deepest has every frame" \
+	"$(awk -F '\t' '$5 == "sample" { print $12 }' chain.tsv | tail -n 1 | jq '.stack | length')" 2000
+size=$(stat -c %s chain.tsv)
+case $tm in
+*/san/* | */tsan/* | */clang/*) skip "deep stacks: peak RSS a fraction of the text" "a sanitizer's build" ;;
+*) ok "deep stacks: peak RSS ($(cat chain.rss) kB) under half the text ($((size / 1024)) kB)" \
+	[ $(($(tail -n 1 chain.rss) * 1024)) -lt $((size / 2)) ] ;;
+esac
 exit $T_FAILED
