@@ -267,4 +267,40 @@ if have_fuse; then
 else
 	skip "mount: profile.folded" "/dev/fuse or fusermount3 is missing; the same file was checked through tracemount cat"
 fi
+# Stacks whose frames repeat a mapping with a long path: a record holds a
+# mapping or function name once past its first 64 KB of frames, and names
+# it again by index (samples.h, TM_PR_STR_AGAIN); 2 KB of such input made
+# 300 MB of one sample's record. 600 frames from the root alternate f on
+# the long mapping (30 components of 1,000 bytes), g on /lib and a frame of
+# no name on the long mapping (shown as its last component and its
+# rel_pc); every frame comes back as it was (leaf first).
+long=$(head -c 1000 /dev/zero | tr '\0' A)
+{
+	echo 'packet { timestamp: 1000 clock_snapshot { clocks { clock_id: 6 timestamp: 1000 } clocks { clock_id: 3 timestamp: 1000 } } }'
+	echo 'packet { trusted_packet_sequence_id: 1 sequence_flags: 1'
+	echo '  trace_packet_defaults { timestamp_clock_id: 6 perf_sample_defaults { timebase { name: "cpu-clock" } } }'
+	echo "  interned_data { mapping_paths { iid: 1 str: \"$long\" } mapping_paths { iid: 2 str: \"lib\" }"
+	printf '    mappings { iid: 1 start: 4096 end: 8192'
+	for ((i = 0; i < 30; i++)); do printf ' path_string_ids: 1'; done
+	echo ' }'
+	echo '    mappings { iid: 2 start: 8192 end: 9000 path_string_ids: 2 }'
+	echo '    function_names { iid: 1 str: "f" } function_names { iid: 2 str: "g" }'
+	echo '    frames { iid: 1 function_name_id: 1 mapping_id: 1 rel_pc: 16 }'
+	echo '    frames { iid: 2 function_name_id: 2 mapping_id: 2 rel_pc: 32 }'
+	echo '    frames { iid: 3 mapping_id: 1 rel_pc: 48 }'
+	printf '    callstacks { iid: 1'
+	for ((i = 0; i < 200; i++)); do printf ' frame_ids: 1 frame_ids: 2 frame_ids: 3'; done
+	echo ' } } }'
+	for t in 2000 3000 4000; do
+		echo "packet { trusted_packet_sequence_id: 1 timestamp: $t perf_sample { cpu: 0 pid: 10 tid: 11 callstack_iid: 1 } }"
+	done
+} >longmap.textproto
+protoc --encode=perfetto.protos.Trace -I"$root/protos" "$root/protos/trace.proto" <longmap.textproto >longmap.pftrace ||
+	fail "encode longmap"
+"$tm" cat longmap.pftrace timeline.tsv | awk -F '\t' '$5 == "sample" { print $12 }' >longmap.stacks
+eq "long mappings: a line a sample" "$(wc -l <longmap.stacks)" 3
+eq "long mappings: every frame, each as it was" \
+	"$(jq -c '.stack as $s | [($s | length), ($s | map(.name | length) | unique),
+		($s | map(.mapping | length) | unique), $s[0].name[-6:], $s[1], $s[2].name]' longmap.stacks | sort -u)" \
+	'[600,[1,1005],[4,30030],"A+0x30",{"name":"g","mapping":"/lib"},"f"]'
 exit $T_FAILED

@@ -21,8 +21,17 @@ typedef struct perf_stream {
 	size_t first, n;        /* followers: psamples.followers[first ..] */
 } perf_stream;
 
+/* A frame string of the record being read (TM_PR_STR_AGAIN points at
+ * one), and the mapping made of it (UINT32_MAX: none yet). */
+typedef struct frame_str {
+	const char *s;
+	size_t n;
+	uint32_t mapping;
+} frame_str;
+
 struct m_psamples {
 	m_stack_index ix;
+	TM_VEC(frame_str) strs; /* the record's frame strings, in order */
 	m_map mappings;         /* mapping name id -> mapping + 1 */
 	m_map labelled;         /* mapping << 32 | label id -> frame + 1 */
 	tm_buf label;
@@ -49,6 +58,7 @@ void m_proto_samples_free(m_psamples *s)
 	if (!s)
 		return;
 	m_stack_index_free(&s->ix);
+	free(s->strs.v);
 	m_map_free(&s->mappings);
 	m_map_free(&s->labelled);
 	tm_buf_free(&s->label);
@@ -193,21 +203,49 @@ static void stack_counters(tm_model *m, m_psamples *s, const tm_mrec_head *h, co
 	}
 }
 
+/* A frame's string at *p (samples.h): its text, or the one TM_PR_STR_AGAIN
+ * names; its index among the record's strings, UINT32_MAX when there is
+ * none (none is no frame's). */
+static uint32_t frame_str_get(m_psamples *s, const char **p, const char *end)
+{
+	uint32_t len;
+	frame_str fs = {NULL, 0, UINT32_MAX};
+	if (!tm_mrec_get(p, end, &len, sizeof len) || len == UINT32_MAX)
+		return UINT32_MAX;
+	if (len == TM_PR_STR_AGAIN) {
+		uint32_t k;
+		if (!tm_mrec_get(p, end, &k, sizeof k) || k >= s->strs.n)
+			return UINT32_MAX;
+		fs = s->strs.v[k];
+	} else {
+		if ((size_t)(end - *p) < len)
+			return UINT32_MAX;
+		fs.s = *p;
+		fs.n = len;
+		*p += len;
+	}
+	TM_GROW(s->strs.v, s->strs.cap, s->strs.n + 1);
+	s->strs.v[s->strs.n++] = fs;
+	return (uint32_t)(s->strs.n - 1);
+}
+
 /* The record's frames as callsites: the leaf, or TM_NO_CALLSITE when they
  * run short. */
 static uint32_t stack(tm_model *m, m_psamples *s, const tm_pr_sample *r, const char *p, const char *end,
 		      uint32_t file_id)
 {
 	uint32_t parent = TM_NO_CALLSITE;
+	s->strs.n = 0;
 	for (uint32_t d = 0; d < r->n_frames; d++) {
-		const char *name, *map;
-		size_t nn, mn;
 		uint64_t rel_pc;
-		if (!tm_mrec_get_str(&p, end, &name, &nn) || !tm_mrec_get_str(&p, end, &map, &mn) ||
-		    !tm_mrec_get(&p, end, &rel_pc, sizeof rel_pc) || !name || !map)
+		uint32_t ni = frame_str_get(s, &p, end), mi = ni == UINT32_MAX ? UINT32_MAX : frame_str_get(s, &p, end);
+		if (mi == UINT32_MAX || !tm_mrec_get(&p, end, &rel_pc, sizeof rel_pc))
 			return TM_NO_CALLSITE;
-		uint32_t mapping = mapping_of(m, s, map, mn, file_id);
-		uint32_t frame = frame_of(m, s, mapping, name, nn, rel_pc, r->source == TM_PR_SRC_PERF);
+		frame_str *name = &s->strs.v[ni], *map = &s->strs.v[mi];
+		/* a mapping named again is the one made of it before */
+		if (map->mapping == UINT32_MAX)
+			map->mapping = mapping_of(m, s, map->s, map->n, file_id);
+		uint32_t frame = frame_of(m, s, map->mapping, name->s, name->n, rel_pc, r->source == TM_PR_SRC_PERF);
 		parent = m_stack_callsite(m, &s->ix, parent, frame, d);
 	}
 	return parent;

@@ -319,7 +319,29 @@ typedef struct resolve {
 	int64_t pid;
 	tm_pr_sample *r;
 	tm_buf *b;
+	size_t frames_at;       /* where the record's frames begin in b */
+	uint32_t n_strs;        /* the frames' strings written so far */
+	tm_u64map names, maps;  /* past TM_PR_DEDUP_AFTER: function name and
+				   mapping iids -> their string's index */
 } resolve;
+
+/* A frame's string (iid: its function name's or mapping's, 0 for none):
+ * written out, or once the frames hold TM_PR_DEDUP_AFTER bytes, the index
+ * of the same iid's string written before (samples.h). */
+static void put_frame_str(resolve *rs, tm_u64map *seen, uint64_t iid, const char *p, size_t n)
+{
+	uint32_t at = rs->n_strs++;
+	if (iid && rs->b->len - rs->frames_at > TM_PR_DEDUP_AFTER) {
+		const uint32_t *v = tm_u64map_get(seen, iid);
+		if (v) {
+			uint32_t again[2] = {TM_PR_STR_AGAIN, *v - 1};
+			tm_buf_put(rs->b, again, sizeof again);
+			return;
+		}
+		tm_u64map_put(seen, iid, at);
+	}
+	tm_mrec_put_str(rs->b, p, n);
+}
 
 static void count(tm_pr_sample *r, int st)
 {
@@ -414,11 +436,16 @@ static int frame(resolve *rs, uint64_t iid)
 		count(rs->r, TM_PR_ST_STRING);
 		return 0;
 	}
-	rs->s->name.len = 0;
-	if (mapping && !mapping_name(rs, mapping))
-		return 0;
-	tm_mrec_put_str(rs->b, (const char *)name.p, name.n);
-	tm_mrec_put_str(rs->b, rs->s->name.data ? rs->s->name.data : "", rs->s->name.len);
+	/* a mapping this record wrote out already is the same again, and
+	 * counts nothing again: made once (its path may be long) */
+	int again = mapping && rs->b->len - rs->frames_at > TM_PR_DEDUP_AFTER && tm_u64map_get(&rs->maps, mapping);
+	if (!again) {
+		rs->s->name.len = 0;
+		if (mapping && !mapping_name(rs, mapping))
+			return 0;
+	}
+	put_frame_str(rs, &rs->names, fn, (const char *)name.p, name.n);
+	put_frame_str(rs, &rs->maps, mapping, rs->s->name.data ? rs->s->name.data : "", rs->s->name.len);
 	tm_buf_put(rs->b, &rel_pc, sizeof rel_pc);
 	return 1;
 }
@@ -432,6 +459,8 @@ static void callstack(resolve *rs, uint64_t iid)
 		return;
 	}
 	size_t frames_at = rs->b->len;
+	rs->frames_at = frames_at;
+	rs->n_strs = 0;
 	uint32_t n = 0;
 	tm_pb_iter it;
 	tm_pb_field f;
@@ -764,4 +793,6 @@ void pr_sample_record(pr_stacks *s, uint32_t field, tm_span msg, uint64_t stream
 	else if (!not_sample && has_inline)
 		inline_callstack(&rs, inline_stack);
 	memcpy(b->data + head_at, &r, sizeof r);
+	tm_u64map_free(&rs.names);
+	tm_u64map_free(&rs.maps);
 }

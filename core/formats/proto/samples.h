@@ -41,7 +41,14 @@ enum {
  * n_counts counter values that have a track, each a tm_pr_counter and its
  * descriptor's name (a record string); then n_frames frames from the
  * root, each its function name and mapping name (record strings) and its
- * rel_pc (uint64). */
+ * rel_pc (uint64). Past the first TM_PR_DEDUP_AFTER bytes of frames, a
+ * name or mapping name the record already holds (the same interned iid) is
+ * TM_PR_STR_AGAIN in place of a string's length, then the index (uint32)
+ * of that string among the frames' strings so far, two a frame: a stack of
+ * thousands of frames of one mapping whose path repeats a long component
+ * made a record of frames x path, 300 MB of memory for 2 KB of input. */
+#define TM_PR_STR_AGAIN (UINT32_MAX - 1)
+#define TM_PR_DEDUP_AFTER (64u * 1024u)
 typedef struct tm_pr_sample {
 	uint8_t source;         /* TM_PR_SRC_* */
 	uint8_t has_pid, has_tid;
