@@ -147,10 +147,10 @@ typedef struct hclass {
 	text_ref name;
 	uint32_t inst_size;
 	uint32_t fields_at, n_fields;  /* its instance fields, in fld */
-	uint32_t chain_at, n_chain;    /* every class's up the chain, qualified (chain), once made */
+	uint32_t chain_at, n_chain;    /* its own fields, qualified (chain), once made */
 	uint8_t has_chain, ref_type, kind;
 	uint32_t row, obj_row;         /* class rows: its own, its class object's (NONE) */
-	uint64_t walked;               /* the last chain walk that passed it (make_chain) */
+	uint64_t walked;               /* the last chain walk that passed it (chain_next) */
 } hclass;
 
 typedef struct hstatic {
@@ -214,7 +214,7 @@ typedef struct hp {
 	text_ref *names;
 	size_t n_names, cap_names;
 	tm_buf scratch;
-	uint64_t walks;                /* chain walks made (make_chain) */
+	uint64_t walks;                /* chain walks made (chain_begin) */
 } hp;
 
 /* ---- text --------------------------------------------------------------------- */
@@ -673,28 +673,56 @@ static uint32_t qualified(hp *h, text_ref cls, text_ref field)
 /* GetClassHierarchyFields: the instance fields of c and every class up
  * its chain, named "Class.field" (interned). A chain that loops ends at
  * the first class it comes back to (the reference's never ends). */
-static void make_chain(hp *h, hclass *c)
+/* A class's own fields, qualified, into `chain` (once). */
+static void make_own(hp *h, hclass *k)
 {
-	if (c->has_chain)
+	if (k->has_chain)
 		return;
 	uint32_t at = (uint32_t)h->n_chain;
-	uint64_t cur = c->id, walk = ++h->walks;
-	while (cur != 0) {
-		hclass *k = class_of(h, cur);
-		if (!k || k->walked == walk)
-			break;
-		k->walked = walk;
-		for (uint32_t i = 0; i < k->n_fields; i++) {
-			const hfield *f = &h->fld[k->fields_at + i];
-			uint32_t name = qualified(h, k->name, f->name);
-			TM_GROW(h->chain, h->cap_chain, h->n_chain + 1);
-			h->chain[h->n_chain++] = (hchain){name, f->type};
-		}
-		cur = k->super;
+	for (uint32_t i = 0; i < k->n_fields; i++) {
+		const hfield *f = &h->fld[k->fields_at + i];
+		uint32_t name = qualified(h, k->name, f->name);
+		TM_GROW(h->chain, h->cap_chain, h->n_chain + 1);
+		h->chain[h->n_chain++] = (hchain){name, f->type};
 	}
-	c->chain_at = at;
-	c->n_chain = (uint32_t)(h->n_chain - at);
-	c->has_chain = 1;
+	k->chain_at = at;
+	k->n_chain = (uint32_t)(h->n_chain - at);
+	k->has_chain = 1;
+}
+
+/* The fields of an instance of a class, its own then its superclasses'
+ * up the chain (which ends at a class met before in the walk). Each
+ * class keeps only its own: a class's whole chain kept for each was K^2/2
+ * entries for K classes in one line, 1 GB for a dump of 1.5 MB. */
+typedef struct chain_it {
+	hp *h;
+	uint64_t cur, walk;
+	const hclass *k;
+	uint32_t i;
+} chain_it;
+
+static void chain_begin(chain_it *it, hp *h, const hclass *c)
+{
+	*it = (chain_it){h, c->id, ++h->walks, NULL, 0};
+}
+
+static const hchain *chain_next(chain_it *it)
+{
+	for (;;) {
+		if (it->k && it->i < it->k->n_chain)
+			return &it->h->chain[it->k->chain_at + it->i++];
+		hclass *k = it->cur ? class_of(it->h, it->cur) : NULL;
+		if (!k || k->walked == it->walk) {
+			it->cur = 0;
+			it->k = NULL;
+			return NULL;
+		}
+		k->walked = it->walk;
+		make_own(it->h, k);
+		it->k = k;
+		it->i = 0;
+		it->cur = k->super;
+	}
 }
 
 static void add_ref(hp *h, uint32_t name, uint64_t field_class, uint64_t target)
@@ -719,10 +747,10 @@ static void object_refs(hp *h, hobj *o, hclass *c)
 	}
 	if (!o->len)
 		return;
-	make_chain(h, c);
+	chain_it it;
+	chain_begin(&it, h, c);
 	size_t off = 0;
-	for (uint32_t i = 0; i < c->n_chain; i++) {
-		const hchain *f = &h->chain[c->chain_at + i];
+	for (const hchain *f; (f = chain_next(&it)) != NULL;) {
 		if (off >= o->len)
 			break;
 		if (f->type == FT_OBJECT) {
@@ -743,8 +771,9 @@ static void object_refs(hp *h, hobj *o, hclass *c)
 	if (o->type != OT_INSTANCE)
 		return;
 	off = 0;
-	for (uint32_t i = 0; i < c->n_chain && off < o->len; i++) {
-		size_t sz = type_size(h->chain[c->chain_at + i].type, h->id_size);
+	chain_begin(&it, h, c);
+	for (const hchain *f; off < o->len && (f = chain_next(&it)) != NULL;) {
+		size_t sz = type_size(f->type, h->id_size);
 		if (sz > 1 && off + sz > o->len)
 			h->d->stats[HPROF_STAT_FIELD_ERRORS]++;
 		off += sz;
