@@ -32,6 +32,7 @@ typedef struct group {      /* one (machine, name) */
 struct tm_tables_build {
 	const tm_scan *scan;
 	tm_xsort *sort;
+	size_t run_bytes;       /* the sorts' (tm_tables_new) */
 	tm_error err;
 	struct { track_sum *v; size_t n, cap; } tracks; /* by track id */
 	group *groups;          /* in the order first seen */
@@ -91,6 +92,7 @@ tm_tables_build *tm_tables_new(const tm_scan *scan, size_t run_bytes)
 	tm_tables_build *b = tm_xcalloc(1, sizeof(*b));
 	b->scan = scan;
 	b->sort = tm_xsort_new(srec_cmp, run_bytes);
+	b->run_bytes = run_bytes;
 	tm_xsort_set_check(b->sort, srec_ok);
 	return b;
 }
@@ -373,21 +375,38 @@ static void write_slices(tm_parts *out, tm_tables_build *b)
 	free(order);
 }
 
-/* A stack as one collapsed line's text: the frames' names from the root,
+/* profile.folded's sort record: the key, then text_len bytes of text, a
+ * stack as one collapsed line's text: the frames' names from the root,
  * joined by ';' (a ';' or a control character inside a name written '_':
- * the format has no escape). */
-typedef struct folded {
+ * the format has no escape, and the text holds no NUL). */
+typedef struct frec {
 	uint32_t machine_row;
-	char *text;
+	uint32_t text_len;
 	uint64_t count;
-} folded;
+} frec;
 
-static int folded_order(const void *a, const void *b)
+/* By machine, then text as strcmp orders it (bytes, a prefix first). */
+static int frec_cmp(const void *a, const void *b)
 {
-	const folded *x = a, *y = b;
-	if (x->machine_row != y->machine_row)
-		return x->machine_row < y->machine_row ? -1 : 1;
-	return strcmp(x->text, y->text);
+	frec x, y;
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	if (x.machine_row != y.machine_row)
+		return x.machine_row < y.machine_row ? -1 : 1;
+	size_t n = x.text_len < y.text_len ? x.text_len : y.text_len;
+	int c = memcmp((const char *)a + sizeof x, (const char *)b + sizeof y, n);
+	if (c)
+		return c;
+	return x.text_len < y.text_len ? -1 : x.text_len > y.text_len;
+}
+
+static int frec_ok(const void *rec, uint32_t len)
+{
+	frec r;
+	if (len < sizeof r)
+		return 0;
+	memcpy(&r, rec, sizeof r);
+	return len == sizeof r + (uint64_t)r.text_len;
 }
 
 static char *stack_text(const tm_model *m, uint32_t leaf)
@@ -415,45 +434,87 @@ static char *stack_text(const tm_model *m, uint32_t leaf)
 	return tm_buf_detach(&o, NULL);
 }
 
-/* profile.folded: per machine, each distinct stack and its samples (a
- * collapsed stack's line its count), in byte order of the stacks (two
- * files' identical stacks are one line). */
-static void write_profile(tm_parts *out, tm_tables_build *b, const tm_model *model)
+/* A stack's text and count into the sort (0, or -1 with err set). */
+static int fold_add(tm_xsort *x, const tm_model *m, uint32_t machine_row, uint32_t leaf, uint64_t count,
+		    tm_error *err)
 {
-	size_t na = tm_model_n_aggregates(model);
-	folded *f = tm_xcalloc(b->n_stacks + na + 1, sizeof *f);
-	size_t n = 0;
-	for (size_t i = 0; i < b->cap_stacks; i++) {
+	char *text = stack_text(m, leaf);
+	size_t n = strlen(text);
+	int rc = 0;
+	if (n > UINT32_MAX - sizeof(frec)) {
+		rc = tm_err(err, TM_EINPUT, "profile.folded: a stack of %zu bytes is too large", n);
+	} else {
+		frec r = {machine_row, (uint32_t)n, count};
+		tm_xsort_part parts[2] = {{&r, sizeof r}, {text, (uint32_t)n}};
+		rc = tm_xsort_addv(x, parts, 2, err);
+	}
+	free(text);
+	return rc;
+}
+
+/* profile.folded: per machine, each distinct stack and its samples (a
+ * collapsed stack's weight), ordered by text. The texts go through an
+ * external sort: all of them held at once took 1.25 GB for a Gecko profile
+ * of 490 KB whose stacks chain 32,000 deep. 0, or -1 with err set. */
+static int write_profile(tm_parts *out, tm_tables_build *b, const tm_model *model, tm_error *err)
+{
+	tm_xsort *x = tm_xsort_new(frec_cmp, b->run_bytes);
+	tm_xsort_set_check(x, frec_ok);
+	int rc = 0;
+	for (size_t i = 0; i < b->cap_stacks && rc == 0; i++) {
 		const stack_count *c = &b->stacks[i];
-		if (!c->count || c->machine_row >= out->n)
-			continue;
-		f[n++] = (folded){c->machine_row, stack_text(model, c->callsite), c->count};
+		if (c->count && c->machine_row < out->n)
+			rc = fold_add(x, model, c->machine_row, c->callsite, c->count, err);
 	}
 	/* collapsed stacks: a weight each, of no time */
-	for (size_t i = 0; i < na; i++) {
+	size_t na = tm_model_n_aggregates(model);
+	for (size_t i = 0; i < na && rc == 0; i++) {
 		const tm_maggregate *a = tm_model_aggregate(model, i);
 		if (a->machine_row < out->n)
-			f[n++] = (folded){a->machine_row, stack_text(model, a->callsite), (uint64_t)a->value};
+			rc = fold_add(x, model, a->machine_row, a->callsite, (uint64_t)a->value, err);
 	}
-	qsort(f, n, sizeof *f, folded_order);
-	tm_buf o = {0};
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		uint64_t count = 0;
-		for (; j < n && f[j].machine_row == f[i].machine_row && strcmp(f[j].text, f[i].text) == 0; j++)
-			count += f[j].count;
-		o.len = 0;
-		tm_buf_puts(&o, f[i].text);
-		char num[24];
-		snprintf(num, sizeof num, " %" PRIu64 "\n", count);
-		tm_buf_puts(&o, num);
-		tm_parts_put(out, f[i].machine_row, o.data, o.len);
-		i = j;
+	if (rc == 0)
+		rc = tm_xsort_finish(x, err);
+	/* equal texts of a machine are one line, their counts summed */
+	tm_buf prev = {0}, o = {0};
+	uint32_t prev_row = 0;
+	uint64_t count = 0;
+	int have = 0;
+	const void *p;
+	uint32_t len;
+	int k = 0;
+	while (rc == 0 && (k = tm_xsort_next(x, &p, &len, err)) >= 0) {
+		frec r = {0};
+		if (k == 1)
+			memcpy(&r, p, sizeof r);
+		const char *text = k == 1 ? (const char *)p + sizeof r : NULL;
+		if (have && (k == 0 || r.machine_row != prev_row || r.text_len != prev.len ||
+			     memcmp(text, prev.data, prev.len) != 0)) {
+			o.len = 0;
+			tm_buf_put(&o, prev.data ? prev.data : "", prev.len);
+			char num[24];
+			snprintf(num, sizeof num, " %" PRIu64 "\n", count);
+			tm_buf_puts(&o, num);
+			tm_parts_put(out, prev_row, o.data, o.len);
+			have = 0;
+		}
+		if (k == 0)
+			break;
+		if (!have) {
+			prev.len = 0;
+			tm_buf_put(&prev, text, r.text_len);
+			prev_row = r.machine_row;
+			count = 0;
+			have = 1;
+		}
+		count += r.count;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(f[i].text);
-	free(f);
+	if (k < 0)
+		rc = -1;
+	tm_buf_free(&prev);
 	tm_buf_free(&o);
+	tm_xsort_free(x);
+	return rc;
 }
 
 /* heap.tsv: per machine, each class name of its heap dumps with its
@@ -553,7 +614,8 @@ tm_tables *tm_tables_finish(tm_tables_build *b, const tm_model *model, tm_error 
 	write_processes(&out[0], model);
 	write_threads(&out[1], model, b);
 	write_slices(&out[2], b);
-	write_profile(&out[3], b, model);
+	if (write_profile(&out[3], b, model, err))
+		goto out;
 	write_heap(&out[4], model);
 	for (int f = 0; f < N_FILES; f++)
 		if (tm_parts_finish(&out[f], what[f], err))
