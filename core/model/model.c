@@ -369,6 +369,7 @@ static void ctx_free(const tm_model *m, m_ctx *c)
 		free(c->csets[i].tracks);
 	}
 	free(c->csets);
+	m_map_free(&c->cset_ix);
 	m_map_free(&c->async_root_name);
 	m_map_free(&c->flow_to_slice);
 	free(c->flow_slice_id);

@@ -160,6 +160,7 @@ typedef struct m_ctx {
 	m_map named_tracks;          /* hash(kind, dims) -> track + 1 */
 	m_cset *csets;
 	size_t n_csets, cap_csets;
+	m_map cset_ix;               /* a set's key -> index + 1 into csets */
 	m_map async_root_name;       /* TrackCompressor async_tracks_to_root_string_id_ */
 	m_map flow_to_slice;         /* flow id -> index + 1 into flow_slices */
 	uint64_t *flow_slice_id;

@@ -74,15 +74,20 @@ uint32_t m_named_track(tm_model *m, m_ctx *c, tm_mtrack_kind kind, tm_mtrack_sco
 
 /* ---- TrackCompressor ---------------------------------------------------------- */
 
+/* The set of key, found through cset_ix (a walk over the sets took
+ * 1.1 s for 80,000 async slices of distinct names, and grew with their
+ * square). */
 static m_cset *cset(m_ctx *c, uint64_t key)
 {
-	for (size_t i = 0; i < c->n_csets; i++)
-		if (c->csets[i].key == key)
-			return &c->csets[i];
+	int ins;
+	uint64_t *v = m_map_put(&c->cset_ix, key, &ins);
+	if (!ins)
+		return &c->csets[*v - 1];
 	TM_GROW(c->csets, c->cap_csets, c->n_csets + 1);
 	m_cset *s = &c->csets[c->n_csets++];
 	memset(s, 0, sizeof(*s));
 	s->key = key;
+	*v = c->n_csets;
 	return s;
 }
 
