@@ -247,38 +247,29 @@ static void test_spilled_given_back(void)
 	g_streams = 0;
 }
 
-/* Zero n bytes in the middle of every temporary file this process has
- * open (found in /proc/self/fd: unlinked tracemount.* files); how many. */
+/* n bytes of `byte` in the middle of every temporary file this process
+ * has open; how many. */
+typedef struct junk_at {
+	size_t n;
+	int byte;
+} junk_at;
+
+static int put_junk(int fd, const struct stat *st, void *ctx)
+{
+	const junk_at *j = ctx;
+	if ((size_t)st->st_size < 2 * j->n)
+		return 0;
+	char *junk = malloc(j->n);
+	memset(junk, j->byte, j->n);
+	int ok = pwrite(fd, junk, j->n, st->st_size / 2) == (ssize_t)j->n;
+	free(junk);
+	return ok;
+}
+
 static int damage_temporary_files_with(size_t n, int byte)
 {
-	int damaged = 0;
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		char link[64], target[512];
-		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-		ssize_t k = readlink(link, target, sizeof target - 1);
-		if (k <= 0)
-			continue;
-		target[k] = 0;
-		if (!strstr(target, "/tracemount.") || !strstr(target, " (deleted)"))
-			continue;
-		int fd = open(link, O_WRONLY);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < 2 * n) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		char *junk = malloc(n);
-		memset(junk, byte, n);
-		damaged += pwrite(fd, junk, n, st.st_size / 2) == (ssize_t)n;
-		free(junk);
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-	return damaged;
+	junk_at j = {n, byte};
+	return tt_each_temp_file(0, put_junk, &j);
 }
 
 static int damage_temporary_files(size_t n)

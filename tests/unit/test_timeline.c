@@ -897,44 +897,27 @@ typedef struct damage {
 	size_t n;
 } damage;
 static int damaged_records;
-static void damage_sort_records(void *ctx, const tm_gen_progress *p)
+static int damage_records_in(int fd, const struct stat *st, void *ctx)
 {
 	const damage *dm = ctx;
-	if (p->phase != TM_GEN_ORDERING || p->done != p->total || damaged_records)
-		return;
-	DIR *d = opendir("/proc/self/fd");
-	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		char link[64], target[512];
-		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-		ssize_t k = readlink(link, target, sizeof target - 1);
-		if (k <= 0)
-			continue;
-		target[k] = 0;
-		if (!strstr(target, "/tracemount.") || !strstr(target, " (deleted)"))
-			continue;
-		int fd = open(link, O_RDWR);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 4096) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		size_t n = (size_t)st.st_size, cap = n / 21 + 1, count = 0;
-		uint8_t *b = malloc(n);
-		size_t *offs = malloc(cap * sizeof *offs), *lens = malloc(cap * sizeof *lens);
-		if (pread(fd, b, n, 0) == (ssize_t)n && parse_runs(b, n, offs, lens, cap, &count)) {
-			for (size_t i = count / 2; i < count; i++)
-				if (lens[i] >= dm->at + dm->n &&
-				    pwrite(fd, dm->bytes, dm->n, (off_t)(offs[i] + dm->at)) == (ssize_t)dm->n)
-					damaged_records++;
-		}
-		free(b);
-		free(offs);
-		free(lens);
-		close(fd);
-	}
-	if (d)
-		closedir(d);
+	size_t n = (size_t)st->st_size, cap = n / 21 + 1, count = 0;
+	uint8_t *b = malloc(n);
+	size_t *offs = malloc(cap * sizeof *offs), *lens = malloc(cap * sizeof *lens);
+	if (pread(fd, b, n, 0) == (ssize_t)n && parse_runs(b, n, offs, lens, cap, &count))
+		for (size_t i = count / 2; i < count; i++)
+			if (lens[i] >= dm->at + dm->n &&
+			    pwrite(fd, dm->bytes, dm->n, (off_t)(offs[i] + dm->at)) == (ssize_t)dm->n)
+				damaged_records++;
+	free(b);
+	free(offs);
+	free(lens);
+	return 0;
+}
+
+static void damage_sort_records(void *ctx, const tm_gen_progress *p)
+{
+	if (p->phase == TM_GEN_ORDERING && p->done == p->total && !damaged_records)
+		tt_each_temp_file(4096, damage_records_in, ctx);
 }
 
 /* The events of test_damaged_record, 150,000 slices of 13 threads. */

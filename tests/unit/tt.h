@@ -101,4 +101,36 @@ static inline int tt_temp_file(char *path, const char *text)
 #define TT_RUN(fn) tt_run(#fn, fn)
 #define TT_DONE() return tt_failed ? 1 : 0
 
+/* Each of this process's temporary files (tracemount.*, unlinked) of at
+ * least min_size bytes, opened read-write, to fn (which must not close
+ * it): the tests that damage a sort's or the order store's file. Returns
+ * how many fn answered nonzero for. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+static inline int tt_each_temp_file(off_t min_size, int (*fn)(int fd, const struct stat *st, void *ctx), void *ctx)
+{
+	int hits = 0;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		char link[64], target[512];
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		ssize_t k = readlink(link, target, sizeof target - 1);
+		if (k <= 0)
+			continue;
+		target[k] = 0;
+		if (!strstr(target, "/tracemount.") || !strstr(target, " (deleted)"))
+			continue;
+		int fd = open(link, O_RDWR);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= min_size)
+			hits += fn(fd, &st, ctx) != 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
+	return hits;
+}
+
 #endif
