@@ -345,6 +345,29 @@ static void name_attr(perf_file *f, int64_t attr, const char *s, size_t n)
 	f->attrs[attr].event_name = tm_xstrndup(s, n);
 }
 
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* build_ix and build_next over all of build_ids, each chain in the
+ * entries' order (made again when a section adds entries). */
+static void index_build_ids(perf_file *f)
+{
+	tm_u64map_clear(&f->build_ix);
+	f->build_next = tm_xrealloc(f->build_next, (f->n_build_ids ? f->n_build_ids : 1) * sizeof *f->build_next);
+	for (size_t i = f->n_build_ids; i-- > 0;) {
+		const char *name = f->build_ids[i].filename;
+		uint64_t h = name_hash(name, strlen(name));
+		const uint32_t *head = tm_u64map_get(&f->build_ix, h);
+		f->build_next[i] = head ? *head : 0; /* already index + 1, or 0: none */
+		tm_u64map_put(&f->build_ix, h, (uint32_t)i);
+	}
+}
+
 static int read_build_ids(perf_file *f, const uint8_t *p, size_t n, tm_error *err)
 {
 	rd r = {p, p + n};
@@ -384,6 +407,7 @@ static int read_build_ids(perf_file *f, const uint8_t *p, size_t n, tm_error *er
 		memcpy(b->id, rec, 20);
 		b->size = len;
 	}
+	index_build_ids(f);
 	return 0;
 }
 
@@ -853,8 +877,9 @@ const perf_build_id *perf_lookup_build_id(const perf_file *f, uint32_t pid, cons
 	/* the last entry of a key wins (a FlatHashMap Insert keeps the first:
 	 * so the first) */
 	const perf_build_id *any = NULL;
-	for (size_t i = 0; i < f->n_build_ids; i++) {
-		const perf_build_id *b = &f->build_ids[i];
+	const uint32_t *head = tm_u64map_get(&f->build_ix, name_hash(name, n));
+	for (uint32_t at = head ? *head : 0; at; at = f->build_next[at - 1]) {
+		const perf_build_id *b = &f->build_ids[at - 1];
 		if (strlen(b->filename) != n || memcmp(b->filename, name, n) != 0)
 			continue;
 		if (b->pid == (int32_t)pid)
@@ -874,6 +899,8 @@ void perf_file_free(perf_file *f)
 	for (size_t i = 0; i < f->n_build_ids; i++)
 		free(f->build_ids[i].filename);
 	free(f->build_ids);
+	tm_u64map_free(&f->build_ix);
+	free(f->build_next);
 	tm_buf_free(&f->cmdline);
 	memset(f, 0, sizeof *f);
 }

@@ -121,6 +121,12 @@ typedef struct perf_file {
 	int simpleperf;         /* needs no pc adjustment */
 	perf_build_id *build_ids;
 	size_t n_build_ids, cap_build_ids;
+	/* build_ids by file name: a hash of the name -> the first entry of
+	 * it + 1, then build_next[i] the next one of the same hash + 1 (an
+	 * MMAP's lookup walked them all: time with the square of a crafted
+	 * file's sizes) */
+	tm_u64map build_ix;
+	uint32_t *build_next;
 	tm_buf cmdline;         /* the CMD_LINE feature's arguments joined by ' ' */
 	int has_cmdline;
 } perf_file;
