@@ -32,13 +32,14 @@ static void records(const perf_file *f, const uint8_t *data, size_t size)
 		end = size;
 	perf_sample s = {0}, s2 = {0};
 	tm_error err;
-	while (at + 8 <= end) {
+	/* a data offset near 2^64 (the header's own) must not wrap `at + 8` */
+	while (at <= end && end - at >= 8) {
 		uint32_t type;
 		uint16_t misc, n;
 		memcpy(&type, data + at, 4);
 		memcpy(&misc, data + at + 4, 2);
 		memcpy(&n, data + at + 6, 2);
-		if (n < 8 || at + n > size)
+		if (n < 8 || n > size - at)
 			break;
 		/* the payload alone, so that ASan sees a read past it */
 		size_t pn = (size_t)n - 8;
