@@ -50,6 +50,17 @@ typedef struct stack_count {
 	uint64_t count;         /* 0: an empty slot */
 } stack_count;
 
+/* Two names in byte order, a prefix first (as strcmp orders text without
+ * NUL): the tables' sorts and orders all compare names so. */
+static int bytes_cmp(const void *a, size_t na, const void *b, size_t nb)
+{
+	size_t n = na < nb ? na : nb;
+	int c = n ? memcmp(a, b, n) : 0;
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
 /* A sort record: the key, then the name bytes. */
 typedef struct srec {
 	uint32_t machine_row;
@@ -67,12 +78,9 @@ static int srec_cmp(const void *a, const void *b)
 		return x.machine_row < y.machine_row ? -1 : 1;
 	if (x.has_name != y.has_name)
 		return x.has_name < y.has_name ? -1 : 1;
-	size_t n = x.name_len < y.name_len ? x.name_len : y.name_len;
-	int c = memcmp((const char *)a + sizeof x, (const char *)b + sizeof y, n);
+	int c = bytes_cmp((const char *)a + sizeof x, x.name_len, (const char *)b + sizeof y, y.name_len);
 	if (c)
 		return c;
-	if (x.name_len != y.name_len)
-		return x.name_len < y.name_len ? -1 : 1;
 	return x.dur < y.dur ? -1 : x.dur > y.dur;
 }
 
@@ -296,11 +304,7 @@ static int group_order(const void *a, const void *b)
 		return x->total > y->total ? -1 : 1;
 	if ((x->name != NULL) != (y->name != NULL))
 		return x->name ? 1 : -1;
-	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-	int c = n ? memcmp(x->name, y->name, n) : 0;
-	if (c)
-		return c;
-	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
+	return bytes_cmp(x->name, x->name_len, y->name, y->name_len);
 }
 
 /* Stream the sorted durations: each group's ranks are known from its
@@ -393,11 +397,7 @@ static int frec_cmp(const void *a, const void *b)
 	memcpy(&y, b, sizeof y);
 	if (x.machine_row != y.machine_row)
 		return x.machine_row < y.machine_row ? -1 : 1;
-	size_t n = x.text_len < y.text_len ? x.text_len : y.text_len;
-	int c = memcmp((const char *)a + sizeof x, (const char *)b + sizeof y, n);
-	if (c)
-		return c;
-	return x.text_len < y.text_len ? -1 : x.text_len > y.text_len;
+	return bytes_cmp((const char *)a + sizeof x, x.text_len, (const char *)b + sizeof y, y.text_len);
 }
 
 static int frec_ok(const void *rec, uint32_t len)
@@ -452,6 +452,17 @@ static int fold_add(tm_xsort *x, const tm_model *m, uint32_t machine_row, uint32
 	return rc;
 }
 
+/* A profile.folded line: the text and its count (o: scratch). */
+static void fold_line(tm_parts *out, uint32_t row, const tm_buf *text, uint64_t count, tm_buf *o)
+{
+	o->len = 0;
+	tm_buf_put(o, text->data ? text->data : "", text->len);
+	char num[24];
+	snprintf(num, sizeof num, " %" PRIu64 "\n", count);
+	tm_buf_puts(o, num);
+	tm_parts_put(out, row, o->data, o->len);
+}
+
 /* profile.folded: per machine, each distinct stack and its samples (a
  * collapsed stack's weight), ordered by text. The texts go through an
  * external sort: all of them held at once took 1.25 GB for a Gecko profile
@@ -475,7 +486,8 @@ static int write_profile(tm_parts *out, tm_tables_build *b, const tm_model *mode
 	}
 	if (rc == 0)
 		rc = tm_xsort_finish(x, err);
-	/* equal texts of a machine are one line, their counts summed */
+	/* equal texts of a machine are one line, their counts summed: a line
+	 * goes out when the next text differs, the last at the end */
 	tm_buf prev = {0}, o = {0};
 	uint32_t prev_row = 0;
 	uint64_t count = 0;
@@ -483,23 +495,14 @@ static int write_profile(tm_parts *out, tm_tables_build *b, const tm_model *mode
 	const void *p;
 	uint32_t len;
 	int k = 0;
-	while (rc == 0 && (k = tm_xsort_next(x, &p, &len, err)) >= 0) {
-		frec r = {0};
-		if (k == 1)
-			memcpy(&r, p, sizeof r);
-		const char *text = k == 1 ? (const char *)p + sizeof r : NULL;
-		if (have && (k == 0 || r.machine_row != prev_row || r.text_len != prev.len ||
-			     memcmp(text, prev.data, prev.len) != 0)) {
-			o.len = 0;
-			tm_buf_put(&o, prev.data ? prev.data : "", prev.len);
-			char num[24];
-			snprintf(num, sizeof num, " %" PRIu64 "\n", count);
-			tm_buf_puts(&o, num);
-			tm_parts_put(out, prev_row, o.data, o.len);
+	while (rc == 0 && (k = tm_xsort_next(x, &p, &len, err)) == 1) {
+		frec r;
+		memcpy(&r, p, sizeof r);
+		const char *text = (const char *)p + sizeof r;
+		if (have && (r.machine_row != prev_row || bytes_cmp(text, r.text_len, prev.data, prev.len) != 0)) {
+			fold_line(out, prev_row, &prev, count, &o);
 			have = 0;
 		}
-		if (k == 0)
-			break;
 		if (!have) {
 			prev.len = 0;
 			tm_buf_put(&prev, text, r.text_len);
@@ -511,6 +514,8 @@ static int write_profile(tm_parts *out, tm_tables_build *b, const tm_model *mode
 	}
 	if (k < 0)
 		rc = -1;
+	else if (rc == 0 && have)
+		fold_line(out, prev_row, &prev, count, &o);
 	tm_buf_free(&prev);
 	tm_buf_free(&o);
 	tm_xsort_free(x);
@@ -534,9 +539,7 @@ static int heap_by_name(const void *a, const void *b)
 	const heap_line *x = a, *y = b;
 	if (x->machine_row != y->machine_row)
 		return x->machine_row < y->machine_row ? -1 : 1;
-	size_t n = x->name_n < y->name_n ? x->name_n : y->name_n;
-	int c = memcmp(x->name, y->name, n);
-	return c ? c : x->name_n < y->name_n ? -1 : x->name_n > y->name_n;
+	return bytes_cmp(x->name, x->name_n, y->name, y->name_n);
 }
 
 static int heap_by_size(const void *a, const void *b)
