@@ -393,20 +393,16 @@ static int advance(tm_xsort *x, run_reader *r, tm_error *err)
 			r->next += (uint64_t)k;
 		}
 		r->rec = r->big + head;
-		r->rec_len = n;
-		r->rec_head = (uint8_t)head;
-		if (x->check && !x->check(r->rec, n))
-			return tm_err(err, TM_EIO, "a temporary file is damaged");
-		return 1;
+	} else {
+		if (r->len - r->pos < need && fill(x, r, need, err) != 0)
+			return -1;
+		if (r->len - r->pos < need)
+			return tm_err(err, TM_EIO, "a temporary file is cut short");
+		r->rec = r->buf + r->pos + head;
+		r->pos += need;
 	}
-	if (r->len - r->pos < need && fill(x, r, need, err) != 0)
-		return -1;
-	if (r->len - r->pos < need)
-		return tm_err(err, TM_EIO, "a temporary file is cut short");
-	r->rec = r->buf + r->pos + head;
 	r->rec_len = n;
 	r->rec_head = (uint8_t)head;
-	r->pos += need;
 	if (x->check && !x->check(r->rec, n))
 		return tm_err(err, TM_EIO, "a temporary file is damaged");
 	return 1;
