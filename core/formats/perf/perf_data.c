@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock/clockid.h"
+#include "util/ser.h"
 
 /* ---- a bounded reader ------------------------------------------------------------ */
 
@@ -345,14 +346,6 @@ static void name_attr(perf_file *f, int64_t attr, const char *s, size_t n)
 	f->attrs[attr].event_name = tm_xstrndup(s, n);
 }
 
-static uint64_t name_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 /* build_ix and build_next over all of build_ids, each chain in the
  * entries' order (made again when a section adds entries). */
 static void index_build_ids(perf_file *f)
@@ -361,7 +354,7 @@ static void index_build_ids(perf_file *f)
 	f->build_next = tm_xrealloc(f->build_next, (f->n_build_ids ? f->n_build_ids : 1) * sizeof *f->build_next);
 	for (size_t i = f->n_build_ids; i-- > 0;) {
 		const char *name = f->build_ids[i].filename;
-		uint64_t h = name_hash(name, strlen(name));
+		uint64_t h = tm_hash(TM_HASH_INIT, name, strlen(name));
 		const uint32_t *head = tm_u64map_get(&f->build_ix, h);
 		f->build_next[i] = head ? *head : 0; /* already index + 1, or 0: none */
 		tm_u64map_put(&f->build_ix, h, (uint32_t)i);
@@ -877,7 +870,7 @@ const perf_build_id *perf_lookup_build_id(const perf_file *f, uint32_t pid, cons
 	/* the last entry of a key wins (a FlatHashMap Insert keeps the first:
 	 * so the first) */
 	const perf_build_id *any = NULL;
-	const uint32_t *head = tm_u64map_get(&f->build_ix, name_hash(name, n));
+	const uint32_t *head = tm_u64map_get(&f->build_ix, tm_hash(TM_HASH_INIT, name, n));
 	for (uint32_t at = head ? *head : 0; at; at = f->build_next[at - 1]) {
 		const perf_build_id *b = &f->build_ids[at - 1];
 		if (strlen(b->filename) != n || memcmp(b->filename, name, n) != 0)
