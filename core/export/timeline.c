@@ -748,9 +748,6 @@ static void fmt_flush(fmt *f)
 	f->text.len = f->ends.len = 0;
 }
 
-/* tm_relay's fn: records as the sort stores them, [u32 length][record]...,
- * formatted, then written when the batches before it are. A batch after
- * a failed write is not formatted, but still takes its turn. */
 /* Wait until it is batch n's turn to be written. */
 static void wait_turn(writer *w, uint64_t n)
 {
@@ -759,6 +756,10 @@ static void wait_turn(writer *w, uint64_t n)
 		pthread_cond_wait(&w->next, &w->mu);
 	pthread_mutex_unlock(&w->mu);
 }
+
+/* tm_relay's fn: records as the sort stores them, [u32 length][record]...,
+ * formatted, then written when the batches before it are. A batch after
+ * a failed write is not formatted, but still takes its turn. */
 
 static void write_batch(void *ctx, const tm_buf *batch)
 {

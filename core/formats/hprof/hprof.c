@@ -670,10 +670,8 @@ static uint32_t qualified(hp *h, text_ref cls, text_ref field)
 	return intern_name(h, b->data, b->len);
 }
 
-/* GetClassHierarchyFields: the instance fields of c and every class up
- * its chain, named "Class.field" (interned). A chain that loops ends at
- * the first class it comes back to (the reference's never ends). */
-/* A class's own fields, qualified, into `chain` (once). */
+/* A class's own fields, qualified "Class.field" (interned), into `chain`
+ * (once). */
 static void make_own(hp *h, hclass *k)
 {
 	if (k->has_chain)
@@ -690,10 +688,12 @@ static void make_own(hp *h, hclass *k)
 	k->has_chain = 1;
 }
 
-/* The fields of an instance of a class, its own then its superclasses'
- * up the chain (which ends at a class met before in the walk). Each
- * class keeps only its own: a class's whole chain kept for each was K^2/2
- * entries for K classes in one line, 1 GB for a dump of 1.5 MB. */
+/* GetClassHierarchyFields: the instance fields of a class, its own then
+ * every class's up its chain. A chain that loops ends at the first class
+ * it comes back to (the reference's never ends). Each class keeps only
+ * its own, and the chain is walked: a class's whole chain kept for each
+ * was K^2/2 entries for K classes in one line, 1 GB for a dump of
+ * 1.5 MB. */
 typedef struct chain_it {
 	hp *h;
 	uint64_t cur, walk;
