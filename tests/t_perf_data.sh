@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 tm=$TRACEMOUNT
 src=$TESTDATA/real/perf
+root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$T_TMP"
 
 for c in jq gzip awk od; do
@@ -141,6 +142,23 @@ eq "bytes after the last section fail so" "$rc:$out" "1:Unexpected data, 3"
 meta=$("$tm" cat cut.data metadata.json 2>/dev/null)
 eq "metadata.json of a cut file names the reason" "$(jq -c '[.status, .error]' <<<"$meta")" \
 	'["error","Premature end of perf file. (ERR:tp-corrupt)"]'
+
+# MMAPs of random ranges that overlap, in random order, a sample after
+# each: a sample is in the newest mapping of its address, the older ones
+# trimmed or split around it (make_perf_mmaps.py works it out on its own;
+# the reference agrees on this file). 3,000 mappings make the address
+# space a structure of many parts, each put in, split and emptied.
+if command -v python3 >/dev/null; then
+	python3 "$root/tests/tools/make_perf_mmaps.py" 3000 11 mmaps.data >mmaps.expect
+	eq "perf.data: 6,000 samples, each in the mapping that holds its address last" \
+		"$("$tm" cat mmaps.data timeline.tsv | awk -F'\t' '$5 == "sample" {
+			m = $12; sub(/.*"mapping":"/, "", m); sub(/".*/, "", m); print $1 "\t" m }' | md5sum)" \
+		"$(md5sum <mmaps.expect)"
+	eq "perf.data: some samples fall in no mapping, most in one" \
+		"$(awk -F'\t' '$2 == "" { none++ } $2 != "" { some++ } END { print (none > 0 && some > 5000) }' mmaps.expect)" 1
+else
+	skip "perf.data: overlapping MMAPs" "python3 is not installed"
+fi
 
 if ! have_fuse; then
 	skip "perf.data: mount" "no /dev/fuse or fusermount3; the same checks ran through tracemount cat"

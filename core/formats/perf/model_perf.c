@@ -10,22 +10,10 @@
 #include "model/model_internal.h"
 #include "formats/perf/perf_format.h"
 #include "formats/perf/perf_data.h"
+#include "formats/perf/space.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* An address range map as AddressRangeMap::TrimOverlapsAndEmplace keeps
- * it: disjoint ranges by start, a new range trimming (or splitting) what
- * it overlaps. */
-typedef struct pm_range {
-	uint64_t start, end;
-	uint32_t mapping;
-} pm_range;
-
-typedef struct pm_space {
-	pm_range *v;
-	size_t n, cap;
-} pm_space;
 
 typedef struct pm_attr {
 	char *name;    /* its event's (the counter track's name) */
@@ -39,9 +27,9 @@ typedef struct pm_ctx {
 	int has_kernel;
 	uint32_t kernel;         /* the kernel image's mapping */
 	uint64_t kernel_start, kernel_end;
-	pm_space modules;
+	perf_space modules;
 	m_map spaces;            /* upid -> index + 1 into space */
-	pm_space *space;
+	perf_space *space;
 	size_t n_space, cap_space;
 	m_map dummy;             /* upid -> mapping + 1 */
 	m_map frames;            /* hash(mapping, rel_pc) -> frame + 1 */
@@ -62,9 +50,9 @@ static void ctx_free(m_ctx *c)
 	m_map_free(&pc->counters);
 	free(pc->other_events);
 	free(pc->other_counts);
-	free(pc->modules.v);
+	perf_space_free(&pc->modules);
 	for (size_t i = 0; i < pc->n_space; i++)
-		free(pc->space[i].v);
+		perf_space_free(&pc->space[i]);
 	free(pc->space);
 	m_map_free(&pc->spaces);
 	m_map_free(&pc->dummy);
@@ -86,54 +74,7 @@ static pm_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
 
 /* ---- address spaces ------------------------------------------------------------------- */
 
-/* The first range that ends after addr. */
-static size_t space_after(const pm_space *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static void space_put(pm_space *s, uint64_t start, uint64_t end, uint32_t mapping)
-{
-	if (start >= end)
-		return; /* an empty range is not kept */
-	size_t i = space_after(s, start), j = i;
-	/* what it overlaps: ranges i..j-1 */
-	while (j < s->n && s->v[j].start < end)
-		j++;
-	pm_range head = {0, 0, 0}, tail = {0, 0, 0};
-	int has_head = i < j && s->v[i].start < start, has_tail = i < j && s->v[j - 1].end > end;
-	if (has_head)
-		head = (pm_range){s->v[i].start, start, s->v[i].mapping};
-	if (has_tail)
-		tail = (pm_range){end, s->v[j - 1].end, s->v[j - 1].mapping};
-	size_t k = (size_t)has_head + 1 + (size_t)has_tail; /* what replaces i..j-1 */
-	size_t n = s->n - (j - i) + k;
-	TM_GROW(s->v, s->cap, n);
-	memmove(s->v + i + k, s->v + j, (s->n - j) * sizeof *s->v);
-	size_t at = i;
-	if (has_head)
-		s->v[at++] = head;
-	s->v[at++] = (pm_range){start, end, mapping};
-	if (has_tail)
-		s->v[at] = tail;
-	s->n = n;
-}
-
-static const pm_range *space_find(const pm_space *s, uint64_t addr)
-{
-	size_t i = space_after(s, addr);
-	return i < s->n && s->v[i].start <= addr ? &s->v[i] : NULL;
-}
-
-static pm_space *space_of(pm_ctx *pc, int64_t upid, int make)
+static perf_space *space_of(pm_ctx *pc, int64_t upid, int make)
 {
 	int fresh = 0;
 	uint64_t *v = make ? m_map_put(&pc->spaces, (uint64_t)upid, &fresh) : m_map_get(&pc->spaces, (uint64_t)upid);
@@ -141,7 +82,7 @@ static pm_space *space_of(pm_ctx *pc, int64_t upid, int make)
 		return NULL;
 	if (fresh) {
 		TM_GROW(pc->space, pc->cap_space, pc->n_space + 1);
-		pc->space[pc->n_space] = (pm_space){0};
+		pc->space[pc->n_space] = (perf_space){0};
 		*v = ++pc->n_space;
 	}
 	return &pc->space[*v - 1];
@@ -192,7 +133,7 @@ static void mmap_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 			mp.exact_offset = 0; /* its pgoff is the KASLR address of _text */
 		if (!kallsyms && r.len) {
 			uint32_t id = m_stack_memory_mapping(m, &mp, name, name_n, h->file_id);
-			space_put(&pc->modules, mp.start, mp.end, id);
+			perf_space_put(&pc->modules, mp.start, mp.end, id);
 		} else if (!pc->has_kernel) {
 			pc->kernel = m_stack_memory_mapping(m, &mp, name, name_n, h->file_id);
 			pc->has_kernel = 1;
@@ -204,7 +145,7 @@ static void mmap_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 	m_mach *mc = m_machine(m, h->machine_row);
 	int64_t upid = upid_of(m, mc, r.tid, r.pid);
 	uint32_t id = m_stack_memory_mapping(m, &mp, name, name_n, h->file_id);
-	space_put(space_of(pc, upid, 1), mp.start, mp.end, id);
+	perf_space_put(space_of(pc, upid, 1), mp.start, mp.end, id);
 }
 
 /* The frame of (mapping, rel_pc), unnamed (InternFrame(rel_pc, "")). */
@@ -258,11 +199,11 @@ static uint32_t callchain(tm_model *m, pm_ctx *pc, int64_t upid, const tm_perf_s
 		/* a caller's ip is its return address: the call is before it */
 		if (ip != 0 && i != 0 && r->adjust_pc)
 			ip--;
-		const pm_range *at = NULL;
+		const perf_range *at = NULL;
 		uint32_t mapping;
 		int found = 0;
 		if (in_kernel(modes[i])) {
-			if ((at = space_find(&pc->modules, ip)) != NULL) {
+			if ((at = perf_space_find(&pc->modules, ip)) != NULL) {
 				mapping = at->mapping;
 				found = 1;
 			} else if (pc->has_kernel && ip >= pc->kernel_start && ip < pc->kernel_end) {
@@ -270,8 +211,8 @@ static uint32_t callchain(tm_model *m, pm_ctx *pc, int64_t upid, const tm_perf_s
 				found = 1;
 			}
 		} else {
-			pm_space *s = space_of(pc, upid, 0);
-			if (s && (at = space_find(s, ip)) != NULL) {
+			perf_space *s = space_of(pc, upid, 0);
+			if (s && (at = perf_space_find(s, ip)) != NULL) {
 				mapping = at->mapping;
 				found = 1;
 			}
