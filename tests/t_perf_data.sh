@@ -156,8 +156,18 @@ if command -v python3 >/dev/null; then
 		"$(md5sum <mmaps.expect)"
 	eq "perf.data: some samples fall in no mapping, most in one" \
 		"$(awk -F'\t' '$2 == "" { none++ } $2 != "" { some++ } END { print (none > 0 && some > 5000) }' mmaps.expect)" 1
+	# event names: from EVENT_DESC (the last entry of an attr wins) and
+	# from Simpleperf's event_type_info (the first line of a type and
+	# config names all its attrs); make_perf_names.py says which name
+	# each sample's counter row takes (the reference agrees on both)
+	for how in desc typeinfo; do
+		python3 "$root/tests/tools/make_perf_names.py" $how names.data >names.expect
+		eq "perf.data: event names from $how, each counter row on its attr's" \
+			"$("$tm" cat names.data timeline.tsv | awk -F'\t' '$5 == "counter" { print $1 "\t" $7 }' | md5sum)" \
+			"$(md5sum <names.expect)"
+	done
 else
-	skip "perf.data: overlapping MMAPs" "python3 is not installed"
+	skip "perf.data: overlapping MMAPs, event names" "python3 is not installed"
 fi
 
 if ! have_fuse; then
