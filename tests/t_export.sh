@@ -691,4 +691,24 @@ case $tm in
 *) ok "deep stacks: peak RSS ($(cat chain.rss) kB) under half the text ($((size / 1024)) kB)" \
 	[ $(($(tail -n 1 chain.rss) * 1024)) -lt $((size / 2)) ] ;;
 esac
+# An end's args merged into its slice's: a key the slice has takes the
+# end's value (the last, when the end gives it twice), the others come
+# after in the end's order. 3,000 args on each side, half of them shared.
+{
+	printf '{"traceEvents":[{"ph":"B","pid":1,"tid":1,"ts":1,"name":"s","args":{"k0":0'
+	for ((i = 1; i < 3000; i++)); do printf ',"k%d":%d' $i $i; done
+	printf '}},{"ph":"E","pid":1,"tid":1,"ts":2,"args":{"k1500":"first"'
+	for ((i = 1500; i < 4500; i++)); do printf ',"k%d":"e%d"' $i $i; done
+	printf '}}]}\n'
+} >endargs.json
+{
+	printf '{"k0":0'
+	for ((i = 1; i < 1500; i++)); do printf ',"k%d":%d' $i $i; done
+	for ((i = 1500; i < 4500; i++)); do printf ',"k%d":"e%d"' $i $i; done
+	printf '}\n'
+} >endargs.expect
+eq "an end's 3,000 args merged into its slice's 3,000, in order" \
+	"$("$tm" cat -o noindex endargs.json timeline.tsv | awk -F '\t' '$5 == "slice" { print $12 }' | md5sum)" \
+	"$(md5sum <endargs.expect)"
+
 exit $T_FAILED
