@@ -415,14 +415,20 @@ void tm_model_free(tm_model *m)
 		free(mc->tid_lists);
 		free(mc->tid_list_n);
 		free(mc->tid_list_cap);
-		free(mc->pending.v);
-		free(mc->pending_parent.v);
+		free(mc->pending);
+		m_map_free(&mc->pending_of);
+		for (size_t k = 0; k < mc->n_pending_pos; k++)
+			free(mc->pending_pos[k].v);
+		free(mc->pending_pos);
+		m_map_free(&mc->parent_waits);
+		free(mc->parent_wait);
 	}
 	free(m->mach);
 	free(m->mach_of_row);
 	free(m->threads);
 	free(m->made);
 	free(m->procs);
+	free(m->proc_links);
 	tm_statlist_free(&m->file_stats);
 	m_map_free(&m->json_string_ids);
 	strings_free(&m->str);

@@ -64,7 +64,15 @@ typedef struct m_thread {
 typedef struct m_process {
 	tm_mprocess pub;
 	uint32_t name_id;
+	uint32_t threads;  /* its threads: the first of its proc_links + 1, 0 none */
 } m_process;
+
+/* A thread of a process (m_process.threads), chained: kept when the
+ * thread moves to another process, so a walk checks each one's upid. */
+typedef struct m_proc_link {
+	int64_t utid;
+	uint32_t next;     /* + 1, 0 ending */
+} m_proc_link;
 
 /* Thread name priorities (ThreadNamePriority). */
 enum { TP_OTHER = 0, TP_FTRACE = 1, TP_PROCESS_TREE = 2, TP_PERF_COMM = 2, TP_TRACK_DESCRIPTOR_THREAD_TYPE = 3,
@@ -73,10 +81,28 @@ enum { TP_OTHER = 0, TP_FTRACE = 1, TP_PROCESS_TREE = 2, TP_PERF_COMM = 2, TP_TR
 enum { PP_OTHER = 0, PP_CHROME_LABEL = 1, PP_TRACK_DESCRIPTOR = 2, PP_CHROME_LABEL_RENDERER = 3,
        PP_SYSTEM = 4 };
 
-typedef struct m_pairs {       /* (utid, utid) or (utid, upid) pairs */
-	int64_t (*v)[2];
+/* pending_assocs_: pairs of threads of one process not yet known, in
+ * the reference's vector order (a pair taken out is replaced by the last:
+ * that order is the order threads are associated in). Each thread's
+ * positions are listed (m_mach.pending_pos) so a resolution goes to its
+ * pairs instead of walking them all. */
+typedef struct m_pending {
+	int64_t t[2];
+	uint32_t slot[2];  /* where this pair's position is in t[k]'s list */
+} m_pending;
+
+typedef struct m_poslist {
+	uint32_t *v;
 	size_t n, cap;
-} m_pairs;
+} m_poslist;
+
+/* pending_parent_assocs_: processes waiting for their parent thread's
+ * process, chained by parent (the order they are given it in changes
+ * nothing: each gets the same one) */
+typedef struct m_parent_wait {
+	int64_t upid;
+	uint32_t next;     /* + 1, 0 ending */
+} m_parent_wait;
 
 typedef struct m_mach {
 	uint32_t row;
@@ -88,8 +114,15 @@ typedef struct m_mach {
 	size_t n_tid_lists, cap_tid_lists;
 	int64_t swapper_upid, swapper_utid;
 	int pid0_is_swapper; /* SetPidZeroIsUpidZeroIdleProcess was called */
-	m_pairs pending;     /* pending_assocs_: threads of one (unknown) process */
-	m_pairs pending_parent; /* pending_parent_assocs_: (parent utid, child upid) */
+	m_pending *pending;  /* pending_assocs_ */
+	size_t n_pending, cap_pending;
+	m_map pending_of;    /* utid -> index + 1 into pending_pos */
+	m_poslist *pending_pos; /* per utid: where its pairs are in pending */
+	size_t n_pending_pos, cap_pending_pos;
+	m_map parent_waits;  /* parent utid -> its first parent_wait + 1 */
+	m_parent_wait *parent_wait;
+	size_t n_parent_wait, cap_parent_wait;
+	size_t n_waiting;    /* processes in parent_waits */
 	int has_kernel;      /* the machine's SystemInfo named a Linux kernel */
 	int kernel_major, kernel_minor;
 } m_mach;
@@ -203,6 +236,8 @@ struct tm_model {
 	size_t n_made, cap_made;
 	m_process *procs;            /* by upid, all machines */
 	size_t n_procs, cap_procs;
+	m_proc_link *proc_links;     /* m_process.threads */
+	size_t n_proc_links, cap_proc_links;
 	m_track *tracks;
 	size_t n_tracks, cap_tracks;
 	m_ctx *ctxs;
