@@ -68,7 +68,97 @@ static void not_heads(void)
 	CHECK(!head("perf 1/2/3 1.000000:", &h));   /* three ids */
 	CHECK(!head("perf 12a 1.000000:", &h));
 	CHECK(!head("perf 12\t1.000000:", &h));     /* the time needs a space before it */
+	CHECK(!head("perf 8 123:.000000:.000000:", &h)); /* a ':' between the space and the dot */
+	CHECK(!head("a 1 2.000000 3.000000:", &h)); /* "2.000000" is no tid */
+	CHECK(!head(" .000000:", &h));              /* nothing before the time */
 	CHECK(!head("", &h));
+	tm_buf_free(&h.comm);
+}
+
+/* Heads of many ':', worked out from the rule: the first ':' counts whose
+ * text before it ends in " <digits>.<6 digits>" (only digits since the
+ * last space) and holds a head before that time. */
+static void many_colons(void)
+{
+	perf_text_head h = {0};
+	/* no space before any of the first times: the command keeps them */
+	CHECK(head("0.000000:0.000000:0.000000: x 12 3.000000: 1 cycles:", &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "0.000000:0.000000:0.000000: x");
+	CHECK_INT(h.tid, 12);
+	CHECK_INT(h.ts, 3000000000);
+	/* ".000000:" after a ':' is no time, though a space and "8" come
+	 * before: the text since the space must be digits up to the dot */
+	CHECK(head("p 8 123:.000000:.000000: 7 2.000001:", &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "p 8 123:.000000:.000000:");
+	CHECK_INT(h.tid, 7);
+	CHECK_INT(h.ts, (int64_t)(2.000001 * 1000 * 1000 * 1000));
+	/* two heads: the first ':' after one counts */
+	CHECK(head("a 1 2.000000: b 3 4.000000:", &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "a");
+	CHECK_INT(h.tid, 1);
+	CHECK_INT(h.ts, 2000000000);
+	/* a valid time whose head fails ("[1]" alone) does not stop the search */
+	CHECK(head("[1] 2.000000: x 3 4.000000:", &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "[1] 2.000000: x");
+	CHECK_INT(h.tid, 3);
+	CHECK_INT(h.has_cpu, 0);
+	CHECK_INT(h.ts, 4000000000);
+	/* seven digits after the first dot: the second time counts */
+	CHECK(head("a 1 2.0000001: b 3 [4] 4.000005:", &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "a 1 2.0000001: b");
+	CHECK_INT(h.tid, 3);
+	CHECK_INT(h.has_cpu, 1);
+	CHECK_INT(h.cpu, 4);
+	CHECK_INT(h.ts, (int64_t)(4.000005 * 1000 * 1000 * 1000));
+	/* the shortest head: a tid and a time without digits before the dot */
+	CHECK(head("1 .000000:", &h));
+	CHECK_INT(h.comm.len, 0);
+	CHECK_INT(h.tid, 1);
+	CHECK_INT(h.ts, 0);
+	/* the time's digits run far back to the space (70 zeros) */
+	char line[2048];
+	snprintf(line, sizeof line, "app 5 %070d1.000000:", 0);
+	CHECK(head(line, &h));
+	CHECK_STR(piece(h.comm.data, h.comm.len), "app");
+	CHECK_INT(h.tid, 5);
+	CHECK_INT(h.ts, 1000000000);
+	/* a long run of digits, then ':' and many ".000000:": none is a time
+	 * until " 9 1.000000:", though "x 8 " before them is a head's start */
+	size_t n = (size_t)snprintf(line, sizeof line, "x 8 ");
+	memset(line + n, '1', 100);
+	n += 100;
+	line[n++] = ':';
+	for (int i = 0; i < 50; i++)
+		n += (size_t)snprintf(line + n, sizeof line - n, ".000000:");
+	size_t comm_n = n;
+	n += (size_t)snprintf(line + n, sizeof line - n, " 9 1.000000: 1 cycles:");
+	CHECK(head(line, &h));
+	CHECK_INT(h.comm.len, comm_n);
+	CHECK(memcmp(h.comm.data, line, comm_n) == 0);
+	CHECK_INT(h.tid, 9);
+	CHECK_INT(h.ts, 1000000000);
+	tm_buf_free(&h.comm);
+}
+
+/* The audit's line of "0.000000:" and no space, with and without a head
+ * after it. */
+static void colons_without_space(void)
+{
+	perf_text_head h = {0};
+	size_t k = 1000, n = 0;
+	char *line = tm_xmalloc(k * 9 + 64);
+	for (size_t i = 0; i < k; i++, n += 9)
+		memcpy(line + n, "0.000000:", 9);
+	CHECK(!perf_text_parse_head(line, n, &h));
+	/* the pieces before " 5 " are the command, all 9000 bytes of it */
+	size_t comm_n = n;
+	n += (size_t)sprintf(line + n, " 5 6.000000:");
+	CHECK(perf_text_parse_head(line, n, &h));
+	CHECK_INT(h.comm.len, comm_n);
+	CHECK(memcmp(h.comm.data, line, comm_n) == 0);
+	CHECK_INT(h.tid, 5);
+	CHECK_INT(h.ts, 6000000000);
+	free(line);
 	tm_buf_free(&h.comm);
 }
 
@@ -117,6 +207,8 @@ int main(void)
 {
 	TT_RUN(heads);
 	TT_RUN(not_heads);
+	TT_RUN(many_colons);
+	TT_RUN(colons_without_space);
 	TT_RUN(frames);
 	TT_DONE();
 }

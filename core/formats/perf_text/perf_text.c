@@ -31,26 +31,20 @@ static int c_uint32(const char *p, size_t n, uint32_t *out)
 	return ok;
 }
 
-/* FindTsAtEnd of l[0..n): the offset of " <digits>.<6 digits>"'s digits
- * that end it, or NPOS. */
-static size_t ts_at_end(const char *l, size_t n)
+/* FindTsAtEnd of l[0..cln): the offset of the digits of the
+ * " <digits>.<6 digits>" that ends it (the digits before the dot may be
+ * absent), or NPOS. The reference scans back from each ':' to the space
+ * before the time, so a line of many ':' costs the square of its length;
+ * here the caller passes the last two non-digits before cln, kept in one
+ * pass over the line. The time ends l[0..cln) exactly when the last is the
+ * dot seven back and the one before it is the space. */
+static size_t ts_at_end(const char *l, size_t cln, size_t last_nd, size_t prev_nd)
 {
-	if (n < 8)
+	if (last_nd == NPOS || last_nd + 7 != cln || l[last_nd] != '.')
 		return NPOS;
-	for (size_t i = n - 6; i < n; i++)
-		if (!is_digit(l[i]))
-			return NPOS;
-	if (l[n - 7] != '.')
+	if (prev_nd == NPOS || l[prev_nd] != ' ')
 		return NPOS;
-	size_t c = n - 7;
-	while (c > 0 && l[c - 1] != ' ')
-		c--;
-	if (c == 0)
-		return NPOS;
-	for (size_t i = c; i < n - 7; i++)
-		if (!is_digit(l[i]))
-			return NPOS;
-	return c;
+	return prev_nd + 1;
 }
 
 /* A piece of the text before the time: split on ' ' once tabs are two
@@ -74,10 +68,10 @@ static int64_t seconds_to_ns(double s)
 	return (int64_t)ns;
 }
 
-/* One candidate ':' at l[cln]: 1 when what comes before it is a head. */
-static int head_before(const char *l, size_t cln, perf_text_head *out)
+/* One candidate ':' at l[cln], its time's digits at l[ts_at] (or NPOS):
+ * 1 when what comes before it is a head. */
+static int head_before(const char *l, size_t cln, size_t ts_at, perf_text_head *out)
 {
-	size_t ts_at = ts_at_end(l, cln);
 	if (ts_at == NPOS)
 		return 0;
 	/* StringToDouble of "<digits>.<6 digits>": always a number */
@@ -167,9 +161,16 @@ static int head_before(const char *l, size_t cln, perf_text_head *out)
 
 int perf_text_parse_head(const char *p, size_t n, perf_text_head *out)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] == ':' && head_before(p, i, out))
+	/* the first ':' with a head before it counts, as in the reference */
+	size_t last_nd = NPOS, prev_nd = NPOS; /* the last two non-digits before i */
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == ':' && head_before(p, i, ts_at_end(p, i, last_nd, prev_nd), out))
 			return 1;
+		if (!is_digit(p[i])) {
+			prev_nd = last_nd;
+			last_nd = i;
+		}
+	}
 	return 0;
 }
 
