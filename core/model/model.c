@@ -367,6 +367,7 @@ static void ctx_free(const tm_model *m, m_ctx *c)
 		for (size_t k = 0; k < c->csets[i].n; k++)
 			free(c->csets[i].tracks[k].open_ends);
 		free(c->csets[i].tracks);
+		m_cset_ix_free(c->csets[i].ix);
 	}
 	free(c->csets);
 	m_map_free(&c->cset_ix);

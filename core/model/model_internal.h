@@ -169,10 +169,13 @@ typedef struct m_cstate {
 	uint32_t track;              /* model track, UINT32_MAX until interned */
 } m_cstate;
 
+typedef struct m_cset_ix m_cset_ix;
+
 typedef struct m_cset {
 	uint64_t key;                /* hash of (blueprint, dimensions) */
 	m_cstate *tracks;
 	size_t n, cap;
+	m_cset_ix *ix;               /* once it has M_CSET_INDEXED tracks (model_slice.c) */
 } m_cset;
 
 typedef struct m_pending_sched {
@@ -323,6 +326,7 @@ uint32_t m_named_track(tm_model *m, m_ctx *c, tm_mtrack_kind kind, tm_mtrack_sco
 		       int64_t upid, int64_t cpu, uint32_t name);
 /* TrackCompressor: begin / end / instant of a cookie, and the scoped and
  * overlapping-scoped variants. `set_key` identifies (blueprint, dims). */
+void m_cset_ix_free(m_cset_ix *ix);
 uint32_t m_compress_begin(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, int nestable,
 			  tm_mtrack_kind kind, tm_mtrack_scope scope, int64_t upid, uint32_t name);
 uint32_t m_compress_end(tm_model *m, m_ctx *c, uint64_t set_key, int64_t cookie, tm_mtrack_kind kind,
