@@ -411,11 +411,11 @@ void tm_model_free(tm_model *m)
 		m_map_free(&mc->pids);
 		m_map_free(&mc->live_tid);
 		m_map_free(&mc->tids_head);
-		for (size_t k = 0; k < mc->n_tid_lists; k++)
-			free(mc->tid_lists[k]);
+		for (size_t k = 0; k < mc->n_tid_lists; k++) {
+			free(mc->tid_lists[k].all.v);
+			m_tid_index_free(mc->tid_lists[k].ix);
+		}
 		free(mc->tid_lists);
-		free(mc->tid_list_n);
-		free(mc->tid_list_cap);
 		free(mc->pending);
 		m_map_free(&mc->pending_of);
 		for (size_t k = 0; k < mc->n_pending_pos; k++)

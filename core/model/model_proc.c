@@ -54,24 +54,18 @@ m_mach *m_machine(tm_model *m, uint32_t row)
 	return mc;
 }
 
-/* tids_[tid] */
-static size_t tid_list(m_mach *mc, int64_t tid, int create)
+/* tids_[tid] (NULL: none; valid until another list is made) */
+static m_tid_list *tid_list(m_mach *mc, int64_t tid, int create)
 {
 	uint64_t *v = create ? m_map_put(&mc->tids_head, (uint64_t)tid, NULL) : m_map_get(&mc->tids_head, (uint64_t)tid);
 	if (!v)
-		return SIZE_MAX;
+		return NULL;
 	if (!*v) {
-		if (mc->n_tid_lists == mc->cap_tid_lists) {
-			mc->cap_tid_lists = mc->cap_tid_lists ? mc->cap_tid_lists * 2 : 64;
-			mc->tid_lists = tm_xrealloc(mc->tid_lists, mc->cap_tid_lists * sizeof(*mc->tid_lists));
-			mc->tid_list_n = tm_xrealloc(mc->tid_list_n, mc->cap_tid_lists * sizeof(size_t));
-			mc->tid_list_cap = tm_xrealloc(mc->tid_list_cap, mc->cap_tid_lists * sizeof(size_t));
-		}
-		mc->tid_lists[mc->n_tid_lists] = NULL;
-		mc->tid_list_n[mc->n_tid_lists] = mc->tid_list_cap[mc->n_tid_lists] = 0;
+		TM_GROW(mc->tid_lists, mc->cap_tid_lists, mc->n_tid_lists + 1);
+		memset(&mc->tid_lists[mc->n_tid_lists], 0, sizeof *mc->tid_lists);
 		*v = ++mc->n_tid_lists;
 	}
-	return (size_t)*v - 1;
+	return &mc->tid_lists[*v - 1];
 }
 
 static int64_t pid_upid(m_mach *mc, int64_t pid)
@@ -94,30 +88,166 @@ static int thread_alive(tm_model *m, m_mach *mc, int64_t utid)
 	return cur < 0 || cur == t->pub.upid;
 }
 
+/* ---- the logs of a tid's list (m_tid_list) ---- */
+
+static int in_list(const tm_model *m, const m_stamped *e)
+{
+	return m->threads[e->utid].stamp == e->stamp;
+}
+
+/* Ended for good: its own end, or its process's (a thread whose pid
+ * went to another process may live again when that one ends). */
+static int gone(const tm_model *m, int64_t utid)
+{
+	const m_thread *t = &m->threads[utid];
+	return t->pub.end_ts >= 0 || (t->pub.upid >= 0 && m->procs[t->pub.upid].pub.end_ts >= 0);
+}
+
+/* e at its place by stamp (the end, unless a thread joined a process
+ * after it was put in the list). Entries left behind are dropped when
+ * the log has doubled since they were last dropped. */
+static void log_put(const tm_model *m, m_stamp_log *g, m_stamped e)
+{
+	if (g->n == g->cap && g->n >= 2 * (uint64_t)g->kept + 16) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < g->n; i++)
+			if (in_list(m, &g->v[i]))
+				g->v[k++] = g->v[i];
+		g->n = g->kept = k;
+	}
+	if (g->n == g->cap) {
+		/* from one: most tids have one thread, most threads one pid */
+		if (g->cap > UINT32_MAX / 2)
+			abort(); /* 2^31 entries of 16 bytes: memory ran out first */
+		g->cap = g->cap ? 2 * g->cap : 1;
+		g->v = tm_xrealloc(g->v, (size_t)g->cap * sizeof *g->v);
+	}
+	size_t at = g->n;
+	if (at && g->v[at - 1].stamp > e.stamp) {
+		size_t lo = 0, hi = at;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (g->v[mid].stamp < e.stamp)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(g->v + lo + 1, g->v + lo, (at - lo) * sizeof *g->v);
+		at = lo;
+	}
+	g->v[at] = e;
+	g->n++;
+}
+
+/* The log of the threads of a process of pid (NULL: none, unless make). */
+static m_stamp_log *pid_log(m_tid_index *x, int64_t pid, int make)
+{
+	int fresh = 0;
+	uint64_t *v = make ? m_map_put(&x->by_pid, (uint64_t)pid, &fresh) : m_map_get(&x->by_pid, (uint64_t)pid);
+	if (!v)
+		return NULL;
+	if (fresh) {
+		TM_GROW(x->groups, x->cap_groups, x->n_groups + 1);
+		memset(&x->groups[x->n_groups], 0, sizeof *x->groups);
+		*v = ++x->n_groups;
+	}
+	return &x->groups[*v - 1];
+}
+
+void m_tid_index_free(m_tid_index *x)
+{
+	if (!x)
+		return;
+	free(x->alive.v);
+	free(x->loose.v);
+	m_map_free(&x->by_pid);
+	for (size_t g = 0; g < x->n_groups; g++)
+		free(x->groups[g].v);
+	free(x->groups);
+	free(x);
+}
+
+/* e into the index's logs: the list's, and its thread's pid's. */
+static void index_put(tm_model *m, m_tid_index *x, m_stamped e)
+{
+	log_put(m, &x->alive, e);
+	int64_t upid = m->threads[e.utid].pub.upid;
+	log_put(m, upid < 0 ? &x->loose : pid_log(x, m->procs[upid].pub.pid, 1), e);
+}
+
+#define M_TID_INDEXED 8
+
+/* utid put at the end of its tid's list tl. */
+static void put_last(tm_model *m, m_mach *mc, m_tid_list *tl, int64_t utid)
+{
+	if (!m->threads[utid].stamp)
+		tl->members++;
+	m_stamped e = {utid, ++mc->last_stamp};
+	m->threads[utid].stamp = e.stamp;
+	log_put(m, &tl->all, e);
+	if (tl->ix) {
+		index_put(m, tl->ix, e);
+	} else if (tl->members >= M_TID_INDEXED) {
+		tl->ix = tm_xcalloc(1, sizeof *tl->ix);
+		for (uint32_t i = 0; i < tl->all.n; i++)
+			if (in_list(m, &tl->all.v[i]))
+				index_put(m, tl->ix, tl->all.v[i]);
+	}
+}
+
+enum { ANY_PID, NO_PROCESS, OF_PID, OF_PID_OR_NONE };
+
+static int matches(const tm_model *m, int64_t utid, int which, int64_t pid)
+{
+	int64_t upid = m->threads[utid].pub.upid;
+	switch (which) {
+	case NO_PROCESS: return upid < 0;
+	case OF_PID: return upid >= 0 && m->procs[upid].pub.pid == pid;
+	case OF_PID_OR_NONE: return upid < 0 || m->procs[upid].pub.pid == pid;
+	default: return 1;
+	}
+}
+
+/* The last thread of a log that is in the list, of which (ANY_PID,
+ * NO_PROCESS: of none, OF_PID: of a process of pid, OF_PID_OR_NONE:
+ * either) and alive, or -1. Entries at the end that can never be one
+ * again are dropped: left behind, and for an index's logs, ended for
+ * good or of another pid's log now (a thread joins another process
+ * only with a new entry there). */
+static int64_t log_last_alive(tm_model *m, m_mach *mc, m_stamp_log *g, int which, int64_t pid, int indexed)
+{
+	while (g->n) {
+		const m_stamped *e = &g->v[g->n - 1];
+		if (in_list(m, e) && (!indexed || (!gone(m, e->utid) && matches(m, e->utid, which, pid))))
+			break;
+		g->n--;
+	}
+	for (size_t i = g->n; i-- > 0;) {
+		const m_stamped *e = &g->v[i];
+		if (in_list(m, e) && matches(m, e->utid, which, pid) && thread_alive(m, mc, e->utid))
+			return e->utid;
+	}
+	return -1;
+}
+
 static void refresh_live_tid(tm_model *m, m_mach *mc, int64_t tid)
 {
-	size_t l = tid_list(mc, tid, 0);
-	if (l != SIZE_MAX)
-		for (size_t i = mc->tid_list_n[l]; i-- > 0;) {
-			int64_t utid = (int64_t)mc->tid_lists[l][i];
-			if (thread_alive(m, mc, utid)) {
-				*m_map_put(&mc->live_tid, (uint64_t)tid, NULL) = (uint64_t)utid + 1;
-				return;
-			}
-		}
-	m_map_del(&mc->live_tid, (uint64_t)tid);
+	m_tid_list *tl = tid_list(mc, tid, 0);
+	int64_t utid = -1;
+	if (tl)
+		utid = tl->ix ? log_last_alive(m, mc, &tl->ix->alive, ANY_PID, 0, 1)
+			      : log_last_alive(m, mc, &tl->all, ANY_PID, 0, 0);
+	if (utid >= 0)
+		*m_map_put(&mc->live_tid, (uint64_t)tid, NULL) = (uint64_t)utid + 1;
+	else
+		m_map_del(&mc->live_tid, (uint64_t)tid);
 }
 
 int64_t m_start_new_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid)
 {
 	int64_t utid = new_thread_row(m, mc->row, tid);
 	m->threads[utid].pub.start_ts = ts;
-	size_t l = tid_list(mc, tid, 1);
-	if (mc->tid_list_n[l] == mc->tid_list_cap[l]) {
-		mc->tid_list_cap[l] = mc->tid_list_cap[l] ? mc->tid_list_cap[l] * 2 : 2;
-		mc->tid_lists[l] = tm_xrealloc(mc->tid_lists[l], mc->tid_list_cap[l] * sizeof(uint64_t));
-	}
-	mc->tid_lists[l][mc->tid_list_n[l]++] = (uint64_t)utid;
+	put_last(m, mc, tid_list(mc, tid, 1), utid);
 	*m_map_put(&mc->live_tid, (uint64_t)tid, NULL) = (uint64_t)utid + 1;
 	return utid;
 }
@@ -129,21 +259,23 @@ int64_t m_get_thread_or_null(tm_model *m, m_mach *mc, int64_t tid)
 	return v ? (int64_t)*v - 1 : -1;
 }
 
-/* GetThreadOrNull(tid, pid) */
+/* GetThreadOrNull(tid, pid): the last alive thread of the list of no
+ * process or of a process of pid, the later of the two logs' */
 static int64_t thread_for_pid(tm_model *m, m_mach *mc, int64_t tid, int64_t pid)
 {
-	size_t l = tid_list(mc, tid, 0);
-	if (l == SIZE_MAX)
+	m_tid_list *tl = tid_list(mc, tid, 0);
+	if (!tl)
 		return -1;
-	for (size_t i = mc->tid_list_n[l]; i-- > 0;) {
-		int64_t utid = (int64_t)mc->tid_lists[l][i];
-		if (!thread_alive(m, mc, utid))
-			continue;
-		int64_t upid = m->threads[utid].pub.upid;
-		if (upid < 0 || m->procs[upid].pub.pid == pid)
-			return utid;
-	}
-	return -1;
+	if (!tl->ix)
+		return log_last_alive(m, mc, &tl->all, OF_PID_OR_NONE, pid, 0);
+	int64_t loose = log_last_alive(m, mc, &tl->ix->loose, NO_PROCESS, 0, 1);
+	m_stamp_log *g = pid_log(tl->ix, pid, 0);
+	int64_t of_pid = g ? log_last_alive(m, mc, g, OF_PID, pid, 1) : -1;
+	if (loose < 0)
+		return of_pid;
+	if (of_pid < 0)
+		return loose;
+	return m->threads[loose].stamp > m->threads[of_pid].stamp ? loose : of_pid;
 }
 
 int64_t m_get_or_create_thread(tm_model *m, m_mach *mc, int64_t tid)
@@ -168,8 +300,16 @@ static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
 			m->procs[upid].threads = (uint32_t)++m->n_proc_links;
 		}
 	}
+	int moved = m->threads[utid].pub.upid != upid;
 	m->threads[utid].pub.upid = upid;
 	m->threads[utid].pub.is_main = is_main;
+	m_thread *t = &m->threads[utid];
+	if (moved && upid >= 0 && t->stamp) {
+		/* in its tid's list: logged under its new pid too, at its place */
+		m_tid_list *tl = tid_list(m_machine(m, t->pub.machine_row), t->pub.tid, 0);
+		if (tl->ix)
+			log_put(m, pid_log(tl->ix, m->procs[upid].pub.pid, 1), (m_stamped){utid, t->stamp});
+	}
 }
 
 /* The list of utid's positions in pending (NULL: none yet). */
@@ -312,14 +452,12 @@ static int64_t thread_with_parent(tm_model *m, m_mach *mc, int64_t tid, int64_t 
 		/* a thread reaffirmed with its process becomes the live one for
 		 * its tid, and the last of its tid's list */
 		*m_map_put(&mc->live_tid, (uint64_t)tid, NULL) = (uint64_t)utid + 1;
-		size_t l = tid_list(mc, tid, 0);
-		if (l != SIZE_MAX && mc->tid_list_n[l] && (int64_t)mc->tid_lists[l][mc->tid_list_n[l] - 1] != utid) {
-			size_t k = 0;
-			for (size_t i = 0; i < mc->tid_list_n[l]; i++)
-				if ((int64_t)mc->tid_lists[l][i] != utid)
-					mc->tid_lists[l][k++] = mc->tid_lists[l][i];
-			mc->tid_lists[l][k++] = (uint64_t)utid;
-			mc->tid_list_n[l] = k;
+		m_tid_list *tl = tid_list(mc, tid, 0);
+		if (tl) {
+			while (tl->all.n && !in_list(m, &tl->all.v[tl->all.n - 1]))
+				tl->all.n--;
+			if (tl->all.n && tl->all.v[tl->all.n - 1].utid != utid)
+				put_last(m, mc, tl, utid);
 		}
 	}
 	if (m->threads[utid].pub.upid < 0)
@@ -374,9 +512,15 @@ int64_t m_start_new_process(tm_model *m, m_mach *mc, int64_t ts, int64_t parent_
 	int64_t recycled = pid_upid(mc, pid);
 	m_map_del(&mc->pids, (uint64_t)pid);
 	/* the same pid is never two live processes: its tids go too */
-	size_t l = tid_list(mc, pid, 0);
-	if (l != SIZE_MAX)
-		mc->tid_list_n[l] = 0;
+	m_tid_list *tl = tid_list(mc, pid, 0);
+	if (tl) {
+		for (uint32_t i = 0; i < tl->all.n; i++)
+			if (in_list(m, &tl->all.v[i]))
+				m->threads[tl->all.v[i].utid].stamp = 0;
+		tl->all.n = tl->all.kept = tl->members = 0;
+		m_tid_index_free(tl->ix);
+		tl->ix = NULL;
+	}
 	m_map_del(&mc->live_tid, (uint64_t)pid);
 	int64_t utid = m_start_new_thread(m, mc, ts, pid);
 	m_update_thread_name(m, utid, name, thread_prio);
@@ -478,14 +622,9 @@ void m_set_pid_zero_is_swapper(tm_model *m, m_mach *mc)
 	mc->pid0_is_swapper = 1;
 	/* tids_ and pids_ keep what they already hold for 0 (Insert) */
 	int fresh = !m_map_get(&mc->tids_head, 0);
-	size_t l = tid_list(mc, 0, 1);
-	if (fresh) {
-		if (!mc->tid_list_cap[l]) {
-			mc->tid_list_cap[l] = 2;
-			mc->tid_lists[l] = tm_xmalloc(2 * sizeof(uint64_t));
-		}
-		mc->tid_lists[l][mc->tid_list_n[l]++] = (uint64_t)mc->swapper_utid;
-	}
+	m_tid_list *tl = tid_list(mc, 0, 1);
+	if (fresh)
+		put_last(m, mc, tl, mc->swapper_utid);
 	*m_map_put(&mc->live_tid, 0, NULL) = (uint64_t)mc->swapper_utid + 1;
 	int ins;
 	uint64_t *pv = m_map_put(&mc->pids, 0, &ins);
@@ -502,13 +641,9 @@ void m_end_thread(tm_model *m, m_mach *mc, int64_t ts, int64_t tid)
 		return;
 	m_thread *t = &m->threads[utid];
 	t->pub.end_ts = ts;
-	size_t l = tid_list(mc, tid, 0);
-	if (l != SIZE_MAX) {
-		size_t k = 0;
-		for (size_t i = 0; i < mc->tid_list_n[l]; i++)
-			if ((int64_t)mc->tid_lists[l][i] != utid)
-				mc->tid_lists[l][k++] = mc->tid_lists[l][i];
-		mc->tid_list_n[l] = k;
+	if (t->stamp) { /* out of its tid's list */
+		t->stamp = 0;
+		tid_list(mc, tid, 0)->members--;
 	}
 	refresh_live_tid(m, mc, tid);
 	if (t->pub.upid < 0)
