@@ -711,4 +711,34 @@ eq "an end's 3,000 args merged into its slice's 3,000, in order" \
 	"$("$tm" cat -o noindex endargs.json timeline.tsv | awk -F '\t' '$5 == "slice" { print $12 }' | md5sum)" \
 	"$(md5sum <endargs.expect)"
 
+# A JSON event whose thread a chain of 2,000 threads waits for (each made
+# by a CLONE_THREAD of it in a proto file of the same machine, its
+# process unknown): all of them join pid 7 at that event, and
+# merged.pftrace says so for each (a ProcessTree entry per thread made).
+protos=$here/../protos
+if command -v protoc >/dev/null; then
+	mkdir -p waiting
+	for ((i = 0; i < 2000; i++)); do
+		printf 'event { timestamp: %d pid: 9000 task_newtask { pid: %d comm: "t" clone_flags: 65536 } }\n' \
+			$((1000000000 + i * 1000)) $((20000000 + i))
+	done | { printf 'packet { ftrace_events { cpu: 0 '; tr '\n' ' '; printf '} }\n'; } |
+		protoc --encode=perfetto.protos.Trace --proto_path="$protos" "$protos/trace.proto" >waiting/p.pftrace
+	printf '{"traceEvents":[{"ph":"X","name":"x","ts":3000000,"dur":1,"pid":7,"tid":9000}]}\n' >waiting/j.json
+	printf '{"perfetto_manifest":{"version":1,"files":[{"path":"p.pftrace","machine":{"name":"m"}},{"path":"j.json","machine":{"name":"m"}}]}}\n' \
+		>waiting/perfetto_manifest.json
+	(cd waiting && tar cf ../waiting.tar perfetto_manifest.json p.pftrace j.json)
+	"$tm" cat -o noindex waiting.tar merged.pftrace >waiting.pftrace
+	eq "a chain of 2,000 waiting threads joins pid 7 in merged.pftrace" \
+		"$("$tm" cat -o noindex waiting.pftrace machines/m/threads.tsv | awk -F '\t' '$1 >= 20000000 && $3 == 7' | wc -l)" 2000
+	# at the JSON event's time, as the reference's import joined them
+	protoc --decode=perfetto.protos.Trace --proto_path="$protos" "$protos/trace.proto" <waiting.pftrace >waiting.txt
+	eq "merged.pftrace: a ProcessTree entry at the event's time for each of the 2,000, in pid 7" \
+		"$(awk '/^packet \{/ { n = 0; ts = "" } /^    threads \{/ { th = 1 } th && /tid:/ { tid[n] = $2 }
+			th && /tgid:/ { tg[n++] = $2; th = 0 } /^  timestamp:/ { ts = $2 }
+			/^\}/ { for (i = 0; i < n; i++) if (ts == 3000000000 && tid[i] >= 20000000 && tg[i] == 7) print tid[i] }' \
+			waiting.txt | wc -l)" 2000
+else
+	skip "a chain of waiting threads" "protoc is not installed"
+fi
+
 exit $T_FAILED
