@@ -175,6 +175,19 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 	return &sl->val;
 }
 
+size_t m_keyed(m_map *ix, void **arr, size_t *n, size_t *cap, size_t elem, uint64_t key, int make)
+{
+	int fresh = 0;
+	uint64_t *v = make ? m_map_put(ix, key, &fresh) : m_map_get(ix, key);
+	if (!v)
+		return SIZE_MAX;
+	if (fresh) {
+		tm_grow_zero(arr, cap, *n + 1, elem);
+		*v = ++*n;
+	}
+	return (size_t)*v - 1;
+}
+
 void m_map_del(m_map *m, uint64_t key)
 {
 	int s = side_of(key);

@@ -51,6 +51,11 @@ typedef struct m_map {
 uint64_t *m_map_get(m_map *m, uint64_t key);             /* NULL when absent */
 uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted); /* value 0 when new */
 void m_map_del(m_map *m, uint64_t key);
+/* The index of key's element in *arr (*n of them, of elem bytes, each
+ * zeroed when made), found through ix (key -> index + 1) and made when
+ * absent and make; SIZE_MAX when absent. */
+size_t m_keyed(m_map *ix, void **arr, size_t *n, size_t *cap, size_t elem, uint64_t key, int make);
+#define M_KEYED(ix, arr, n, cap, key, make) m_keyed((ix), (void **)&(arr), &(n), &(cap), sizeof(*(arr)), (key), (make))
 void m_map_free(m_map *m);
 uint64_t m_hash2(uint64_t a, uint64_t b);
 

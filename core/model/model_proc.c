@@ -57,15 +57,8 @@ m_mach *m_machine(tm_model *m, uint32_t row)
 /* tids_[tid] (NULL: none; valid until another list is made) */
 static m_tid_list *tid_list(m_mach *mc, int64_t tid, int create)
 {
-	uint64_t *v = create ? m_map_put(&mc->tids_head, (uint64_t)tid, NULL) : m_map_get(&mc->tids_head, (uint64_t)tid);
-	if (!v)
-		return NULL;
-	if (!*v) {
-		TM_GROW(mc->tid_lists, mc->cap_tid_lists, mc->n_tid_lists + 1);
-		memset(&mc->tid_lists[mc->n_tid_lists], 0, sizeof *mc->tid_lists);
-		*v = ++mc->n_tid_lists;
-	}
-	return &mc->tid_lists[*v - 1];
+	size_t i = M_KEYED(&mc->tids_head, mc->tid_lists, mc->n_tid_lists, mc->cap_tid_lists, (uint64_t)tid, create);
+	return i == SIZE_MAX ? NULL : &mc->tid_lists[i];
 }
 
 static int64_t pid_upid(m_mach *mc, int64_t pid)
@@ -142,16 +135,8 @@ static void log_put(const tm_model *m, m_stamp_log *g, m_stamped e)
 /* The log of the threads of a process of pid (NULL: none, unless make). */
 static m_stamp_log *pid_log(m_tid_index *x, int64_t pid, int make)
 {
-	int fresh = 0;
-	uint64_t *v = make ? m_map_put(&x->by_pid, (uint64_t)pid, &fresh) : m_map_get(&x->by_pid, (uint64_t)pid);
-	if (!v)
-		return NULL;
-	if (fresh) {
-		TM_GROW(x->groups, x->cap_groups, x->n_groups + 1);
-		memset(&x->groups[x->n_groups], 0, sizeof *x->groups);
-		*v = ++x->n_groups;
-	}
-	return &x->groups[*v - 1];
+	size_t i = M_KEYED(&x->by_pid, x->groups, x->n_groups, x->cap_groups, (uint64_t)pid, make);
+	return i == SIZE_MAX ? NULL : &x->groups[i];
 }
 
 void m_tid_index_free(m_tid_index *x)
@@ -315,16 +300,9 @@ static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
 /* The list of utid's positions in pending (NULL: none yet). */
 static m_poslist *pending_pos(m_mach *mc, int64_t utid, int create)
 {
-	int fresh = 0;
-	uint64_t *v = create ? m_map_put(&mc->pending_of, (uint64_t)utid, &fresh) : m_map_get(&mc->pending_of, (uint64_t)utid);
-	if (!v)
-		return NULL;
-	if (fresh) {
-		TM_GROW(mc->pending_pos, mc->cap_pending_pos, mc->n_pending_pos + 1);
-		mc->pending_pos[mc->n_pending_pos] = (m_poslist){0};
-		*v = ++mc->n_pending_pos;
-	}
-	return &mc->pending_pos[*v - 1];
+	size_t i = M_KEYED(&mc->pending_of, mc->pending_pos, mc->n_pending_pos, mc->cap_pending_pos, (uint64_t)utid,
+			   create);
+	return i == SIZE_MAX ? NULL : &mc->pending_pos[i];
 }
 
 static void pending_push(m_mach *mc, int64_t a, int64_t b)

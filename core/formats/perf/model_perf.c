@@ -76,16 +76,8 @@ static pm_ctx *file_ctx(tm_model *m, const tm_mrec_head *h)
 
 static perf_space *space_of(pm_ctx *pc, int64_t upid, int make)
 {
-	int fresh = 0;
-	uint64_t *v = make ? m_map_put(&pc->spaces, (uint64_t)upid, &fresh) : m_map_get(&pc->spaces, (uint64_t)upid);
-	if (!v)
-		return NULL;
-	if (fresh) {
-		TM_GROW(pc->space, pc->cap_space, pc->n_space + 1);
-		pc->space[pc->n_space] = (perf_space){0};
-		*v = ++pc->n_space;
-	}
-	return &pc->space[*v - 1];
+	size_t i = M_KEYED(&pc->spaces, pc->space, pc->n_space, pc->cap_space, (uint64_t)upid, make);
+	return i == SIZE_MAX ? NULL : &pc->space[i];
 }
 
 /* ---- records ------------------------------------------------------------------------- */
