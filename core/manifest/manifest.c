@@ -329,8 +329,9 @@ static int parse_attributes(tm_manifest *m, const tj_value *a, tm_error *err)
 		return tm_err(err, TM_EINPUT, "%s", E_ATTRS_TYPE);
 	m->has_attributes = 1;
 	attr_ref *refs = tm_xcalloc(a->len ? a->len : 1, sizeof(*refs));
+	const tj_key *keys = tj_keys(a);
 	for (size_t i = 0; i < a->len; i++)
-		refs[i] = (attr_ref){{a->keys[i], a->key_lens[i]}, i};
+		refs[i] = (attr_ref){{keys[i].s, keys[i].len}, i};
 	qsort(refs, a->len, sizeof(*refs), cmp_attr_ref);
 	m->attrs = tm_xcalloc(a->len ? a->len : 1, sizeof(*m->attrs));
 	int rc = 0;

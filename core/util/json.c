@@ -29,6 +29,12 @@ typedef enum step {
 	STEP_INCOMPLETE, /* input ended early */
 } step;
 
+/* An element of a container not closed yet (json.c "containers"). */
+typedef struct pending {
+	tj_value v;
+	tj_key k; /* in an object */
+} pending;
+
 typedef struct parser {
 	const char *p, *end;
 	int depth;
@@ -41,6 +47,13 @@ typedef struct parser {
 	const char *overflow;
 	size_t overflow_len;
 	struct tree *t;  /* where the tree's memory comes from */
+	/* The elements of the open containers that have no block of their
+	 * own, innermost last: in inline_stack, which holds those of a
+	 * Chrome JSON event's args, or in a malloc'd copy once that is full
+	 * (freed when the parse ends). */
+	pending *stack;
+	size_t top, cap;
+	pending inline_stack[32];
 	char detail[TM_ERR_MAX];
 } parser;
 
@@ -56,6 +69,9 @@ static void parser_init(parser *ps, const char *buf, size_t len)
 	ps->overflow = NULL;
 	ps->overflow_len = 0;
 	ps->t = NULL;
+	ps->stack = ps->inline_stack;
+	ps->top = 0;
+	ps->cap = sizeof ps->inline_stack / sizeof ps->inline_stack[0];
 }
 
 /* ---- the tree's memory --------------------------------------------------- */
@@ -63,10 +79,11 @@ static void parser_init(parser *ps, const char *buf, size_t len)
 /* A tree lives in one arena, freed whole by tj_free: a Chrome JSON trace
  * parses one small document per event, and a malloc per string and per
  * container array was most of its cost. The root is the first member of
- * the tree header, so tj_free finds the header from the root. */
+ * the tree header, so tj_free finds the header from the root. Nothing in
+ * a tree needs more than 8-byte alignment, and a small container's block
+ * (24 bytes an item) would round up to 16. */
 typedef struct arena_blk {
 	struct arena_blk *next;
-	size_t pad; /* keeps the data 16-byte aligned */
 } arena_blk;
 
 typedef struct tree {
@@ -76,7 +93,7 @@ typedef struct tree {
 	size_t left;
 } tree;
 
-#define ARENA_ALIGN 16
+#define ARENA_ALIGN 8
 #define TREE_FIRST 2048       /* the header and the first block, one malloc */
 #define ARENA_BLOCK 8192      /* later blocks (bigger requests get their own) */
 
@@ -529,38 +546,137 @@ static step after_value(parser *ps, tj_type in)
 	return fail(ps, "Expected ',' or '%c' after value. Got '%c'", close, *ps->p);
 }
 
-/* Append an element slot (and its key) to a container. */
-static void *arena_grow(tree *t, void *old, size_t n_old, size_t n_new, size_t size)
+/* ---- containers -------------------------------------------------------- */
+
+/* A container's items get one block of their exact size when it closes,
+ * so that a small one holds no spare room (`[0]` is one value, not room
+ * for eight) and no outgrown block stays in the arena. Until then its
+ * elements wait on the parser's stack, where they are always the last
+ * ones (a nested container's leave when it closes). Past SPILL of them,
+ * in a block of their own instead, grown as they come and shrunk to size
+ * as the container closes, when it becomes the tree's: copied off the
+ * stack at the end, a large container would be held twice. */
+#define SPILL 256
+
+typedef struct frame {
+	tj_type type;
+	size_t n;       /* elements so far */
+	size_t base;    /* the first one's place on the stack, while blk is NULL */
+	arena_blk *blk; /* the items after the header, once past SPILL */
+	tj_key *keys;   /* an object's keys then */
+	size_t cap;     /* the room of blk and keys */
+} frame;
+
+static tj_value *element(parser *ps, const frame *f, size_t i)
 {
-	void *p = arena_alloc(t, n_new * size);
-	if (n_old)
-		memcpy(p, old, n_old * size);
-	return p;
+	return f->blk ? (tj_value *)(void *)(f->blk + 1) + i : &ps->stack[f->base + i].v;
 }
 
-static tj_value *append(tree *t, tj_value *c, size_t *cap, char *key, size_t key_len)
+static void stack_grow(parser *ps)
 {
-	if (c->len == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		c->items = arena_grow(t, c->items, c->len, ncap, sizeof(*c->items));
-		if (c->type == TJ_OBJECT) {
-			c->keys = arena_grow(t, c->keys, c->len, ncap, sizeof(*c->keys));
-			c->key_lens = arena_grow(t, c->key_lens, c->len, ncap, sizeof(*c->key_lens));
+	size_t cap = 2 * ps->cap;
+	if (ps->stack == ps->inline_stack) {
+		ps->stack = tm_xmalloc(cap * sizeof(*ps->stack));
+		memcpy(ps->stack, ps->inline_stack, ps->top * sizeof(*ps->stack));
+	} else {
+		ps->stack = tm_xrealloc(ps->stack, cap * sizeof(*ps->stack));
+	}
+	ps->cap = cap;
+}
+
+/* f's elements, the last ones on the stack, to a block of f's own. */
+static void spill(parser *ps, frame *f)
+{
+	f->cap = 2 * f->n;
+	f->blk = tm_xmalloc(sizeof(arena_blk) + f->cap * sizeof(tj_value));
+	tj_value *items = element(ps, f, 0);
+	if (f->type == TJ_OBJECT)
+		f->keys = tm_xmalloc(f->cap * sizeof(tj_key));
+	for (size_t i = 0; i < f->n; i++) {
+		items[i] = ps->stack[f->base + i].v;
+		if (f->keys)
+			f->keys[i] = ps->stack[f->base + i].k;
+	}
+	ps->top = f->base;
+}
+
+/* A new element of f, a null value with the key given (objects), valid
+ * until the next element of any container. */
+static tj_value *push(parser *ps, frame *f, char *key, size_t key_len)
+{
+	if (!f->blk && f->n == SPILL)
+		spill(ps, f);
+	tj_value *v;
+	if (f->blk) {
+		if (f->n == f->cap) {
+			f->cap *= 2;
+			f->blk = tm_xrealloc(f->blk, sizeof(arena_blk) + f->cap * sizeof(tj_value));
+			if (f->keys)
+				f->keys = tm_xrealloc(f->keys, f->cap * sizeof(tj_key));
 		}
-		*cap = ncap;
+		v = element(ps, f, f->n);
+		if (f->keys)
+			f->keys[f->n] = (tj_key){key, key_len};
+	} else {
+		if (ps->top == ps->cap)
+			stack_grow(ps);
+		pending *e = &ps->stack[ps->top++];
+		e->k = (tj_key){key, key_len};
+		v = &e->v;
 	}
-	tj_value *v = &c->items[c->len];
-	memset(v, 0, sizeof(*v));
-	if (c->type == TJ_OBJECT) {
-		c->keys[c->len] = key;
-		c->key_lens[c->len] = key_len;
-	}
-	c->len++;
+	f->n++;
+	*v = (tj_value){.type = TJ_NULL};
 	return v;
 }
 
-/* Read one element of container `c` (ps->p is at a non-space byte). */
-static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested)
+/* The closed f's items (NULL when it has none) in the tree, an object's
+ * keys after them (tj_keys). */
+static tj_value *close_frame(parser *ps, frame *f)
+{
+	size_t n = f->n;
+	if (!n)
+		return NULL;
+	size_t room = n * (sizeof(tj_value) + (f->type == TJ_OBJECT ? sizeof(tj_key) : 0));
+	tj_value *items;
+	if (f->blk) {
+		arena_blk *b = tm_xrealloc(f->blk, sizeof(arena_blk) + room);
+		f->blk = NULL;
+		b->next = ps->t->blocks;
+		ps->t->blocks = b;
+		items = (tj_value *)(void *)(b + 1);
+		if (f->keys) {
+			memcpy(items + n, f->keys, n * sizeof(tj_key));
+			free(f->keys);
+			f->keys = NULL;
+		}
+		return items;
+	}
+	items = arena_alloc(ps->t, room);
+	const pending *e = &ps->stack[f->base];
+	if (f->type == TJ_OBJECT) {
+		tj_key *keys = (tj_key *)(void *)(items + n);
+		for (size_t i = 0; i < n; i++) {
+			items[i] = e[i].v;
+			keys[i] = e[i].k;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			items[i] = e[i].v;
+	}
+	ps->top = f->base;
+	return items;
+}
+
+/* f given up (a parse error): what it holds outside the tree. */
+static void drop_frame(frame *f)
+{
+	free(f->blk);
+	free(f->keys);
+}
+
+/* Read one element of container f (ps->p is at a non-space byte). A
+ * nested container is left for the caller with its type set. */
+static step next_element(parser *ps, frame *f)
 {
 	/* Either bracket ends either container here (hence trailing commas). */
 	if (*ps->p == '}' || *ps->p == ']') {
@@ -568,7 +684,7 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 		return STEP_END;
 	}
 	tj_value *v;
-	if (c->type == TJ_OBJECT) {
+	if (f->type == TJ_OBJECT) {
 		if (*ps->p != '"')
 			return fail(ps, "Expected '\"' at the start of key. Got '%c'", *ps->p);
 		char *key;
@@ -578,7 +694,7 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 			return rc;
 		/* The slot owns the key from now on (a failure frees the whole
 		 * tree), so last_key stays valid until the error is reported. */
-		v = append(ps->t, c, cap, key, key_len);
+		v = push(ps, f, key, key_len);
 		ps->last_key = key;
 		ps->last_key_len = key_len;
 		if (!skip_ws(ps))
@@ -589,7 +705,7 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 		if (!skip_ws(ps))
 			return STEP_INCOMPLETE;
 	} else {
-		v = append(ps->t, c, cap, NULL, 0);
+		v = push(ps, f, NULL, 0);
 	}
 	if (*ps->p == '{' || *ps->p == '[') {
 		if (ps->depth >= TJ_MAX_DEPTH)
@@ -599,19 +715,18 @@ static step next_element(parser *ps, tj_value *c, size_t *cap, tj_value **nested
 		/* Input ending right after the bracket is the parent's failure. */
 		if (!skip_ws(ps))
 			return STEP_INCOMPLETE;
-		*nested = v;
 		return STEP_NESTED;
 	}
 	step rc = parse_primitive(ps, v);
 	if (rc != STEP_OK)
 		return rc;
-	return after_value(ps, c->type);
+	return after_value(ps, f->type);
 }
 
-/* Record the failure of container `c`'s step as the final error. */
-static void report(parser *ps, const tj_value *c, step rc, tm_error *err)
+/* Record the failure of a step of a container of `type` as the final error. */
+static void report(parser *ps, tj_type type, step rc, tm_error *err)
 {
-	const char *what = c->type == TJ_OBJECT ? "object" : "array";
+	const char *what = type == TJ_OBJECT ? "object" : "array";
 	if (rc == STEP_ERROR)
 		tm_err(err, TM_EINPUT, "Failed to parse %s: %s", what, ps->detail);
 	else if (ps->overflow)
@@ -621,32 +736,45 @@ static void report(parser *ps, const tj_value *c, step rc, tm_error *err)
 		tm_err(err, TM_EINPUT, "Failed to parse %s: ", what);
 }
 
-/* Read the elements of `c` (its opening bracket consumed, ps->p at a
- * non-space byte) up to and including its closing bracket; `parent` is
- * the enclosing container's type, TJ_NULL for the root. */
-static int parse_container(parser *ps, tj_value *c, tj_type parent, tm_error *err)
+/* Read the elements of a container of `type` (its opening bracket
+ * consumed, ps->p at a non-space byte) up to and including its closing
+ * bracket into *items and *n; `parent` is the enclosing container's type,
+ * TJ_NULL for the root. */
+static int parse_container(parser *ps, tj_type type, tj_type parent, tj_value **items, size_t *n, tm_error *err)
 {
-	size_t cap = 0;
+	frame f = {type, 0, ps->top, NULL, NULL, 0};
 	ps->depth++;
 	for (;;) {
-		tj_value *nested = NULL;
-		step rc = next_element(ps, c, &cap, &nested);
-		/* Closing a nested container also reads what follows it in the
-		 * parent; a failure there is still this container's. */
-		if (rc == STEP_END && parent != TJ_NULL) {
-			step after = after_value(ps, parent);
-			if (after != STEP_OK)
-				rc = after;
+		step rc = next_element(ps, &f);
+		if (rc == STEP_END) {
+			*n = f.n;
+			*items = close_frame(ps, &f);
+			/* Closing a nested container also reads what follows
+			 * it in the parent; a failure there is still this
+			 * container's (its items are the tree's by now). */
+			if (parent != TJ_NULL)
+				rc = after_value(ps, parent);
+			if (rc == STEP_END || rc == STEP_OK)
+				break;
+			report(ps, type, rc, err);
+			return -1;
 		}
-		if (rc == STEP_END)
-			break;
 		if (rc == STEP_NESTED) {
-			if (parse_container(ps, nested, c->type, err) != 0)
+			tj_value *sub_items;
+			size_t sub_n;
+			if (parse_container(ps, element(ps, &f, f.n - 1)->type, type, &sub_items, &sub_n, err) != 0) {
+				drop_frame(&f);
 				return -1;
+			}
+			/* found again: the stack may have moved */
+			tj_value *sub = element(ps, &f, f.n - 1);
+			sub->items = sub_items;
+			sub->len = sub_n;
 			continue;
 		}
 		if (rc != STEP_OK) {
-			report(ps, c, rc, err);
+			report(ps, type, rc, err);
+			drop_frame(&f);
 			return -1;
 		}
 	}
@@ -688,7 +816,10 @@ int tj_parse_prefix(const char *buf, size_t len, tj_value **out, size_t *used, t
 		tj_free(root);
 		return tm_err(err, TM_EINPUT, "Failed to start parsing: ");
 	}
-	if (parse_container(&ps, root, TJ_NULL, err) != 0) {
+	int rc = parse_container(&ps, root->type, TJ_NULL, &root->items, &root->len, err);
+	if (ps.stack != ps.inline_stack)
+		free(ps.stack);
+	if (rc != 0) {
 		tj_free(root);
 		return -1;
 	}
@@ -870,9 +1001,11 @@ static int shallow_value(parser *ps, int depth, tj_member *m)
 	tj_value v;
 	if (parse_number(ps, &v) != STEP_OK)
 		return -1;
-	if (m) {
-		m->v.type = v.type;
+	if (m && v.type == TJ_INT) {
+		m->v.type = TJ_INT;
 		m->v.i = v.i;
+	} else if (m) {
+		m->v.type = TJ_DOUBLE;
 		m->v.d = v.d;
 	}
 	return 0;
@@ -945,8 +1078,6 @@ int tj_read_shallow_keys(const char *buf, size_t len, tj_key_fn keep, tj_member_
 		tj_member m;
 		/* what shallow_value does not set for every type */
 		m.v.items = NULL;
-		m.v.keys = NULL;
-		m.v.key_lens = NULL;
 		m.v.len = 0;
 		m.escaped = 0;
 		m.key = ps.p + 1;
@@ -979,8 +1110,9 @@ const tj_value *tj_get(const tj_value *obj, const char *key)
 	if (!obj || obj->type != TJ_OBJECT)
 		return NULL;
 	size_t n = strlen(key);
+	const tj_key *keys = tj_keys(obj);
 	for (size_t i = obj->len; i-- > 0;)
-		if (obj->key_lens[i] == n && memcmp(obj->keys[i], key, n) == 0)
+		if (keys[i].len == n && memcmp(keys[i].s, key, n) == 0)
 			return &obj->items[i];
 	return NULL;
 }
@@ -1020,33 +1152,27 @@ static size_t as_off(const void *p)
 static void copy_node(const tj_value *v, tm_buf *b, size_t at)
 {
 	tj_value n = *v;
-	n.s = NULL;
-	n.items = NULL;
-	n.keys = NULL;
-	n.key_lens = NULL;
 	if (v->type == TJ_STRING && v->s) {
 		size_t s = tm_log_reserve(b, v->len + 1);
 		memcpy(b->data + s, v->s, v->len + 1); /* its NUL too */
 		n.s = as_ptr(s);
 	} else if ((v->type == TJ_ARRAY || v->type == TJ_OBJECT) && v->items && v->len) {
-		size_t items = tm_log_reserve(b, v->len * sizeof(tj_value));
+		int object = v->type == TJ_OBJECT;
+		size_t items = tm_log_reserve(b, v->len * (sizeof(tj_value) + (object ? sizeof(tj_key) : 0)));
 		n.items = as_ptr(items);
-		if (v->keys) {
-			size_t keys = tm_log_reserve(b, v->len * sizeof(char *));
-			size_t lens = tm_log_reserve(b, v->len * sizeof(size_t));
-			memcpy(b->data + lens, v->key_lens, v->len * sizeof(size_t));
-			n.keys = as_ptr(keys);
-			n.key_lens = as_ptr(lens);
+		if (object) {
+			const tj_key *keys = tj_keys(v);
+			size_t at_keys = items + v->len * sizeof(tj_value);
 			for (size_t i = 0; i < v->len; i++) {
-				size_t k = tm_log_reserve(b, v->key_lens[i] + 1);
-				memcpy(b->data + k, v->keys[i], v->key_lens[i] + 1);
-				char *kp = as_ptr(k);
-				memcpy(b->data + keys + i * sizeof(char *), &kp, sizeof kp);
+				tj_key k = {as_ptr(tm_log_reserve(b, keys[i].len + 1)), keys[i].len};
+				memcpy(b->data + as_off(k.s), keys[i].s, keys[i].len + 1);
+				memcpy(b->data + at_keys + i * sizeof(tj_key), &k, sizeof k);
 			}
 		}
 		for (size_t i = 0; i < v->len; i++)
 			copy_node(&v->items[i], b, items + i * sizeof(tj_value));
 	} else if (v->type == TJ_ARRAY || v->type == TJ_OBJECT) {
+		n.items = NULL;
 		n.len = 0; /* a container given without its items */
 	}
 	memcpy(b->data + at, &n, sizeof n);
@@ -1061,16 +1187,15 @@ size_t tj_copy_out(const tj_value *v, tm_buf *b)
 
 static void copy_in(tj_value *v, char *base)
 {
-	if (v->s)
+	if (v->type == TJ_STRING && v->s)
 		v->s = base + as_off(v->s);
-	if (!v->items)
+	if ((v->type != TJ_ARRAY && v->type != TJ_OBJECT) || !v->items)
 		return;
-	v->items = (tj_value *)(base + as_off(v->items));
-	if (v->keys) {
-		v->keys = (char **)(base + as_off(v->keys));
-		v->key_lens = (size_t *)(base + as_off(v->key_lens));
+	v->items = (tj_value *)(void *)(base + as_off(v->items));
+	if (v->type == TJ_OBJECT) {
+		tj_key *keys = tj_keys(v);
 		for (size_t i = 0; i < v->len; i++)
-			v->keys[i] = base + as_off(v->keys[i]);
+			keys[i].s = base + as_off(keys[i].s);
 	}
 	for (size_t i = 0; i < v->len; i++)
 		copy_in(&v->items[i], base);
@@ -1078,7 +1203,7 @@ static void copy_in(tj_value *v, char *base)
 
 tj_value *tj_copy_in(char *base, size_t root)
 {
-	tj_value *v = (tj_value *)(base + root);
+	tj_value *v = (tj_value *)(void *)(base + root);
 	copy_in(v, base);
 	return v;
 }
@@ -1123,10 +1248,11 @@ void tj_write(tm_buf *b, const tj_value *v)
 
 void tj_write_members(tm_buf *b, const tj_value *v)
 {
+	const tj_key *keys = tj_keys(v);
 	for (size_t i = 0; i < v->len; i++) {
 		if (i)
 			tm_buf_put(b, ",", 1);
-		tm_buf_json_string(b, v->keys[i], v->key_lens[i]);
+		tm_buf_json_string(b, keys[i].s, keys[i].len);
 		tm_buf_put(b, ":", 1);
 		tj_write(b, &v->items[i]);
 	}

@@ -72,15 +72,33 @@ typedef enum tj_type { TJ_NULL, TJ_BOOL, TJ_INT, TJ_DOUBLE, TJ_STRING, TJ_ARRAY,
 typedef struct tj_value tj_value;
 struct tj_value {
 	tj_type type;
-	int b;            /* TJ_BOOL */
-	int64_t i;        /* TJ_INT: a literal without . e E that fits int64 */
-	double d;         /* TJ_DOUBLE */
-	char *s;          /* TJ_STRING, NUL-terminated; may hold NULs, see len */
-	size_t len;       /* TJ_STRING byte length; TJ_ARRAY/TJ_OBJECT item count */
-	tj_value *items;  /* TJ_ARRAY/TJ_OBJECT values, in document order */
-	char **keys;      /* TJ_OBJECT keys, parallel to items (duplicates kept) */
-	size_t *key_lens; /* TJ_OBJECT key byte lengths (keys may hold NULs) */
+	int b;         /* TJ_BOOL */
+	size_t len;    /* TJ_STRING byte length; TJ_ARRAY/TJ_OBJECT item count */
+	/* Only the member that `type` names holds the value (the others
+	 * read its bytes): 24 bytes a value, where a document of small
+	 * containers holds one for every two or three bytes of text. */
+	union {
+		int64_t i;       /* TJ_INT: a literal without . e E that fits int64 */
+		double d;        /* TJ_DOUBLE */
+		char *s;         /* TJ_STRING, NUL-terminated; may hold NULs, see len */
+		tj_value *items; /* TJ_ARRAY/TJ_OBJECT values, in document order
+				  * (NULL when there are none) */
+	};
 };
+
+/* One key of an object: NUL-terminated, may hold NULs (see len). */
+typedef struct tj_key {
+	char *s;
+	size_t len;
+} tj_key;
+
+/* The keys of object `obj`, parallel to its items (duplicates kept), or
+ * NULL when it has none. They follow the items in the same block, so an
+ * object built by hand keeps its keys right after its obj->len items. */
+static inline tj_key *tj_keys(const tj_value *obj)
+{
+	return obj->items ? (tj_key *)(void *)(obj->items + obj->len) : NULL;
+}
 
 /* Parse the first JSON value of buf[0..len). On success *out owns the tree
  * (free with tj_free) and 0 is returned; on failure *out is NULL, err holds

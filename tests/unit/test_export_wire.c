@@ -72,7 +72,7 @@ static DebugAnnotation *annot(owned *o, const tj_value *v)
 				continue;
 			if (v->type == TJ_OBJECT) {
 				c->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-				c->name = own(o, strndup(v->keys[i], v->key_lens[i]));
+				c->name = own(o, strndup(tj_keys(v)[i].s, tj_keys(v)[i].len));
 			}
 			e[n++] = c;
 		}

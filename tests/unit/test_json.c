@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "util/ahead.h"
 #include "util/json.h"
@@ -130,8 +131,8 @@ static void test_duplicate_keys(void)
 	tj_value *v = parse("{\"a\": 1, \"b\": 2, \"a\": \"x\", \"a\": 3}", &err);
 	CHECK(v != NULL);
 	CHECK_INT(v->len, 4);
-	CHECK_STR(v->keys[0], "a");
-	CHECK_STR(v->keys[2], "a");
+	CHECK_STR(tj_keys(v)[0].s, "a");
+	CHECK_STR(tj_keys(v)[2].s, "a");
 	const tj_value *a = tj_get(v, "a");
 	CHECK(a == &v->items[3]);
 	CHECK_INT(a->i, 3);
@@ -179,7 +180,7 @@ static void test_nul_inside_strings(void)
 	tm_error err;
 	tj_value *v = parse(doc, &err);
 	CHECK(v != NULL);
-	CHECK_INT(v->key_lens[0], 2);
+	CHECK_INT(tj_keys(v)[0].len, 2);
 	CHECK(tj_get(v, "a") == NULL); /* "a\0" is not "a" */
 	CHECK_INT(v->items[0].len, 3);
 	CHECK(memcmp(v->items[0].s, "x\0y", 4) == 0);
@@ -353,8 +354,10 @@ static void test_tree_shape(void)
 /* Two trees alike to the byte: types, scalars, strings, keys, order. */
 static int same_tree(const tj_value *a, const tj_value *b)
 {
-	if (a->type != b->type || a->b != b->b || a->i != b->i || memcmp(&a->d, &b->d, sizeof a->d) != 0)
+	if (a->type != b->type || a->b != b->b)
 		return 0;
+	if (a->type == TJ_INT || a->type == TJ_DOUBLE) /* -0.0 is not 0.0 */
+		return memcmp(&a->i, &b->i, sizeof a->i) == 0;
 	if (a->type == TJ_STRING)
 		return a->len == b->len && memcmp(a->s, b->s, a->len + 1) == 0;
 	if (a->type != TJ_ARRAY && a->type != TJ_OBJECT)
@@ -362,8 +365,8 @@ static int same_tree(const tj_value *a, const tj_value *b)
 	if (a->len != b->len)
 		return 0;
 	for (size_t i = 0; i < a->len; i++) {
-		if (a->type == TJ_OBJECT && (a->key_lens[i] != b->key_lens[i] ||
-					     memcmp(a->keys[i], b->keys[i], a->key_lens[i] + 1) != 0))
+		if (a->type == TJ_OBJECT && (tj_keys(a)[i].len != tj_keys(b)[i].len ||
+					     memcmp(tj_keys(a)[i].s, tj_keys(b)[i].s, tj_keys(a)[i].len + 1) != 0))
 			return 0;
 		if (!same_tree(&a->items[i], &b->items[i]))
 			return 0;
@@ -395,6 +398,313 @@ static void test_copy_through_buffer(void)
 		tm_buf_free(&b);
 		tj_free(v);
 	}
+}
+
+/* A small tree read member by member, every value written out by hand. */
+static void test_small_tree_by_hand(void)
+{
+	tm_error err;
+	tj_value *v = parse("{\"a\":[1,[2,[]],{}],\"b\":{\"c\":\"d\",\"c\":null},\"e\":[],\"a\":-3.5}", &err);
+	CHECK(v != NULL);
+	CHECK_INT(v->type, TJ_OBJECT);
+	CHECK_INT(v->len, 4);
+	const tj_key *k = tj_keys(v);
+	CHECK(k != NULL);
+	CHECK_STR(k[0].s, "a");
+	CHECK_STR(k[1].s, "b");
+	CHECK_STR(k[2].s, "e");
+	CHECK_STR(k[3].s, "a");
+	CHECK_INT(k[0].len, 1);
+	const tj_value *a = &v->items[0];
+	CHECK_INT(a->type, TJ_ARRAY);
+	CHECK_INT(a->len, 3);
+	CHECK_INT(a->items[0].type, TJ_INT);
+	CHECK_INT(a->items[0].i, 1);
+	CHECK_INT(a->items[1].type, TJ_ARRAY);
+	CHECK_INT(a->items[1].len, 2);
+	CHECK_INT(a->items[1].items[0].i, 2);
+	CHECK_INT(a->items[1].items[1].type, TJ_ARRAY);
+	CHECK_INT(a->items[1].items[1].len, 0);
+	CHECK(a->items[1].items[1].items == NULL);
+	CHECK_INT(a->items[2].type, TJ_OBJECT);
+	CHECK_INT(a->items[2].len, 0);
+	CHECK(tj_keys(&a->items[2]) == NULL);
+	const tj_value *b = &v->items[1];
+	CHECK_INT(b->len, 2);
+	CHECK_STR(tj_keys(b)[0].s, "c");
+	CHECK_STR(tj_keys(b)[1].s, "c");
+	CHECK_INT(b->items[0].type, TJ_STRING);
+	CHECK_STR(b->items[0].s, "d");
+	CHECK_INT(b->items[0].len, 1);
+	CHECK(tj_get(b, "c") == &b->items[1]);
+	CHECK_INT(tj_get(b, "c")->type, TJ_NULL);
+	CHECK_INT(v->items[2].len, 0);
+	CHECK(tj_get(v, "a") == &v->items[3]);
+	CHECK_INT(v->items[3].type, TJ_DOUBLE);
+	CHECK(v->items[3].d == -3.5);
+	tj_free(v);
+}
+
+/* An array of n integers 0..n-1, or an object of n members "k<i>": i. */
+static void put_container(tm_buf *b, int object, size_t n)
+{
+	tm_buf_puts(b, object ? "{" : "[");
+	for (size_t i = 0; i < n; i++) {
+		if (object)
+			tm_buf_printf(b, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+		else
+			tm_buf_printf(b, "%s%zu", i ? "," : "", i);
+	}
+	tm_buf_puts(b, object ? "}" : "]");
+}
+
+/* Is v what put_container wrote? */
+static int is_container(const tj_value *v, int object, size_t n)
+{
+	if (v->type != (object ? TJ_OBJECT : TJ_ARRAY) || v->len != n || (n == 0) != (v->items == NULL))
+		return 0;
+	const tj_key *keys = object ? tj_keys(v) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		char k[32];
+		int kn = snprintf(k, sizeof k, "k%zu", i);
+		if (v->items[i].type != TJ_INT || v->items[i].i != (int64_t)i)
+			return 0;
+		if (object && (keys[i].len != (size_t)kn || strcmp(keys[i].s, k) != 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* Containers of every size around the parser's own limits (json.c: the
+ * elements of open containers wait on a stack, 32 of them inline; past
+ * 256 a container's go to a block of its own), alone and among siblings
+ * before and after it, read back item by item and key by key. The texts
+ * are compact, so that tj_write gives each back. */
+static void test_container_sizes(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 7, 8, 9, 31, 32, 33, 64, 255, 256, 257, 511, 512, 513, 3000};
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+		for (int object = 0; object <= 1; object++)
+			for (int among = 0; among <= 1; among++) {
+				size_t n = sizes[k];
+				tm_buf text = {0};
+				if (among)
+					tm_buf_puts(&text, "[7,{\"s\":\"x\",\"t\":[1,2]},");
+				put_container(&text, object, n);
+				if (among)
+					tm_buf_puts(&text, ",[8],\"after\"]");
+				tm_error err;
+				tj_value *v = parse_n(text.data, text.len, &err);
+				if (!v) {
+					tm_buf_free(&text);
+					TT_FAIL_("%zu, object %d: %s", n, object, err.msg);
+				}
+				const tj_value *c = v;
+				int ok = 1;
+				if (among) {
+					ok = v->len == 5 && v->items[0].i == 7 && v->items[1].len == 2 &&
+					     strcmp(tj_get(&v->items[1], "s")->s, "x") == 0 &&
+					     tj_get(&v->items[1], "t")->items[1].i == 2 && v->items[3].len == 1 &&
+					     v->items[3].items[0].i == 8 && strcmp(v->items[4].s, "after") == 0;
+					c = &v->items[2];
+				}
+				ok = ok && is_container(c, object, n);
+				if (ok && object && n) {
+					char last[32];
+					snprintf(last, sizeof last, "k%zu", n - 1);
+					ok = tj_get(c, last) == &c->items[n - 1] && tj_get(c, "k") == NULL;
+				}
+				tm_buf back = {0};
+				tj_write(&back, v);
+				ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
+				tm_buf_free(&back);
+				tm_buf_free(&text);
+				tj_free(v);
+				if (!ok)
+					TT_FAIL_("%zu items, object %d, among siblings %d: read back wrong", n, object, among);
+			}
+}
+
+/* Large containers inside large ones, and small ones between them: each
+ * outer element closes while the outer container already has a block of
+ * its own. */
+static void test_large_inside_large(void)
+{
+	tm_buf text = {0};
+	tm_buf_puts(&text, "{\"arrays\":[");
+	for (size_t i = 0; i < 300; i++) {
+		tm_buf_puts(&text, i ? "," : "");
+		put_container(&text, i % 3 == 2, i % 2 ? 300 : i % 40);
+	}
+	tm_buf_puts(&text, "],\"small\":[1]");
+	for (size_t i = 0; i < 300; i++) {
+		tm_buf_printf(&text, ",\"m%zu\":", i);
+		put_container(&text, i % 2, i % 7 ? 3 : 260);
+	}
+	tm_buf_puts(&text, "}");
+	tm_error err;
+	tj_value *v = parse_n(text.data, text.len, &err);
+	CHECK(v != NULL);
+	int ok = v->len == 302 && strcmp(tj_keys(v)[0].s, "arrays") == 0 && v->items[0].len == 300 &&
+		 tj_get(v, "small")->len == 1 && tj_get(v, "small")->items[0].i == 1;
+	for (size_t i = 0; ok && i < 300; i++)
+		ok = is_container(&v->items[0].items[i], i % 3 == 2, i % 2 ? 300 : i % 40);
+	for (size_t i = 0; ok && i < 300; i++) {
+		char k[32];
+		snprintf(k, sizeof k, "m%zu", i);
+		ok = strcmp(tj_keys(v)[2 + i].s, k) == 0 && is_container(&v->items[2 + i], i % 2, i % 7 ? 3 : 260);
+	}
+	tm_buf back = {0};
+	tj_write(&back, v);
+	ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
+	tm_buf_free(&back);
+	tm_buf_free(&text);
+	tj_free(v);
+	CHECK(ok);
+}
+
+/* Nesting to the limit with elements before and after each nested
+ * container, arrays and objects in turn: `[0,{"d":1,"n":[2,...,2],"e":1},0]`. */
+static void test_deep_nesting_with_siblings(void)
+{
+	tm_buf text = {0};
+	for (int d = 0; d < TJ_MAX_DEPTH; d++)
+		tm_buf_printf(&text, d % 2 ? "{\"d\":%d,\"n\":" : "[%d,", d);
+	tm_buf_puts(&text, "null");
+	for (int d = TJ_MAX_DEPTH - 1; d >= 0; d--)
+		tm_buf_printf(&text, d % 2 ? ",\"e\":%d}" : ",%d]", d);
+	tm_error err;
+	tj_value *v = parse_n(text.data, text.len, &err);
+	CHECK(v != NULL);
+	const tj_value *at = v;
+	int ok = 1;
+	for (int d = 0; ok && d < TJ_MAX_DEPTH; d++) {
+		ok = at->type == (d % 2 ? TJ_OBJECT : TJ_ARRAY) && at->len == 3 && at->items[0].i == d &&
+		     at->items[2].i == d;
+		if (ok && d % 2)
+			ok = strcmp(tj_keys(at)[0].s, "d") == 0 && strcmp(tj_keys(at)[1].s, "n") == 0 &&
+			     strcmp(tj_keys(at)[2].s, "e") == 0;
+		at = &at->items[1];
+	}
+	ok = ok && at->type == TJ_NULL;
+	tm_buf back = {0};
+	tj_write(&back, v);
+	ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
+	tm_buf_free(&back);
+	tm_buf_free(&text);
+	tj_free(v);
+	CHECK(ok);
+}
+
+/* Failures inside containers that hold blocks of their own, and inside
+ * their elements: the reference's texts, and nothing kept (the sanitizer
+ * build's leak check). Then every prefix, and every byte made 'x', of one
+ * document of such containers: each refused or taken, never more. */
+static void test_errors_inside_large_containers(void)
+{
+	static const struct {
+		const char *head, *repeat;
+		int times;
+		const char *tail, *msg;
+	} table[] = {
+		{"[", "0,", 300, "x]", "Failed to parse array: Invalid number: expected digit in 'x]'"},
+		{"{\"a\":[", "0,", 300, "0}", "Failed to parse array: Expected ',' or ']' after value. Got '}'"},
+		{"{", "\"k\":0,", 300, "\"last\":1 \"x\"}",
+		 "Failed to parse object: Expected ',' or '}' after value for key 'last'. Got '\"'"},
+		{"[[", "0,", 300, "", "Failed to parse array: "},
+		{"{\"o\":{", "\"k\":[1,2],", 300, "\"k\":", "Failed to parse object: "},
+		{"[", "[0,0,0,0,0,0,0,0,0,0],", 300, "[0,tru]]",
+		 "Failed to parse array: Invalid token: expected 'true' but got 'tru]'"},
+		{"[", "{\"a\":1},", 300, "{\"a\":1]",
+		 "Failed to parse object: Expected ',' or '}' after value for key 'a'. Got ']'"},
+		{"[", "\"s\",", 257, "\"\\ud800\"]",
+		 "Failed to parse array: Invalid escape sequence: \\ud800 (code point 55296 is reserved for surrogate pairs)"},
+	};
+	for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+		tm_buf text = {0};
+		tm_buf_puts(&text, table[k].head);
+		for (int i = 0; i < table[k].times; i++)
+			tm_buf_puts(&text, table[k].repeat);
+		tm_buf_puts(&text, table[k].tail);
+		tm_error err;
+		tj_value *v = parse_n(text.data, text.len, &err);
+		tm_buf_free(&text);
+		if (v) {
+			tj_free(v);
+			TT_FAIL_("%s...: parsed, expected \"%s\"", table[k].head, table[k].msg);
+		}
+		if (strcmp(err.msg, table[k].msg) != 0)
+			TT_FAIL_("%s...: \"%s\", expected \"%s\"", table[k].head, err.msg, table[k].msg);
+	}
+	tm_buf doc = {0};
+	tm_buf_puts(&doc, "{\"a\":");
+	put_container(&doc, 0, 270);
+	tm_buf_puts(&doc, ",\"o\":[");
+	for (int i = 0; i < 3; i++) {
+		tm_buf_puts(&doc, i ? "," : "");
+		put_container(&doc, 1, 260);
+	}
+	tm_buf_puts(&doc, "],\"s\":\"x\\u00e9\"}");
+	tm_error err;
+	tj_value *whole = parse_n(doc.data, doc.len, &err);
+	CHECK(whole != NULL);
+	tj_free(whole);
+	int refused = 0;
+	for (size_t cut = 0; cut < doc.len; cut++) {
+		tj_value *v = parse_n(doc.data, cut, &err);
+		refused += v == NULL;
+		tj_free(v);
+	}
+	CHECK_INT(refused, doc.len);
+	for (size_t at = 0; at < doc.len; at += 3) {
+		char *bad = malloc(doc.len);
+		memcpy(bad, doc.data, doc.len);
+		bad[at] = 'x';
+		tj_value *v = parse_n(bad, doc.len, &err);
+		if (!v && strncmp(err.msg, "Failed to ", 10) != 0) {
+			free(bad);
+			tm_buf_free(&doc);
+			TT_FAIL_("byte %zu made 'x': \"%s\"", at, err.msg);
+		}
+		tj_free(v);
+		free(bad);
+	}
+	tm_buf_free(&doc);
+}
+
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A million one-element arrays, `[[0],[0],...]`, four bytes each: each
+ * took room for 8 values of 64 bytes, and the outer array's blocks as it
+ * grew stayed in the tree (660 MB for the 4 MB). Now two values of 24
+ * bytes each, 48 MB. Checked in the plain build alone: ASan's quarantine
+ * keeps freed blocks. */
+static void test_tree_memory(void)
+{
+#if defined(TT_ASAN)
+	SKIP("ASan's quarantine keeps freed blocks; ru_maxrss means nothing here");
+#endif
+	size_t n = 1000000;
+	char *text = malloc(4 * n + 1);
+	text[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		memcpy(text + 1 + 4 * i, i + 1 < n ? "[0]," : "[0]]", 4);
+	long before = maxrss_kb();
+	tm_error err;
+	tj_value *v = parse_n(text, 4 * n + 1, &err);
+	long after = maxrss_kb();
+	free(text);
+	CHECK(v != NULL);
+	int ok = v->len == n && v->items[n - 1].len == 1 && v->items[n - 1].items[0].type == TJ_INT;
+	tj_free(v);
+	CHECK(ok);
+	if (after - before > 96 * 1024)
+		TT_FAIL_("a tree of 4 MB of text took %ld kB, expected under 96 MB", after - before);
 }
 
 /* tj_read_shallow and tj_read_shallow_keys (members passed by, their
@@ -593,6 +903,7 @@ static void test_put_utf8(void)
 
 int main(void)
 {
+	TT_RUN(test_tree_memory);
 	TT_RUN(test_int_vs_double);
 	TT_RUN(test_integers_by_word);
 	TT_RUN(test_copy_through_buffer);
@@ -607,6 +918,11 @@ int main(void)
 	TT_RUN(test_deep_nesting);
 	TT_RUN(test_shallow_strings);
 	TT_RUN(test_tree_shape);
+	TT_RUN(test_small_tree_by_hand);
+	TT_RUN(test_container_sizes);
+	TT_RUN(test_large_inside_large);
+	TT_RUN(test_deep_nesting_with_siblings);
+	TT_RUN(test_errors_inside_large_containers);
 	TT_RUN(test_shallow_takes_what_parse_takes);
 	TT_RUN(test_put_utf8);
 	TT_DONE();

@@ -44,7 +44,8 @@ static int get_double(const tj_value *v, double *out)
 static int key_is(const tj_value *obj, size_t i, const char *k)
 {
 	size_t n = strlen(k);
-	return obj->key_lens[i] == n && memcmp(obj->keys[i], k, n) == 0;
+	const tj_key *key = &tj_keys(obj)[i];
+	return key->len == n && memcmp(key->s, k, n) == 0;
 }
 
 typedef struct u32s {

@@ -50,12 +50,12 @@ static void annot_wire(tm_buf *b, const tj_value *v, const char *name, size_t na
 		put_cstr(b, F_DebugAnnotation_name, name, name_n);
 	if (v->type != TJ_OBJECT && v->type != TJ_ARRAY)
 		return;
-	int dict = v->type == TJ_OBJECT;
+	const tj_key *keys = v->type == TJ_OBJECT ? tj_keys(v) : NULL;
 	for (size_t i = 0; i < v->len; i++) {
 		if (v->items[i].type == TJ_NULL)
 			continue;
-		size_t at = nested_begin(b, dict ? F_DebugAnnotation_dict_entries : F_DebugAnnotation_array_values);
-		annot_wire(b, &v->items[i], dict ? v->keys[i] : NULL, dict ? v->key_lens[i] : 0);
+		size_t at = nested_begin(b, keys ? F_DebugAnnotation_dict_entries : F_DebugAnnotation_array_values);
+		annot_wire(b, &v->items[i], keys ? keys[i].s : NULL, keys ? keys[i].len : 0);
 		nested_end(b, at);
 	}
 }
@@ -64,11 +64,12 @@ void tm_export_json_args(tm_buf *b, const tj_value *args)
 {
 	if (!args || args->type != TJ_OBJECT)
 		return;
+	const tj_key *keys = tj_keys(args);
 	for (size_t i = 0; i < args->len; i++) {
 		if (args->items[i].type == TJ_NULL)
 			continue;
 		size_t at = nested_begin(b, F_TrackEvent_debug_annotations);
-		annot_wire(b, &args->items[i], args->keys[i], args->key_lens[i]);
+		annot_wire(b, &args->items[i], keys[i].s, keys[i].len);
 		nested_end(b, at);
 	}
 }

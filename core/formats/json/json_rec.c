@@ -115,10 +115,11 @@ static int time_ns(const tj_value *v, int64_t *ns)
 
 static void id2_members(json_rec_fields *f, const tj_value *o)
 {
+	const tj_key *keys = tj_keys(o);
 	for (size_t j = 0; j < o->len; j++) {
-		if (o->key_lens[j] == 5 && memcmp(o->keys[j], "local", 5) == 0)
+		if (keys[j].len == 5 && memcmp(keys[j].s, "local", 5) == 0)
 			f->id2_local = extract_id(&o->items[j]);
-		else if (o->key_lens[j] == 6 && memcmp(o->keys[j], "global", 6) == 0)
+		else if (keys[j].len == 6 && memcmp(keys[j].s, "global", 6) == 0)
 			f->id2_global = extract_id(&o->items[j]);
 	}
 }
@@ -330,9 +331,10 @@ static void section_end(tm_buf *b, size_t at)
 static void put_members(tm_buf *b, const tj_value *args)
 {
 	put_u32(b, (uint32_t)args->len);
+	const tj_key *keys = tj_keys(args);
 	for (size_t i = 0; i < args->len; i++) {
 		const tj_value *v = &args->items[i];
-		put_str(b, args->keys[i], args->key_lens[i]);
+		put_str(b, keys[i].s, keys[i].len);
 		uint8_t type = (uint8_t)v->type;
 		tm_buf_put(b, &type, 1);
 		if (v->type == TJ_INT)
@@ -419,8 +421,9 @@ int json_rec_from_object(tm_buf *out, const tj_value *obj, unsigned forms)
 {
 	json_rec_fields f;
 	json_rec_fields_init(&f);
+	const tj_key *keys = tj_keys(obj);
 	for (size_t i = 0; i < obj->len; i++)
-		json_rec_member(&f, obj->keys[i], obj->key_lens[i], &obj->items[i], 0, NULL, 0);
+		json_rec_member(&f, keys[i].s, keys[i].len, &obj->items[i], 0, NULL, 0);
 	int rc = json_rec_encode(out, &f, forms);
 	json_rec_fields_done(&f);
 	return rc;

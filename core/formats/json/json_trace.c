@@ -433,10 +433,11 @@ static void summarise_value(tm_buf *b, const tj_value *v)
 static void summarise_args(const tj_value *args, char *out, size_t n)
 {
 	tm_buf b = {0};
-	for (size_t i = 0; args && args->type == TJ_OBJECT && i < args->len; i++) {
+	const tj_key *keys = args && args->type == TJ_OBJECT ? tj_keys(args) : NULL;
+	for (size_t i = 0; keys && i < args->len; i++) {
 		if (b.len > n)
 			break;
-		tm_buf_printf(&b, "%s%s=", i ? " " : "", args->keys[i]);
+		tm_buf_printf(&b, "%s%s=", i ? " " : "", keys[i].s);
 		summarise_value(&b, &args->items[i]);
 	}
 	snprintf(out, n, "%s", b.data ? b.data : "");
@@ -564,8 +565,9 @@ static int deliver_parsed(reader *r, tj_value *obj, const char *raw, size_t raw_
 	/* §3.1: `{}` is skipped silently. */
 	if (obj->type == TJ_OBJECT && obj->len > 0) {
 		const tj_value *f[K_COUNT] = {0};
+		const tj_key *keys = tj_keys(obj);
 		for (size_t i = 0; i < obj->len; i++) {
-			int k = member_key(obj->keys[i], obj->key_lens[i]);
+			int k = member_key(keys[i].s, keys[i].len);
 			if (k >= 0)
 				f[k] = &obj->items[i];
 		}
@@ -631,7 +633,9 @@ static int on_member(void *ctx, const tj_member *m)
 	if (m->v.type == TJ_STRING && m->escaped && k != K_ARGS)
 		return 1;
 	se->v[k] = m->v;
-	if (k == K_ARGS) { /* its bytes, parsed when wanted */
+	/* its bytes, parsed when wanted; s is where a container's items
+	 * are, but args are read as a container only once parsed */
+	if (k == K_ARGS) {
 		se->v[k].s = (char *)m->raw;
 		se->v[k].len = m->raw_len;
 	}
@@ -1011,7 +1015,7 @@ static int read_metadata(reader *r)
 		memset(&ev, 0, sizeof ev);
 		ev.kind = JSON_EV_METADATA;
 		ev.dur = ev.tts = ev.tdur = ev.pid = ev.tid = -1;
-		ev.metadata_key = obj->keys[i];
+		ev.metadata_key = tj_keys(obj)[i].s;
 		ev.metadata_value = &obj->items[i];
 		if (r->fn(r->ctx, &ev, r->err))
 			rc = STEP_ERR;
@@ -1432,18 +1436,20 @@ static int replay_times(const char *p, const char *e, json_event_fn fn, void *ct
 			sev.bad_print = t.bad_print;
 			ev.systrace = &sev;
 		} else if (ev.phase == 'C') {
-			if (t.numbers > cap) {
-				cap = t.numbers;
-				args.items = tm_xrealloc(args.items, cap * sizeof *args.items);
-				args.keys = tm_xrealloc(args.keys, cap * sizeof *args.keys);
-				args.key_lens = tm_xrealloc(args.key_lens, cap * sizeof *args.key_lens);
-				for (size_t i = 0; i < cap; i++) {
+			/* the keys follow the items (tj_keys): laid out again
+			 * when the count changes */
+			if (t.numbers != args.len) {
+				if (t.numbers > cap) {
+					cap = t.numbers;
+					args.items = tm_xrealloc(args.items, cap * (sizeof(tj_value) + sizeof(tj_key)));
+				}
+				args.len = t.numbers;
+				tj_key *keys = tj_keys(&args);
+				for (size_t i = 0; i < args.len; i++) {
 					args.items[i] = (tj_value){.type = TJ_INT};
-					args.keys[i] = empty_key;
-					args.key_lens[i] = 0;
+					keys[i] = (tj_key){empty_key, 0};
 				}
 			}
-			args.len = t.numbers;
 			ev.args = &args;
 		}
 		if (fn(ctx, &ev, err)) {
@@ -1452,8 +1458,6 @@ static int replay_times(const char *p, const char *e, json_event_fn fn, void *ct
 		}
 	}
 	free(args.items);
-	free(args.keys);
-	free(args.key_lens);
 	return rc;
 }
 

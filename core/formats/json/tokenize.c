@@ -35,7 +35,7 @@ static int place_counters(scan_file *sf, const json_event *je, tm_event *ev)
 		if (id && id->type == TJ_STRING && id->len)
 			tm_buf_printf(&name, " id: %s", id->s);
 		tm_buf_puts(&name, " ");
-		tm_buf_put(&name, a->keys[i], a->key_lens[i]);
+		tm_buf_put(&name, tj_keys(a)[i].s, tj_keys(a)[i].len);
 		ev->name = name.data;
 		ev->name_len = name.len;
 		ev->value = v->type == TJ_INT ? (double)v->i : v->d;
