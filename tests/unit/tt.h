@@ -19,6 +19,15 @@
 #define TT_ASAN 1
 #endif
 #endif
+/* TT_TSAN: built with ThreadSanitizer, whose shadow memory is counted in
+ * ru_maxrss too (several times each byte the program touches) */
+#if defined(__SANITIZE_THREAD__)
+#define TT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TT_TSAN 1
+#endif
+#endif
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
