@@ -240,6 +240,27 @@ static void test_perf_text(void)
 	CHECK_INT(sniff_str("perf // 12345.678901: x\n"), TM_TYPE_UNKNOWN);
 	/* Only the first line is looked at. */
 	CHECK_INT(sniff_str("hello\nperf 1234 12345.678901: x\n"), TM_TYPE_UNKNOWN);
+	/* Many ':' after times with no space before them: none is a head,
+	 * the one at the end is (each ':' is checked without scanning back) */
+	CHECK_INT(sniff_str("0.000000:0.000000:0.000000:0.000000: x 7 1.000000: y\n"), TM_TYPE_PERF_TEXT);
+	CHECK_INT(sniff_str("0.000000:0.000000:0.000000:0.000000:\n"), TM_TYPE_UNKNOWN);
+	/* the text from the space to the dot must be digits: "1:" breaks it,
+	 * though a space and digits come before */
+	CHECK_INT(sniff_str("p 8 1:2.000000: x\n"), TM_TYPE_UNKNOWN);
+	CHECK_INT(sniff_str("p 8 12.000000:.000000: x\n"), TM_TYPE_PERF_TEXT);
+	/* a head fails at its first time ("[1]" alone) and a later one works */
+	CHECK_INT(sniff_str("[1] 2.000000: x 3 4.000000:\n"), TM_TYPE_PERF_TEXT);
+	/* 450 candidate ':' before the head, as a 4 KB member may hold */
+	char line[4200];
+	size_t at = 0;
+	for (int i = 0; i < 450; i++, at += 9)
+		memcpy(line + at, "0.000000:", 9);
+	strcpy(line + at, " x 1 1.000000: 1 cycles:\n");
+	CHECK_INT(sniff_str(line), TM_TYPE_PERF_TEXT);
+	line[at] = 'z'; /* "...0.000000:zx 1 ..." keeps its head */
+	CHECK_INT(sniff_str(line), TM_TYPE_PERF_TEXT);
+	line[at + 3] = ':'; /* " x 1:1.000000:" no longer has one */
+	CHECK_INT(sniff_str(line), TM_TYPE_UNKNOWN);
 }
 
 /* Priority 197: the first line is an strace -ttt line. */
