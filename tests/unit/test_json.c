@@ -475,6 +475,16 @@ static int is_container(const tj_value *v, int object, size_t n)
 	return 1;
 }
 
+/* v written out is text, byte for byte. */
+static int writes_back(const tj_value *v, const tm_buf *text)
+{
+	tm_buf back = {0};
+	tj_write(&back, v);
+	int same = back.len == text->len && memcmp(back.data, text->data, text->len) == 0;
+	tm_buf_free(&back);
+	return same;
+}
+
 /* Containers of every size around the parser's own limits (json.c: the
  * elements of open containers wait on a stack, 32 of them inline; past
  * 256 a container's go to a block of its own), alone and among siblings
@@ -514,10 +524,7 @@ static void test_container_sizes(void)
 					snprintf(last, sizeof last, "k%zu", n - 1);
 					ok = tj_get(c, last) == &c->items[n - 1] && tj_get(c, "k") == NULL;
 				}
-				tm_buf back = {0};
-				tj_write(&back, v);
-				ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
-				tm_buf_free(&back);
+				ok = ok && writes_back(v, &text);
 				tm_buf_free(&text);
 				tj_free(v);
 				if (!ok)
@@ -554,10 +561,7 @@ static void test_large_inside_large(void)
 		snprintf(k, sizeof k, "m%zu", i);
 		ok = strcmp(tj_keys(v)[2 + i].s, k) == 0 && is_container(&v->items[2 + i], i % 2, i % 7 ? 3 : 260);
 	}
-	tm_buf back = {0};
-	tj_write(&back, v);
-	ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
-	tm_buf_free(&back);
+	ok = ok && writes_back(v, &text);
 	tm_buf_free(&text);
 	tj_free(v);
 	CHECK(ok);
@@ -587,10 +591,7 @@ static void test_deep_nesting_with_siblings(void)
 		at = &at->items[1];
 	}
 	ok = ok && at->type == TJ_NULL;
-	tm_buf back = {0};
-	tj_write(&back, v);
-	ok = ok && back.len == text.len && memcmp(back.data, text.data, text.len) == 0;
-	tm_buf_free(&back);
+	ok = ok && writes_back(v, &text);
 	tm_buf_free(&text);
 	tj_free(v);
 	CHECK(ok);
