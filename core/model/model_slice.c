@@ -623,23 +623,18 @@ static int next_member(const char **p, const char *end, const char **key, size_t
 	return 1;
 }
 
-/* A member of a slice's args while an end's are merged in: where its
- * value is in the old text (or the end's text, for one the end adds),
- * and the value it ends with. */
+/* A member of a slice's args while an end's are merged in: its key and
+ * the value it ends with (in the slice's old text, or the end's). */
 typedef struct end_member {
 	const char *key, *val;  /* key: the member's first byte (its ',' if any) */
 	size_t key_n, val_n;    /* key_n: up to the value */
-	const char *new_val;    /* NULL: unchanged */
-	size_t new_val_n;
-	uint32_t next;          /* the next of its key's hash, + 1 */
+	uint32_t next;          /* in its key's hash chain (tm_chain) */
 } end_member;
 
-/* The member of key k in v[0..n) by the hash map ix (first[hash] is the
- * map's: index + 1), or -1. keyq is where a member's key starts. */
+/* The member of key k (hash h) in v through the chains of ix, or -1. */
 static int64_t member_of(const tm_u64map *ix, const end_member *v, const char *k, size_t kn, uint64_t h)
 {
-	const uint32_t *at = tm_u64map_get(ix, h);
-	for (uint32_t i = at ? *at : 0; i; i = v[i - 1].next) {
+	for (uint32_t i = tm_chain_first(ix, h); i; i = v[i - 1].next) {
 		const end_member *e = &v[i - 1];
 		const char *ek = e->key + (*e->key == ',');
 		size_t ekn = e->key_n - (size_t)(*e->key == ',') - 1; /* without its ':' */
@@ -676,17 +671,13 @@ static void add_end_args(m_open *o, const char *raw, size_t n)
 		TM_GROW(v, cap, nv + 1);
 		v[nv] = (end_member){.key = from, .key_n = (size_t)(val - from), .val = val, .val_n = vn};
 		uint64_t h = tm_hash(TM_HASH_INIT, k, kn);
-		if (member_of(&ix, v, k, kn, h) < 0) {
-			const uint32_t *head = tm_u64map_get(&ix, h);
-			v[nv].next = head ? *head : 0;
-			tm_u64map_put(&ix, h, (uint32_t)nv);
-		}
+		if (member_of(&ix, v, k, kn, h) < 0)
+			tm_chain_push(&ix, h, (uint32_t)nv, &v[nv].next);
 		nv++;
 		from = q;
 	}
 	/* text after the last member that is not one: kept as it is */
 	size_t rest = q ? (size_t)(qe - from) : 0;
-	const char *rest_at = from;
 	int searchable = rest == 0;
 	size_t n_old = nv;
 	const char *p = raw, *end = raw + n;
@@ -694,34 +685,28 @@ static void add_end_args(m_open *o, const char *raw, size_t n)
 		uint64_t h = tm_hash(TM_HASH_INIT, k, kn);
 		int64_t at = member_of(&ix, v, k, kn, h);
 		if (at >= 0) {
-			v[at].new_val = val;
-			v[at].new_val_n = vn;
+			v[at].val = val;
+			v[at].val_n = vn;
 			continue;
 		}
 		TM_GROW(v, cap, nv + 1);
 		v[nv] = (end_member){.key = k, .key_n = kn + 1, .val = val, .val_n = vn};
-		if (searchable) {
-			const uint32_t *head = tm_u64map_get(&ix, h);
-			v[nv].next = head ? *head : 0;
-			tm_u64map_put(&ix, h, (uint32_t)nv);
-		}
+		if (searchable)
+			tm_chain_push(&ix, h, (uint32_t)nv, &v[nv].next);
 		nv++;
 	}
+	/* the slice's members, its text after them, then the end's new ones */
 	tm_buf out = {0};
 	for (size_t i = 0; i < nv; i++) {
-		if (i >= n_old && (out.len || rest)) {
-			if (i == n_old)
-				tm_buf_put(&out, rest_at, rest);
+		if (i == n_old && rest)
+			tm_buf_put(&out, from, rest);
+		if (i >= n_old && out.len)
 			tm_buf_put(&out, ",", 1);
-		}
 		tm_buf_put(&out, v[i].key, v[i].key_n);
-		if (v[i].new_val)
-			tm_buf_put(&out, v[i].new_val, v[i].new_val_n);
-		else
-			tm_buf_put(&out, v[i].val, v[i].val_n);
+		tm_buf_put(&out, v[i].val, v[i].val_n);
 	}
 	if (nv == n_old && rest)
-		tm_buf_put(&out, rest_at, rest);
+		tm_buf_put(&out, from, rest);
 	tm_buf_free(&o->args);
 	o->args = out;
 	free(v);

@@ -112,6 +112,23 @@ void tm_u64map_put(tm_u64map *m, uint64_t key, uint32_t val);
 void tm_u64map_clear(tm_u64map *m);
 void tm_u64map_free(tm_u64map *m);
 
+/* Chains of indices by a 64-bit key (a hash: the caller compares what it
+ * finds): heads maps a key to its chain's first index, and each element
+ * has a link (in an array, or a field of its own) to the next one. Both
+ * hold an index + 1, 0 ending a chain, as tm_u64map gives values back. */
+static inline uint32_t tm_chain_first(const tm_u64map *heads, uint64_t key)
+{
+	const uint32_t *v = tm_u64map_get(heads, key);
+	return v ? *v : 0;
+}
+
+/* Element i put first in key's chain, its *link the one first before. */
+static inline void tm_chain_push(tm_u64map *heads, uint64_t key, uint32_t i, uint32_t *link)
+{
+	*link = tm_chain_first(heads, key);
+	tm_u64map_put(heads, key, i);
+}
+
 /* A growable byte buffer (owned memory, always NUL-terminated). */
 typedef struct tm_buf {
 	char *data;

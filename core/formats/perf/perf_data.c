@@ -354,10 +354,7 @@ static void index_build_ids(perf_file *f)
 	f->build_next = tm_xrealloc(f->build_next, (f->n_build_ids ? f->n_build_ids : 1) * sizeof *f->build_next);
 	for (size_t i = f->n_build_ids; i-- > 0;) {
 		const char *name = f->build_ids[i].filename;
-		uint64_t h = tm_hash(TM_HASH_INIT, name, strlen(name));
-		const uint32_t *head = tm_u64map_get(&f->build_ix, h);
-		f->build_next[i] = head ? *head : 0; /* already index + 1, or 0: none */
-		tm_u64map_put(&f->build_ix, h, (uint32_t)i);
+		tm_chain_push(&f->build_ix, tm_hash(TM_HASH_INIT, name, strlen(name)), (uint32_t)i, &f->build_next[i]);
 	}
 }
 
@@ -512,22 +509,17 @@ static uint64_t type_config_hash(uint64_t type, uint64_t config)
 static int event_type_info(perf_file *f, const char *v, size_t n, tm_error *err)
 {
 	/* the attrs that have ids, chained by the hash of their (type,
-	 * config): first[hash] (as the map gives it) and next[attr] are an
-	 * attr + 1, 0 ending */
+	 * config) (tm_chain) */
 	tm_u64map first = {0}, seen = {0};
 	uint32_t *next = tm_xcalloc(f->n_attrs ? f->n_attrs : 1, sizeof *next);
 	uint8_t *has_ids = tm_xcalloc(f->n_attrs ? f->n_attrs : 1, 1);
 	for (size_t i = 0; i < f->n_by_id; i++)
 		has_ids[f->by_id[i].attr] = 1;
 	for (size_t a = f->n_attrs; a-- > 0;)
-		if (has_ids[a]) {
-			uint64_t h = type_config_hash(f->attrs[a].type, f->attrs[a].config);
-			const uint32_t *head = tm_u64map_get(&first, h);
-			next[a] = head ? *head : 0; /* the map's: already attr + 1 */
-			tm_u64map_put(&first, h, (uint32_t)a);
-		}
-	/* the (type, config)s seen, by hash: the line that first had it,
-	 * chained through next (a line + 1, 0 ending) */
+		if (has_ids[a])
+			tm_chain_push(&first, type_config_hash(f->attrs[a].type, f->attrs[a].config), (uint32_t)a, &next[a]);
+	/* the (type, config)s seen, chained by hash: the line that first had
+	 * each */
 	struct type_config {
 		uint64_t type, config;
 		uint32_t next;
@@ -555,16 +547,15 @@ static int event_type_info(perf_file *f, const char *v, size_t n, tm_error *err)
 			break;
 		}
 		uint64_t h = type_config_hash(type, config);
-		const uint32_t *head = tm_u64map_get(&seen, h);
-		uint32_t at = head ? *head : 0;
+		uint32_t at = tm_chain_first(&seen, h);
 		while (at && !(lines[at - 1].type == type && lines[at - 1].config == config))
 			at = lines[at - 1].next;
 		if (!at) {
 			TM_GROW(lines, cap_lines, n_lines + 1);
-			lines[n_lines++] = (struct type_config){type, config, head ? *head : 0};
-			tm_u64map_put(&seen, h, (uint32_t)(n_lines - 1)); /* read as n_lines */
-			const uint32_t *a = tm_u64map_get(&first, h);
-			for (uint32_t i = a ? *a : 0; i; i = next[i - 1])
+			lines[n_lines] = (struct type_config){type, config, 0};
+			tm_chain_push(&seen, h, (uint32_t)n_lines, &lines[n_lines].next);
+			n_lines++;
+			for (uint32_t i = tm_chain_first(&first, h); i; i = next[i - 1])
 				if (f->attrs[i - 1].type == type && f->attrs[i - 1].config == config)
 					name_attr(f, i - 1, tok[0], strlen(tok[0]));
 		}
@@ -915,8 +906,7 @@ const perf_build_id *perf_lookup_build_id(const perf_file *f, uint32_t pid, cons
 	/* the last entry of a key wins (a FlatHashMap Insert keeps the first:
 	 * so the first) */
 	const perf_build_id *any = NULL;
-	const uint32_t *head = tm_u64map_get(&f->build_ix, tm_hash(TM_HASH_INIT, name, n));
-	for (uint32_t at = head ? *head : 0; at; at = f->build_next[at - 1]) {
+	for (uint32_t at = tm_chain_first(&f->build_ix, tm_hash(TM_HASH_INIT, name, n)); at; at = f->build_next[at - 1]) {
 		const perf_build_id *b = &f->build_ids[at - 1];
 		if (strlen(b->filename) != n || memcmp(b->filename, name, n) != 0)
 			continue;
