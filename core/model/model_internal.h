@@ -202,6 +202,7 @@ typedef struct m_track {
 /* A TrackCompressor set: tracks of one (blueprint, dimensions). */
 typedef struct m_cstate {
 	int type;                    /* 0 cookie, 1 timestamp, 2 nestable timestamp */
+	uint32_t leaf;               /* its leaf in its set's index, UINT32_MAX none */
 	int64_t cookie;
 	int64_t nest_count;
 	int64_t ts_end;

@@ -105,8 +105,6 @@ struct m_cset_ix {
 	size_t n_free, cap_free;
 	m_seg scoped;      /* type 1: lo = ts_end */
 	m_seg nested;      /* type 2: lo = hi = its stack's top (INT64_MAX empty) */
-	uint32_t *leaf;    /* index -> its leaf in its type's tree */
-	size_t cap_leaf;
 };
 
 static void seg_pull(m_seg *g, size_t node)
@@ -196,22 +194,21 @@ static void ix_note(m_cset *s, uint32_t i)
 	m_cset_ix *x = s->ix;
 	if (!x)
 		return;
-	const m_cstate *st = &s->tracks[i];
+	m_cstate *st = &s->tracks[i];
 	if (st->type == 0) {
 		if (st->nest_count == 0)
 			free_push(x, i);
 		return;
 	}
 	m_seg *g = st->type == 1 ? &x->scoped : &x->nested;
-	if (x->leaf[i] == UINT32_MAX) { /* leaf covers the set (cstate_new) */
-		x->leaf[i] = (uint32_t)g->n;
-		seg_set(g, g->n, 0, 0);
-		g->at[x->leaf[i]] = i;
+	int64_t lo = st->type == 1 ? st->ts_end : stack_top(st), hi = st->type == 1 ? INT64_MIN : lo;
+	if (st->leaf == UINT32_MAX) {
+		st->leaf = (uint32_t)g->n;
+		seg_set(g, g->n, lo, hi);
+		g->at[st->leaf] = i;
+	} else {
+		seg_set(g, st->leaf, lo, hi);
 	}
-	if (st->type == 1)
-		seg_set(g, x->leaf[i], st->ts_end, INT64_MIN);
-	else
-		seg_set(g, x->leaf[i], stack_top(st), stack_top(st));
 }
 
 /* The index of s, made from its tracks when it reaches M_CSET_INDEXED. */
@@ -219,9 +216,6 @@ static void ix_make(m_cset *s)
 {
 	m_cset_ix *x = tm_xcalloc(1, sizeof *x);
 	s->ix = x;
-	TM_GROW(x->leaf, x->cap_leaf, s->n);
-	for (size_t i = 0; i < x->cap_leaf; i++)
-		x->leaf[i] = UINT32_MAX;
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (s->tracks[i].type == 0)
 			*m_map_put(&x->cookie, (uint64_t)s->tracks[i].cookie, NULL) = (uint64_t)i + 1;
@@ -241,7 +235,6 @@ void m_cset_ix_free(m_cset_ix *x)
 	free(x->nested.lo);
 	free(x->nested.hi);
 	free(x->nested.at);
-	free(x->leaf);
 	free(x);
 }
 
@@ -271,12 +264,7 @@ static m_cstate *cstate_new(m_cset *s, int type)
 	memset(st, 0, sizeof(*st));
 	st->type = type;
 	st->track = UINT32_MAX;
-	if (s->ix && s->n > s->ix->cap_leaf) {
-		size_t old = s->ix->cap_leaf;
-		TM_GROW(s->ix->leaf, s->ix->cap_leaf, s->n);
-		for (size_t i = old; i < s->ix->cap_leaf; i++)
-			s->ix->leaf[i] = UINT32_MAX;
-	}
+	st->leaf = UINT32_MAX;
 	return st;
 }
 
