@@ -277,19 +277,18 @@ void m_made(tm_model *m, int64_t utid)
 
 static void associate(tm_model *m, int64_t utid, int64_t upid, int is_main)
 {
-	if (m->threads[utid].pub.upid != upid) {
-		m_made(m, utid);
-		if (upid >= 0) {
-			TM_GROW(m->proc_links, m->cap_proc_links, m->n_proc_links + 1);
-			m->proc_links[m->n_proc_links] = (m_proc_link){utid, m->procs[upid].threads};
-			m->procs[upid].threads = (uint32_t)++m->n_proc_links;
-		}
-	}
-	int moved = m->threads[utid].pub.upid != upid;
-	m->threads[utid].pub.upid = upid;
-	m->threads[utid].pub.is_main = is_main;
 	m_thread *t = &m->threads[utid];
-	if (moved && upid >= 0 && t->stamp) {
+	t->pub.is_main = is_main;
+	if (t->pub.upid == upid)
+		return;
+	t->pub.upid = upid;
+	m_made(m, utid);
+	if (upid < 0)
+		return;
+	TM_GROW(m->proc_links, m->cap_proc_links, m->n_proc_links + 1);
+	m->proc_links[m->n_proc_links] = (m_proc_link){utid, m->procs[upid].threads};
+	m->procs[upid].threads = (uint32_t)++m->n_proc_links;
+	if (t->stamp) {
 		/* in its tid's list: logged under its new pid too, at its place */
 		m_tid_list *tl = tid_list(m_machine(m, t->pub.machine_row), t->pub.tid, 0);
 		if (tl->ix)
