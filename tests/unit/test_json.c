@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "util/ahead.h"
 #include "util/json.h"
@@ -673,13 +672,6 @@ static void test_errors_inside_large_containers(void)
 	tm_buf_free(&doc);
 }
 
-static long maxrss_kb(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
 /* A million one-element arrays, `[[0],[0],...]`, four bytes each: each
  * took room for 8 values of 64 bytes, and the outer array's blocks as it
  * grew stayed in the tree (660 MB for the 4 MB). Now two values of 24
@@ -697,10 +689,10 @@ static void test_tree_memory(void)
 	text[0] = '[';
 	for (size_t i = 0; i < n; i++)
 		memcpy(text + 1 + 4 * i, i + 1 < n ? "[0]," : "[0]]", 4);
-	long before = maxrss_kb();
+	long before = tt_maxrss_kb();
 	tm_error err;
 	tj_value *v = parse_n(text, 4 * n + 1, &err);
-	long after = maxrss_kb();
+	long after = tt_maxrss_kb();
 	free(text);
 	CHECK(v != NULL);
 	int ok = v->len == n && v->items[n - 1].len == 1 && v->items[n - 1].items[0].type == TJ_INT;

@@ -1,7 +1,6 @@
 /* tests/unit/test_json_trace.c - the Chrome JSON reader against
  * formats.md §3 and conformance.md S34, S39, S60, S68. */
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../../core/container/archive.h"
@@ -340,13 +339,6 @@ static int count_cb(void *ctx, const json_event *ev, tm_error *err)
 	return 0;
 }
 
-static long maxrss_kb(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
 /* Memory stays bounded by one chunk plus one event, not the file. */
 static void json_memory_bounded(void)
 {
@@ -371,7 +363,7 @@ static void json_memory_bounded(void)
 	fputs("]}", f);
 	fclose(f);
 
-	long before = maxrss_kb();
+	long before = tt_maxrss_kb();
 	tm_error err = {0};
 	json_trace_stats st = {0};
 	tm_blob *b = tm_blob_open_path(path, &err);
@@ -381,7 +373,7 @@ static void json_memory_bounded(void)
 	tm_cursor_close(c);
 	tm_blob_unref(b);
 	unlink(path);
-	long after = maxrss_kb();
+	long after = tt_maxrss_kb();
 	CHECK_INT(rc, 0);
 	CHECK_INT(g_count, n);
 	CHECK(after - before < 64 * 1024);

@@ -1,7 +1,6 @@
 /* tests/unit/test_systrace.c - the systrace reader against formats.md §4
  * and conformance.md S40 and the SYSTRACE fixture. */
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../../core/container/archive.h"
@@ -348,13 +347,6 @@ static int count_cb(void *ctx, const systrace_event *ev, tm_error *err)
 	return 0;
 }
 
-static long maxrss_kb(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
 /* Memory stays bounded by one chunk plus one line, not the file. */
 static void systrace_memory_bounded(void)
 {
@@ -373,7 +365,7 @@ static void systrace_memory_bounded(void)
 				 (long long)(n / 1000000), (int)(n % 1000000));
 	fclose(f);
 
-	long before = maxrss_kb();
+	long before = tt_maxrss_kb();
 	tm_error err = {0};
 	systrace_stats st = {0};
 	tm_blob *b = tm_blob_open_path(path, &err);
@@ -386,7 +378,7 @@ static void systrace_memory_bounded(void)
 	CHECK_INT(rc, 0);
 	CHECK_INT(g_count, n);
 	CHECK_INT(st.systrace_parse_failure, 0);
-	CHECK(maxrss_kb() - before < 64 * 1024);
+	CHECK(tt_maxrss_kb() - before < 64 * 1024);
 }
 
 int main(void)

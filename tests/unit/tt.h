@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int tt_failed, tt_case_failed, tt_case_skipped;
@@ -106,6 +107,15 @@ static inline int tt_temp_file(char *path, const char *text)
 
 /* A Chrome JSON trace of one complete event. */
 #define TT_ONE_EVENT_JSON "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1}]}\n"
+
+/* The process's peak resident set so far, kB (the memory checks, which
+ * the sanitizer builds skip: TT_ASAN, TT_TSAN). */
+static inline long tt_maxrss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
 
 #define TT_RUN(fn) tt_run(#fn, fn)
 #define TT_DONE() return tt_failed ? 1 : 0
