@@ -204,7 +204,7 @@ static size_t unpack_fixed(const char *p, size_t n, systrace_event *l)
 			return 0;
 	if (end - q < 2)
 		return 0;
-	memset(l, 0, sizeof(*l));
+	systrace_event_empty(l);
 	l->ts = tm_unzz(v[0]);
 	l->pid = tm_unzz(v[1]);
 	l->tgid = tm_unzz(v[2]);

@@ -84,7 +84,8 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
  * at nothing else, such as the scan alone). */
 void systrace_log(tm_cursor *c, int times_only, tm_buf *log);
 /* What a times-only line is replayed with besides its ts and bad_print:
- * strings "", numbers 0, tgid -1. */
+ * strings "", numbers 0, tgid -1 (the summary "", its other bytes left
+ * as they were). */
 void systrace_event_empty(systrace_event *ev);
 int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
 		    tm_error *err);
