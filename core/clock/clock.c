@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/ser.h"
 
 /* machines.md §8: client BOOTTIME readings this far apart (unsigned
@@ -597,9 +598,8 @@ static void run_bridge(tm_clock_tracker *t)
 
 static size_t node_slot(tm_clock_node n, size_t cap)
 {
-	uint64_t h = ((uint64_t)n.clock_id << 32 | n.seq_id) * 0x9e3779b97f4a7c15ull;
-	h ^= ((uint64_t)n.file_id << 32 | n.machine_row) * 0xc2b2ae3d27d4eb4full;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
+	return (size_t)tm_khash_pair((uint64_t)n.clock_id << 32 | n.seq_id, (uint64_t)n.file_id << 32 | n.machine_row) &
+	       (cap - 1);
 }
 
 /* The source record of `n`, created on first use. */

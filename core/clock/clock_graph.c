@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/per_thread.h"
 #include "util/ser.h"
 
@@ -260,7 +261,7 @@ uint32_t tm_clock_snapshot_hash(const tm_clock_node *nodes, size_t n)
 
 static uint64_t key_hash(tm_clock_node k)
 {
-	return mix(((uint64_t)k.clock_id << 32 | k.seq_id) ^ mix((uint64_t)k.file_id << 32 | k.machine_row));
+	return tm_khash_pair((uint64_t)k.clock_id << 32 | k.seq_id, (uint64_t)k.file_id << 32 | k.machine_row);
 }
 
 static int64_t find_node(const tm_clock_graph *g, tm_clock_node k)
@@ -390,7 +391,7 @@ int tm_clock_graph_knows(const tm_clock_graph *g, tm_clock_node n)
 
 static size_t series_slot(const gnode *nd, uint32_t hash)
 {
-	return (size_t)(mix(hash) & (nd->ix->series_cap - 1));
+	return (size_t)(tm_khash_u64(hash) & (nd->ix->series_cap - 1));
 }
 
 static int64_t series_index(const gnode *nd, uint32_t hash)
@@ -494,7 +495,7 @@ static int edge_cmp(const tm_clock_graph *g, edge a, edge b)
 
 static size_t edge_slot(const gnode *nd, uint32_t to, uint32_t hash)
 {
-	return (size_t)(mix((uint64_t)to << 32 | hash) & (nd->ix->out_cap - 1));
+	return (size_t)(tm_khash_u64((uint64_t)to << 32 | hash) & (nd->ix->out_cap - 1));
 }
 
 /* The position of edge (to, hash) among nd's edges, or -1. */
@@ -597,7 +598,7 @@ static void record_rejected(tm_clock_graph *g, uint32_t snap, const tm_clock_rea
  * holds its record, else the empty one where it goes. */
 static size_t origin_slot(const tm_clock_graph *g, uint32_t hash)
 {
-	size_t mask = g->origin_cap - 1, k = mix(hash) & mask;
+	size_t mask = g->origin_cap - 1, k = tm_khash_u64(hash) & mask;
 	while (g->origin_ix[k] && g->recs[g->origin_ix[k] - 1].hash != hash)
 		k = (k + 1) & mask;
 	return k;

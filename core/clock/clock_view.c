@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 /* ---- names ------------------------------------------------------------------ */
 
 static const char *machine_name(const tm_clock_labels *l, uint32_t row, char *buf)
@@ -325,7 +327,7 @@ static size_t group_find(view *v, tm_clock_origin o, const uint32_t *set, uint32
 
 static size_t hash_slot(const view *v, uint32_t hash)
 {
-	return (size_t)(((uint64_t)hash * 0x9e3779b97f4a7c15ull) >> 20) & (v->hash_cap - 1);
+	return (size_t)tm_khash_u64(hash) & (v->hash_cap - 1);
 }
 
 static void hash_put(view *v, uint32_t hash, size_t grp)

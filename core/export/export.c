@@ -16,6 +16,7 @@
 #include "export/export_internal.h"
 #include "manifest/manifest.h"
 #include "wire/proto.h"
+#include "util/hash.h"
 #include "util/relay.h"
 #include "scan/scan.h"
 #include "sort/spool.h"
@@ -59,7 +60,7 @@ uint64_t exp_scoped(uint32_t file, uint32_t row, uint64_t salt, uint64_t id)
 
 static size_t map_hash(uint64_t a, uint64_t b)
 {
-	return (size_t)mix64(a * 0x9e3779b97f4a7c15ull ^ mix64(b));
+	return (size_t)tm_khash_pair(a, b);
 }
 
 exp_map_slot *exp_map_find(exp_map *m, uint64_t a, uint64_t b, int insert)

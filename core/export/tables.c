@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sort/xsort.h"
+#include "util/hash.h"
 
 typedef struct track_sum {
 	uint64_t slices;
@@ -107,10 +108,7 @@ tm_tables_build *tm_tables_new(const tm_scan *scan, size_t run_bytes)
 
 static uint64_t name_hash(uint32_t machine_row, const char *name, size_t n)
 {
-	uint64_t h = 1469598103934665603ull ^ machine_row ^ (name ? 0x9e3779b97f4a7c15ull : 0);
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-	return h;
+	return tm_khash_pair(name ? tm_khash_bytes(name, n) : 0, (uint64_t)machine_row << 1 | (name != NULL));
 }
 
 /* The group of (machine_row, name); with `insert`, made when missing (a

@@ -10,6 +10,7 @@
 
 #include "input/inputs.h"
 #include "manifest/manifest.h"
+#include "util/hash.h"
 
 /* A manifest is read whole (it is a small JSON document); past this size
  * only the first bytes are parsed, which is what the reference sees too
@@ -145,14 +146,6 @@ typedef struct member_index {
 	size_t cap;
 } member_index;
 
-uint64_t tm_name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return h;
-}
-
 static void member_index_build(member_index *ix, const tm_merge *m)
 {
 	ix->m = m;
@@ -164,7 +157,7 @@ static void member_index_build(member_index *ix, const tm_merge *m)
 		const char *name = m->files[i].name;
 		if (!name)
 			continue;
-		size_t j = (size_t)tm_name_hash(name) & (ix->cap - 1);
+		size_t j = (size_t)tm_khash_str(name) & (ix->cap - 1);
 		while (ix->slot[j] && strcmp(m->files[ix->slot[j] - 1].name, name) != 0)
 			j = (j + 1) & (ix->cap - 1);
 		if (!ix->slot[j])
@@ -175,7 +168,7 @@ static void member_index_build(member_index *ix, const tm_merge *m)
 static int64_t member_file_id(void *ctx, const char *path)
 {
 	const member_index *ix = ctx;
-	size_t j = (size_t)tm_name_hash(path) & (ix->cap - 1);
+	size_t j = (size_t)tm_khash_str(path) & (ix->cap - 1);
 	for (; ix->slot[j]; j = (j + 1) & (ix->cap - 1))
 		if (strcmp(ix->m->files[ix->slot[j] - 1].name, path) == 0)
 			return (int64_t)ix->slot[j] - 1;

@@ -69,9 +69,6 @@ typedef struct tm_merge {
 	                             NULL while no name needs one */
 } tm_merge;
 
-/* FNV-1a of a member name, for the tables that look members up by name. */
-uint64_t tm_name_hash(const char *s);
-
 /* Mount tier. NULL with err set (TM_EINPUT + exact text) when the archive
  * cannot be merged, TM_EIO when it cannot be read. */
 tm_merge *tm_merge_open(const char *path, tm_error *err);

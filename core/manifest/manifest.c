@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/json.h"
 
 /* ---- the error catalogue (manifest.md §8), verbatim ----------------------- */
@@ -352,19 +353,11 @@ static int parse_attributes(tm_manifest *m, const tj_value *a, tm_error *err)
 	return rc;
 }
 
-static uint64_t str_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 /* The slot of `name` in the name index: where it is, or the empty one
  * where it goes. */
 static size_t name_slot(const tm_manifest *m, tm_mf_str name)
 {
-	size_t mask = m->name_ix_cap - 1, j = (size_t)str_hash(name.s, name.len) & mask;
+	size_t mask = m->name_ix_cap - 1, j = (size_t)tm_khash_bytes(name.s, name.len) & mask;
 	while (m->name_ix[j] && !str_eq(m->names[m->name_ix[j] - 1], name))
 		j = (j + 1) & mask;
 	return j;
@@ -402,7 +395,7 @@ static void index_paths(tm_manifest *m)
 		tm_mf_str p = m->files[i].path;
 		if (!p.s || strlen(p.s) != p.len)
 			continue;
-		size_t j = (size_t)str_hash(p.s, p.len) & (cap - 1);
+		size_t j = (size_t)tm_khash_bytes(p.s, p.len) & (cap - 1);
 		while (m->path_ix[j] && !str_eq(m->files[m->path_ix[j] - 1].path, p))
 			j = (j + 1) & (cap - 1);
 		if (!m->path_ix[j])
@@ -578,7 +571,7 @@ static int32_t find_entry(const tm_manifest *m, tm_mf_str path)
 int32_t tm_manifest_find_entry(const tm_manifest *m, const char *name)
 {
 	if (m && m->path_ix_cap && m->path_ix_n == m->n_files) {
-		size_t n = strlen(name), mask = m->path_ix_cap - 1, j = (size_t)str_hash(name, n) & mask;
+		size_t n = strlen(name), mask = m->path_ix_cap - 1, j = (size_t)tm_khash_bytes(name, n) & mask;
 		for (; m->path_ix[j]; j = (j + 1) & mask)
 			if (str_eq_c(m->files[m->path_ix[j] - 1].path, name))
 				return (int32_t)m->path_ix[j] - 1;

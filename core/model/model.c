@@ -6,27 +6,9 @@
 #include <string.h>
 
 #include "scan/machine.h"
+#include "util/hash.h"
 
 /* ---- strings ------------------------------------------------------------------ */
-
-/* Eight bytes at a time: every JSON event interns its name and category,
- * and a byte-wise hash with strlen on each compare was a tenth of the
- * model's thread on the JSON export (callgrind). */
-static uint64_t str_hash(const char *s, size_t n)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = n * k;
-	for (; n >= 8; s += 8, n -= 8) {
-		uint64_t w;
-		memcpy(&w, s, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 29;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w) * k;
-	return h ^ (h >> 32);
-}
 
 /* A string holding a NUL is kept cut at it (m_str gives C strings), so
  * it matches none: each intern of it is a new id, as it always was. It is
@@ -44,7 +26,7 @@ uint32_t m_intern(m_strings *p, const char *s, size_t n)
 		size_t ns = p->n_slots ? p->n_slots * 2 : 1024;
 		uint64_t *slots = tm_xcalloc(ns, sizeof(*slots));
 		for (size_t i = 0; i < p->n; i++) {
-			uint64_t h = str_hash(p->s[i], p->lens[i]);
+			uint64_t h = tm_khash_bytes(p->s[i], p->lens[i]);
 			size_t j = h & (ns - 1);
 			while (slots[j])
 				j = (j + 1) & (ns - 1);
@@ -54,7 +36,7 @@ uint32_t m_intern(m_strings *p, const char *s, size_t n)
 		p->slots = slots;
 		p->n_slots = ns;
 	}
-	uint64_t h = str_hash(s, n), tag = h >> 32 << 32;
+	uint64_t h = tm_khash_bytes(s, n), tag = h >> 32 << 32;
 	size_t j = h & (p->n_slots - 1);
 	for (; p->slots[j]; j = (j + 1) & (p->n_slots - 1)) {
 		uint64_t e = p->slots[j];
@@ -97,7 +79,7 @@ uint64_t m_hash2(uint64_t a, uint64_t b)
 
 static size_t slot_of(const m_map *m, uint64_t key)
 {
-	return (size_t)m_hash2(key, 0x5bd1e995) & (m->cap - 1);
+	return (size_t)tm_khash_u64(key) & (m->cap - 1);
 }
 
 enum { SLOT_EMPTY = 0, SLOT_DELETED = 1, SLOT_KEY = 2 /* a slot's key is the map's plus this */ };

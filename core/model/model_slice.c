@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sort/spool.h"
+#include "util/hash.h"
 #include "util/ser.h"
 
 #define MAX_DEPTH 512 /* SliceTracker::kMaxDepth */
@@ -658,7 +659,7 @@ static void add_end_args(m_open *o, const char *raw, size_t n)
 	while (q && next_member(&q, qe, &k, &kn, &val, &vn)) {
 		TM_GROW(v, cap, nv + 1);
 		v[nv] = (end_member){.key = from, .key_n = (size_t)(val - from), .val = val, .val_n = vn};
-		uint64_t h = tm_hash(TM_HASH_INIT, k, kn);
+		uint64_t h = tm_khash_bytes(k, kn);
 		if (member_of(&ix, v, k, kn, h) < 0)
 			tm_chain_push(&ix, h, (uint32_t)nv, &v[nv].next);
 		nv++;
@@ -670,7 +671,7 @@ static void add_end_args(m_open *o, const char *raw, size_t n)
 	size_t n_old = nv;
 	const char *p = raw, *end = raw + n;
 	while (next_member(&p, end, &k, &kn, &val, &vn)) {
-		uint64_t h = tm_hash(TM_HASH_INIT, k, kn);
+		uint64_t h = tm_khash_bytes(k, kn);
 		int64_t at = member_of(&ix, v, k, kn, h);
 		if (at >= 0) {
 			v[at].val = val;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/tm.h"
 
 uint32_t tm_machines_add(tm_machines *t, int64_t raw_id, const char *name)
@@ -154,14 +155,6 @@ char *tm_machines_dir_name(const tm_machines *t, uint32_t row)
 	return mine;
 }
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return h;
-}
-
 char **tm_machines_dir_names(const tm_machines *t)
 {
 	size_t n = t->n;
@@ -185,7 +178,7 @@ char **tm_machines_dir_names(const tm_machines *t)
 			tm_buf_printf(&b, "machine%u", mc->raw_id == TM_RAW_HOST ? 0u : label);
 			base[r] = tm_buf_detach(&b, NULL);
 		}
-		size_t j = (size_t)hash_name(base[r]) & (cap - 1);
+		size_t j = (size_t)tm_khash_str(base[r]) & (cap - 1);
 		while (seen[j] && strcmp(base[seen[j] - 1], base[r]) != 0)
 			j = (j + 1) & (cap - 1);
 		if (seen[j]) {

@@ -33,6 +33,7 @@
 #include "export/render.h"
 #include "formats/registry.h"
 #include "scan/scan.h"
+#include "util/hash.h"
 #include "util/ser.h"
 #include "sort/spool.h"
 
@@ -186,10 +187,7 @@ static vt_node *get_node(tm_vtree *t, vt_ino ino)
 
 static uint64_t hash_name(vt_ino parent, const char *name)
 {
-	uint64_t h = 1469598103934665603ull ^ parent;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return h;
+	return tm_khash_pair(tm_khash_str(name), parent);
 }
 
 static void slots_insert(tm_vtree *t, vt_ino ino)
@@ -414,13 +412,13 @@ static char *path_below(tm_vtree *t, vt_ino ino, vt_ino top, const char *sep);
  * the latest member of it; another name of the same hash hides it, and the
  * link then keeps its target's name escaped, as without this. */
 typedef struct hard_links {
-	tm_u64map latest;     /* tm_name_hash(name) -> member index */
+	tm_u64map latest;     /* tm_khash_str(name) -> member index */
 	vt_ino *node;         /* by member index, NULL when not wanted */
 } hard_links;
 
 static vt_ino hard_link_find(const hard_links *h, const tm_merge *m, const char *name)
 {
-	const uint32_t *v = h->node ? tm_u64map_get(&h->latest, tm_name_hash(name)) : NULL;
+	const uint32_t *v = h->node ? tm_u64map_get(&h->latest, tm_khash_str(name)) : NULL;
 	if (!v || strcmp(m->members[*v - 1].entry.name, name) != 0)
 		return 0;
 	return h->node[*v - 1];
@@ -538,7 +536,7 @@ tm_vtree *vtree_open_inputs(const vt_inputs *in, tm_error *err)
 			free(target);
 			if (hl.node && node) {
 				hl.node[i] = node;
-				tm_u64map_put(&hl.latest, tm_name_hash(e->name), (uint32_t)i);
+				tm_u64map_put(&hl.latest, tm_khash_str(e->name), (uint32_t)i);
 			}
 			int64_t id = m->members[i].file_id;
 			if (ino && id >= 0 && (size_t)id < t->n_file_node) {

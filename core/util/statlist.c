@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/ser.h"
 #include "util/tm.h"
 
 static uint64_t key_of(uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)
 {
-	uint64_t ids[3] = {file_id, machine_row, (uint64_t)idx};
-	return tm_hash(tm_hash(TM_HASH_INIT, ids, sizeof ids), name, strlen(name));
+	return tm_khash_pair(tm_khash_pair((uint64_t)file_id << 32 | machine_row, (uint64_t)idx), tm_khash_str(name));
 }
 
 static int same(const tm_named_stat *e, uint32_t file_id, uint32_t machine_row, const char *name, int64_t idx)

@@ -1,5 +1,6 @@
 /* core/util/tm.c - error carrier and allocation helpers. */
 #include "util/tm.h"
+#include "util/hash.h"
 #include "util/per_thread.h"
 
 #ifdef __GLIBC__
@@ -257,10 +258,7 @@ char *tm_buf_detach(tm_buf *b, size_t *len)
 
 static size_t u64_hash(uint64_t x)
 {
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	return (size_t)x;
+	return (size_t)tm_khash_u64(x);
 }
 
 const uint32_t *tm_u64map_get(const tm_u64map *m, uint64_t key)

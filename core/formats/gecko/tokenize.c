@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "formats/gecko/gecko.h"
+#include "util/hash.h"
 #include "util/json.h"
 
 
@@ -31,14 +32,6 @@ typedef struct gk_tok {
 	tm_buf args;           /* a marker's args */
 } gk_tok;
 
-static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* InternFrame: " (in LIB)" names LIB's mapping (up to the next ')', or
  * the end), the name before it the frame's; else the "gecko" mapping. */
 static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
@@ -59,10 +52,7 @@ static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
 		fn_n = (size_t)(hit - name);
 	}
 	uint32_t mn = (uint32_t)map_n;
-	uint64_t h = bytes_hash(0xcbf29ce484222325ull, &mn, sizeof mn);
-	if (map)
-		h = bytes_hash(h, map, map_n);
-	h = bytes_hash(h, fn, fn_n);
+	uint64_t h = tm_khash_pair(tm_khash_pair(mn, map ? tm_khash_bytes(map, map_n) : 0), tm_khash_bytes(fn, fn_n));
 	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
 		const uint32_t *v = tm_u64map_get(&st->frames_by_hash, h);
 		if (!v)

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 const char *const hprof_stat_names[HPROF_N_STATS] = {
 	"hprof_string_counter",        "hprof_class_counter",          "hprof_heap_dump_counter",
 	"hprof_instance_counter",      "hprof_object_array_counter",   "hprof_primitive_array_counter",
@@ -299,19 +301,10 @@ static int text_is(const hp *h, text_ref t, const char *s)
 	return t.n == n && memcmp(txt(h, t), s, n) == 0;
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t x = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		x = (x ^ b[i]) * 0x100000001b3ull;
-	return x;
-}
-
 /* A reference name, interned: its id. */
 static uint32_t intern_name(hp *h, const char *s, size_t n)
 {
-	uint64_t k = hash_bytes(s, n);
+	uint64_t k = tm_khash_bytes(s, n);
 	for (;; k = k * 0x9e3779b97f4a7c15ull + 1) {
 		const uint32_t *v = tm_u64map_get(&h->name_ix, k);
 		if (!v)

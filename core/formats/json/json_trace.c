@@ -2,6 +2,7 @@
 #include "formats/json/json_trace.h"
 
 #include "util/ahead.h"
+#include "util/hash.h"
 #include "formats/json/json_rec.h"
 
 #include <math.h>
@@ -336,13 +337,6 @@ int json_trace_time_ns(const tj_value *v, int64_t *ns)
 /* §3.4: outside [0, 4294967295] a pid or tid is 0. */
 static int64_t coerce_u32(int64_t v) { return v < 0 || v > 4294967295LL ? 0 : v; }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
 
 /* A stable id per distinct string pid/tid of this file (§3.4). */
 static int64_t string_id(reader *r, const char *s)
@@ -353,7 +347,7 @@ static int64_t string_id(reader *r, const char *s)
 		for (size_t i = 0; i < r->capids; i++) {
 			if (!r->ids[i].s)
 				continue;
-			size_t j = hash_str(r->ids[i].s) & (ncap - 1);
+			size_t j = tm_khash_str(r->ids[i].s) & (ncap - 1);
 			while (n[j].s)
 				j = (j + 1) & (ncap - 1);
 			n[j] = r->ids[i];
@@ -362,7 +356,7 @@ static int64_t string_id(reader *r, const char *s)
 		r->ids = n;
 		r->capids = ncap;
 	}
-	size_t j = hash_str(s) & (r->capids - 1);
+	size_t j = tm_khash_str(s) & (r->capids - 1);
 	while (r->ids[j].s) {
 		if (strcmp(r->ids[j].s, s) == 0)
 			return r->ids[j].id;

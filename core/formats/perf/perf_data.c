@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock/clockid.h"
+#include "util/hash.h"
 #include "util/ser.h"
 
 /* ---- a bounded reader ------------------------------------------------------------ */
@@ -230,7 +231,7 @@ static int id_seen(uint64_t **set, size_t *cap, size_t *n, uint64_t id)
 		uint64_t *ns = tm_xcalloc(nc, sizeof *ns);
 		for (size_t i = 0; i < *cap; i++)
 			if ((*set)[i]) {
-				size_t k = (size_t)(((*set)[i] * 0x9e3779b97f4a7c15ull) >> 7) & (nc - 1);
+				size_t k = (size_t)tm_khash_u64((*set)[i]) & (nc - 1);
 				while (ns[k])
 					k = (k + 1) & (nc - 1);
 				ns[k] = (*set)[i];
@@ -240,7 +241,7 @@ static int id_seen(uint64_t **set, size_t *cap, size_t *n, uint64_t id)
 		*cap = nc;
 	}
 	uint64_t key = id + 1; /* UINT64_MAX (key 0) is the caller's */
-	size_t k = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 7) & (*cap - 1);
+	size_t k = (size_t)tm_khash_u64(key) & (*cap - 1);
 	while ((*set)[k]) {
 		if ((*set)[k] == key)
 			return 1;
@@ -354,7 +355,7 @@ static void index_build_ids(perf_file *f)
 	f->build_next = tm_xrealloc(f->build_next, (f->n_build_ids ? f->n_build_ids : 1) * sizeof *f->build_next);
 	for (size_t i = f->n_build_ids; i-- > 0;) {
 		const char *name = f->build_ids[i].filename;
-		tm_chain_push(&f->build_ix, tm_hash(TM_HASH_INIT, name, strlen(name)), (uint32_t)i, &f->build_next[i]);
+		tm_chain_push(&f->build_ix, tm_khash_str(name), (uint32_t)i, &f->build_next[i]);
 	}
 }
 
@@ -502,8 +503,7 @@ static int to_u64(const char *s, uint64_t max, uint64_t *out)
  * with the square of the lines (40,000 lines, 0.9 MB: 1.2 s). */
 static uint64_t type_config_hash(uint64_t type, uint64_t config)
 {
-	uint64_t k[2] = {type, config};
-	return tm_hash(TM_HASH_INIT, k, sizeof k);
+	return tm_khash_pair(type, config);
 }
 
 static int event_type_info(perf_file *f, const char *v, size_t n, tm_error *err)
@@ -906,7 +906,7 @@ const perf_build_id *perf_lookup_build_id(const perf_file *f, uint32_t pid, cons
 	/* the last entry of a key wins (a FlatHashMap Insert keeps the first:
 	 * so the first) */
 	const perf_build_id *any = NULL;
-	for (uint32_t at = tm_chain_first(&f->build_ix, tm_hash(TM_HASH_INIT, name, n)); at; at = f->build_next[at - 1]) {
+	for (uint32_t at = tm_chain_first(&f->build_ix, tm_khash_bytes(name, n)); at; at = f->build_next[at - 1]) {
 		const perf_build_id *b = &f->build_ids[at - 1];
 		if (strlen(b->filename) != n || memcmp(b->filename, name, n) != 0)
 			continue;

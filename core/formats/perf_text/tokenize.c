@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "formats/perf_text/perf_text.h"
+#include "util/hash.h"
 
 
 /* The file's frames, by symbol and mapping: a hash of the two to the
@@ -40,21 +41,13 @@ typedef struct pt_tok {
 	tm_error *err;
 } pt_tok;
 
-static uint64_t bytes_hash(uint64_t h, const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* The file's id of the frame (symbol, mapping); a new one is handed to
  * the model first (the reference makes its mapping and frame as it reads
  * the line, before the sample is whole). */
 static uint32_t frame_id(pt_tok *st, const perf_text_frame *f)
 {
 	pt_frames *fr = &st->fr;
-	uint64_t h = bytes_hash(bytes_hash(0xcbf29ce484222325ull, f->symbol, f->symbol_n), "\0", 1);
-	h = bytes_hash(h, f->mapping, f->mapping_n);
+	uint64_t h = tm_khash_pair(tm_khash_bytes(f->symbol, f->symbol_n), tm_khash_bytes(f->mapping, f->mapping_n));
 	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
 		const uint32_t *v = tm_u64map_get(&fr->by_hash, h);
 		if (!v)

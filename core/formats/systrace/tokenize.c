@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/ahead.h"
+#include "util/hash.h"
 
 void scan_systrace_event(const systrace_event *l, tm_event *ev)
 {
@@ -75,10 +76,7 @@ static void task_name(systrace_tok *tc, const systrace_event *l)
 	if (!tc->sf->sc->sink || !tc->sf->sc->sink->name || !l->task[0] ||
 	    (l->task[0] == '<' && strcmp(l->task, "<...>") == 0))
 		return;
-	uint64_t h = 1469598103934665603ull;
-	for (const unsigned char *p = (const unsigned char *)l->task; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	h |= 1;
+	uint64_t h = tm_khash_str(l->task) | 1;
 	if ((tc->n + 1) * 2 > tc->cap) {
 		if (tc->n >= MAX_TASKS)
 			return;
@@ -89,7 +87,7 @@ static void task_name(systrace_tok *tc, const systrace_event *l)
 		tc->hashes = tm_xcalloc(tc->cap, sizeof(*tc->hashes));
 		for (size_t i = 0; i < ocap; i++)
 			if (oh[i]) {
-				size_t j = (size_t)(ot[i] * 0x9e3779b97f4a7c15ull) & (tc->cap - 1);
+				size_t j = (size_t)tm_khash_u64(ot[i]) & (tc->cap - 1);
 				while (tc->hashes[j])
 					j = (j + 1) & (tc->cap - 1);
 				tc->tids[j] = ot[i];
@@ -99,7 +97,7 @@ static void task_name(systrace_tok *tc, const systrace_event *l)
 		free(oh);
 	}
 	uint64_t tid = (uint64_t)l->pid;
-	size_t j = (size_t)(tid * 0x9e3779b97f4a7c15ull) & (tc->cap - 1);
+	size_t j = (size_t)tm_khash_u64(tid) & (tc->cap - 1);
 	while (tc->hashes[j] && tc->tids[j] != tid)
 		j = (j + 1) & (tc->cap - 1);
 	if (tc->hashes[j] == h)
