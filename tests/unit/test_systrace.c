@@ -260,6 +260,41 @@ static void systrace_chunk_sizes(void)
 	}
 }
 
+/* "</script>" ends the text wherever it lies in a line, and only in the
+ * line that holds it: lines of '<' without it ("<idle>", "</scrip") go
+ * on, a tag across two reads is found, and an HTML data section's end
+ * turns back to HTML; every chunk size gives the same. The reference
+ * makes one slice, at 1 s, of each text (v58.2). */
+static void systrace_script_end(void)
+{
+	static const char PLAIN[] = "# tracer: nop\n"
+				    "  <idle>-0 [000] ...1 1.000000: tracing_mark_write: I|1|prev=<idle> </scrip>\n"
+				    "  a-1 [000] ...1 2.000000: tracing_mark_write: I|1|y</script>z\n"
+				    "  b-2 [000] ...1 3.000000: tracing_mark_write: I|1|y\n";
+	static const char HTML2[] = "<html>\n<script class=\"trace-data\" type=\"application/text\">\n"
+				    "PROCESS DUMP\nx </script>\n"
+				    "<p>text</script> between</p>\n"
+				    "<script class=\"trace-data\" type=\"application/text\">\n"
+				    "data</script>\n"
+				    "<script class=\"trace-data\" type=\"application/text\">\n"
+				    "# TASK-PID\n  a-1 [000] 1.0: tracing_mark_write: I|1|<y>\n"
+				    "  b-2 [000] 2.0: tracing_mark_write: I|1|y</script>\n"
+				    "  c-3 [000] 3.0: tracing_mark_write: I|1|y\n";
+	const char *inputs[] = {PLAIN, HTML2};
+	rec a, b;
+	systrace_stats sa, sb;
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_INT(read_text(inputs[i], 0, &a, &sa), 0);
+		CHECK_INT(a.n, 1);
+		CHECK_INT(a.ts[0], 1000000000);
+		for (size_t chunk = 1; chunk < 90; chunk++) {
+			CHECK_INT(read_text(inputs[i], chunk, &b, &sb), 0);
+			CHECK(memcmp(&a, &b, sizeof a) == 0);
+			CHECK(memcmp(&sa, &sb, sizeof sa) == 0);
+		}
+	}
+}
+
 static void systrace_args_lookup(void)
 {
 	char v[32];
@@ -391,6 +426,7 @@ int main(void)
 	TT_RUN(systrace_prefixes_and_bad_lines);
 	TT_RUN(systrace_html);
 	TT_RUN(systrace_chunk_sizes);
+	TT_RUN(systrace_script_end);
 	TT_RUN(systrace_args_lookup);
 	TT_RUN(systrace_args_split_agrees);
 	TT_RUN(systrace_callback_stops);
