@@ -30,9 +30,8 @@ __attribute__((constructor)) static void draw_secret(void)
 			s[i] = z ^ (z >> 31);
 		}
 	}
-	/* odd: a product by an even factor loses its low bits */
 	for (size_t i = 0; i < 4; i++)
-		tm_hash_secret[i] = s[i] | 1;
+		tm_hash_secret[i] = s[i];
 }
 
 static inline uint64_t word(const unsigned char *p)

@@ -30,16 +30,32 @@ static inline uint64_t tm_mum(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
-/* A 64-bit key's hash. */
-static inline uint64_t tm_khash_u64(uint64_t k)
+static inline uint64_t tm_rotl(uint64_t x, unsigned r)
 {
-	return tm_mum(tm_mum(k ^ tm_hash_secret[0], k ^ tm_hash_secret[1]) ^ tm_hash_secret[2], tm_hash_secret[3]);
+	return x << r | x >> (64 - r);
 }
 
-/* Two 64-bit keys' hash, for tables keyed by a pair. */
+/* A 64-bit key's hash. The product's two factors are k and k rotated,
+ * not k twice: (k ^ s0) * (k ^ s1) is the same for k and k ^ s0 ^ s1, a
+ * partner for every key (a review found it). */
+static inline uint64_t tm_khash_u64(uint64_t k)
+{
+	uint64_t h = tm_mum(k ^ tm_hash_secret[0], tm_rotl(k, 23) ^ tm_hash_secret[1]);
+	return tm_mum(h ^ tm_hash_secret[2], k ^ tm_hash_secret[3]);
+}
+
+/* Two 64-bit keys' hash, for tables keyed by a pair: one after the
+ * other, so that (a, b) and (b, a) differ. */
 static inline uint64_t tm_khash_pair(uint64_t a, uint64_t b)
 {
-	return tm_mum(tm_mum(a ^ tm_hash_secret[0], b ^ tm_hash_secret[1]) ^ tm_hash_secret[2], tm_hash_secret[3]);
+	return tm_khash_u64(a ^ tm_khash_u64(b));
+}
+
+/* The key to try next when a table keyed by hashes finds key h taken by
+ * another value (one whose full hash is the same): each try a new slot. */
+static inline uint64_t tm_khash_next(uint64_t h)
+{
+	return h * UINT64_C(0x9e3779b97f4a7c15) + 1;
 }
 
 /* n bytes' hash. */

@@ -53,7 +53,7 @@ static uint32_t intern_frame(gk_tok *st, const char *name, size_t n)
 	}
 	uint32_t mn = (uint32_t)map_n;
 	uint64_t h = tm_khash_pair(tm_khash_pair(mn, map ? tm_khash_bytes(map, map_n) : 0), tm_khash_bytes(fn, fn_n));
-	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
+	for (;; h = tm_khash_next(h)) {
 		const uint32_t *v = tm_u64map_get(&st->frames_by_hash, h);
 		if (!v)
 			break;

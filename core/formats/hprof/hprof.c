@@ -305,7 +305,7 @@ static int text_is(const hp *h, text_ref t, const char *s)
 static uint32_t intern_name(hp *h, const char *s, size_t n)
 {
 	uint64_t k = tm_khash_bytes(s, n);
-	for (;; k = k * 0x9e3779b97f4a7c15ull + 1) {
+	for (;; k = tm_khash_next(k)) {
 		const uint32_t *v = tm_u64map_get(&h->name_ix, k);
 		if (!v)
 			break;

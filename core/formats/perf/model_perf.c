@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 typedef struct pm_attr {
 	char *name;    /* its event's (the counter track's name) */
 } pm_attr;
@@ -143,8 +145,10 @@ static void mmap_rec(tm_model *m, const tm_mrec_head *h, const char *body, size_
 /* The frame of (mapping, rel_pc), unnamed (InternFrame(rel_pc, "")). */
 static uint32_t frame_of(tm_model *m, pm_ctx *pc, uint32_t mapping, uint64_t rel_pc)
 {
-	uint64_t h = ((uint64_t)mapping * 0x9e3779b97f4a7c15ull) ^ (rel_pc * 0xc2b2ae3d27d4eb4full);
-	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
+	/* keyed: with fixed multipliers an input could give N mappings one
+	 * key and make each frame walk the others (util/hash.h) */
+	uint64_t h = tm_khash_pair(mapping, rel_pc);
+	for (;; h = tm_khash_next(h)) {
 		uint64_t *v = m_map_get(&pc->frames, h);
 		if (!v)
 			break;

@@ -48,7 +48,7 @@ static uint32_t frame_id(pt_tok *st, const perf_text_frame *f)
 {
 	pt_frames *fr = &st->fr;
 	uint64_t h = tm_khash_pair(tm_khash_bytes(f->symbol, f->symbol_n), tm_khash_bytes(f->mapping, f->mapping_n));
-	for (;; h = h * 0x9e3779b97f4a7c15ull + 1) {
+	for (;; h = tm_khash_next(h)) {
 		const uint32_t *v = tm_u64map_get(&fr->by_hash, h);
 		if (!v)
 			break;

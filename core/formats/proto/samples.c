@@ -24,6 +24,7 @@
 
 #include "model/model.h"
 #include "trace.pb-c.h"
+#include "util/hash.h"
 
 /* The InternedData tables kept, each by iid. */
 enum { IK_FUNCTION, IK_FRAME, IK_CALLSTACK, IK_BUILD_ID, IK_MAPPING_PATH, IK_MAPPING, IK_SOURCE_PATH,
@@ -357,7 +358,9 @@ static int mapping_name(resolve *rs, uint64_t iid)
 		count(rs->r, TM_PR_ST_MAPPING);
 		return 0;
 	}
-	uint64_t key = (iid * 0x9e3779b97f4a7c15ull) ^ (rs->has_pid ? (uint64_t)rs->pid + 1 : 0);
+	/* keyed: (iid, pid) pairs that an input made collide under a fixed
+	 * hash were taken for each other, and a stat went uncounted */
+	uint64_t key = tm_khash_pair(iid, rs->has_pid ? (uint64_t)rs->pid + 1 : 0);
 	int again = tm_u64map_get(&rs->s->mapped, key) != NULL;
 	tm_buf *n = &rs->s->name;
 	n->len = 0;
