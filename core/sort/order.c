@@ -117,9 +117,11 @@ struct tm_order {
 	 * a file numbers the queues it may use (a JSON file three, a proto
 	 * file three and one a CPU), most stay empty, and an archive of
 	 * 50,000 one-event JSON files held 150,000 of 248 bytes each. */
-	oqueue **q;
-	uint8_t *q_json;         /* by number: tm_order_queue's json */
-	size_t n_q, cap_q, cap_q_json;
+	struct oslot {
+		oqueue *q;
+		uint8_t json;    /* tm_order_queue's, for when it is made */
+	} *q;
+	size_t n_q, cap_q;
 	uint64_t seq;
 	int slow;                /* a JSON X event was pushed */
 	size_t mem_max, block, over_run;
@@ -176,19 +178,17 @@ tm_order *tm_order_new(size_t run_bytes)
 uint32_t tm_order_queue(tm_order *o, int json)
 {
 	TM_GROW(o->q, o->cap_q, o->n_q + 1);
-	TM_GROW(o->q_json, o->cap_q_json, o->n_q + 1);
-	o->q[o->n_q] = NULL;
-	o->q_json[o->n_q] = json != 0;
+	o->q[o->n_q] = (struct oslot){NULL, json != 0};
 	return (uint32_t)o->n_q++;
 }
 
 /* Queue qi, made now if it has had no record yet. */
 static oqueue *queue_made(tm_order *o, uint32_t qi)
 {
-	oqueue *q = o->q[qi];
+	oqueue *q = o->q[qi].q;
 	if (!q) {
-		q = o->q[qi] = tm_xcalloc(1, sizeof(*q));
-		q->json = o->q_json[qi];
+		q = o->q[qi].q = tm_xcalloc(1, sizeof(*q));
+		q->json = o->q[qi].json;
 		q->sort_min_ts = INT64_MAX;
 	}
 	return q;
@@ -236,9 +236,9 @@ static int flush_all(tm_order *o)
 		o->to_file = 1;
 	}
 	for (size_t i = 0; i < o->n_q; i++)
-		for (size_t k = 0; o->q[i] && k < o->q[i]->n_piles; k++) {
-			flush_tail(o, &o->q[i]->piles[k]);
-			tail_release(o, &o->q[i]->piles[k]);
+		for (size_t k = 0; o->q[i].q && k < o->q[i].q->n_piles; k++) {
+			flush_tail(o, &o->q[i].q->piles[k]);
+			tail_release(o, &o->q[i].q->piles[k]);
 		}
 	return 0;
 }
@@ -285,8 +285,8 @@ static int push_over(tm_order *o, oqueue *q, const void *rec, uint32_t n)
 	/* over budget together: write out the largest memory run */
 	oqueue *big = q;
 	for (size_t i = 0; i < o->n_q; i++)
-		if (o->q[i] && o->q[i]->over_mem > big->over_mem)
-			big = o->q[i];
+		if (o->q[i].q && o->q[i].q->over_mem > big->over_mem)
+			big = o->q[i].q;
 	if (tm_xsort_spill(big->over, &o->err) != 0)
 		return -1;
 	o->over_mem -= big->over_mem;
@@ -725,7 +725,7 @@ static void heap_push(tm_order *o, uint32_t qi)
 {
 	oheap_ent *h = o->heap;
 	size_t i = o->n_heap++;
-	h[i].ts = o->q[qi]->hh.ts;
+	h[i].ts = o->q[qi].q->hh.ts;
 	h[i].q = qi;
 	while (i) {
 		size_t p = (i - 1) / 2;
@@ -764,8 +764,8 @@ int tm_order_finish(tm_order *o, tm_error *err)
 	 * holds about mem_max while it is read as while it was filled */
 	size_t n_piles = 0, made = 0;
 	for (size_t i = 0; i < o->n_q; i++) {
-		n_piles += o->q[i] ? o->q[i]->n_piles : 0;
-		made += o->q[i] != NULL;
+		n_piles += o->q[i].q ? o->q[i].q->n_piles : 0;
+		made += o->q[i].q != NULL;
 	}
 	size_t left = o->mem < o->mem_max ? o->mem_max - o->mem : 0;
 	if (left < o->mem_max / 8)
@@ -777,7 +777,7 @@ int tm_order_finish(tm_order *o, tm_error *err)
 		per = 256;
 	o->heap = tm_xcalloc(made ? made : 1, sizeof(*o->heap));
 	for (size_t i = 0; i < o->n_q; i++) {
-		oqueue *q = o->q[i];
+		oqueue *q = o->q[i].q;
 		if (!q)
 			continue;
 		for (size_t k = 0; k < q->n_piles; k++) {
@@ -811,13 +811,13 @@ int tm_order_next(tm_order *o, tm_order_rec *out, tm_error *err)
 		return tm_err(err, TM_EIO, "tm_order_next before tm_order_finish");
 	if (o->pending) {
 		o->pending = 0;
-		oqueue *q = o->q[o->cur];
+		oqueue *q = o->q[o->cur].q;
 		if (cursor_advance(o, q, err) < 0)
 			return -1;
 	}
 	/* TraceSorter::SortAndExtractEventsUntilAllocId */
 	if (o->cur >= 0) {
-		oqueue *q = o->q[o->cur];
+		oqueue *q = o->q[o->cur].q;
 		if (!q->head || q->hh.ts > o->limit) {
 			if (q->head)
 				heap_push(o, (uint32_t)o->cur);
@@ -830,7 +830,7 @@ int tm_order_next(tm_order *o, tm_order_rec *out, tm_error *err)
 		o->cur = heap_pop(o);
 		o->limit = o->n_heap ? o->heap[0].ts : INT64_MAX;
 	}
-	oqueue *q = o->q[o->cur];
+	oqueue *q = o->q[o->cur].q;
 	out->queue = (uint32_t)o->cur;
 	out->ts = q->hh.ts;
 	out->seq = q->hh.seq;
@@ -845,7 +845,7 @@ void tm_order_free(tm_order *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->n_q; i++) {
-		oqueue *q = o->q[i];
+		oqueue *q = o->q[i].q;
 		if (!q)
 			continue;
 		for (size_t k = 0; k < q->n_piles; k++) {
@@ -861,7 +861,6 @@ void tm_order_free(tm_order *o)
 		free(q);
 	}
 	free(o->q);
-	free(o->q_json);
 	tm_giveback_free(&o->gb);
 	tm_spool_close(&o->file);
 	free(o->heap);

@@ -377,9 +377,6 @@ static char *print_copy(const char *args, size_t len)
 	return b->data;
 }
 
-_Static_assert(offsetof(systrace_event, json_embedded) > offsetof(systrace_event, args_summary),
-	       "the fields after the summary start at json_embedded");
-
 systrace_line_result systrace_parse_line(char *line, size_t len, systrace_event *ev)
 {
 	systrace_event_empty(ev); /* the summary is written below */
@@ -826,6 +823,13 @@ void systrace_event_get(const char **p, systrace_event *ev)
 }
 
 enum { LOG_LINE = 1, LOG_STATS, LOG_TIMES, LOG_END };
+
+/* systrace_event_empty zeroes the fields after the summary from
+ * json_embedded on: it must be the next field. */
+_Static_assert(offsetof(systrace_event, json_embedded) ==
+		       (offsetof(systrace_event, args_summary) + sizeof(((systrace_event *)0)->args_summary) +
+			_Alignof(int) - 1) / _Alignof(int) * _Alignof(int),
+	       "json_embedded follows the summary");
 
 void systrace_event_empty(systrace_event *ev)
 {

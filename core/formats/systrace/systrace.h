@@ -83,9 +83,10 @@ int systrace_read_chunked(tm_cursor *c, size_t chunk, systrace_event_fn fn, void
  * strings are "", its numbers 0 and its tgid -1 (for a reader that looks
  * at nothing else, such as the scan alone). */
 void systrace_log(tm_cursor *c, int times_only, tm_buf *log);
-/* What a times-only line is replayed with besides its ts and bad_print:
- * strings "", numbers 0, tgid -1 (the summary "", its other bytes left
- * as they were). */
+/* An event of nothing: strings "", numbers 0, tgid -1, the summary ""
+ * (its other bytes left as they were). What a times-only line is
+ * replayed with besides its ts and bad_print, and where a line's parse
+ * and a record's unpacking start. */
 void systrace_event_empty(systrace_event *ev);
 int systrace_replay(tm_buf *log, size_t from, systrace_event_fn fn, void *ctx, systrace_stats *st,
 		    tm_error *err);
