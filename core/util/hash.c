@@ -12,26 +12,23 @@ uint64_t tm_hash_secret[4];
 /* Before main, so that the secret is set before any thread reads it and
  * is never written again: read-only, it needs no lock. getrandom(2) does
  * not block once the kernel's pool is ready, which it is long before a
- * user runs anything. Should it fail, the clock, the pid and where the
- * secret lies (ASLR) stand in: weaker, but still not known from outside. */
+ * user runs anything. Should it fail, the clock, the pid and a stack
+ * address (ASLR) stand in: weaker, but still not known from outside. */
 __attribute__((constructor)) static void draw_secret(void)
 {
-	uint64_t s[4];
-	if (getrandom(s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		uint64_t x = (uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
-			     (uint64_t)(uintptr_t)s;
-		for (size_t i = 0; i < 4; i++) { /* splitmix64 */
-			x += UINT64_C(0x9e3779b97f4a7c15);
-			uint64_t z = x;
-			z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-			z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-			s[i] = z ^ (z >> 31);
-		}
+	uint64_t *s = tm_hash_secret;
+	if (getrandom(s, sizeof tm_hash_secret, GRND_NONBLOCK) == (ssize_t)sizeof tm_hash_secret)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	uint64_t x = (uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&t;
+	for (size_t i = 0; i < 4; i++) { /* splitmix64 */
+		x += UINT64_C(0x9e3779b97f4a7c15);
+		uint64_t z = x;
+		z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+		z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+		s[i] = z ^ (z >> 31);
 	}
-	for (size_t i = 0; i < 4; i++)
-		tm_hash_secret[i] = s[i];
 }
 
 static inline uint64_t word(const unsigned char *p)

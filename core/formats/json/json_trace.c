@@ -337,7 +337,6 @@ int json_trace_time_ns(const tj_value *v, int64_t *ns)
 /* §3.4: outside [0, 4294967295] a pid or tid is 0. */
 static int64_t coerce_u32(int64_t v) { return v < 0 || v > 4294967295LL ? 0 : v; }
 
-
 /* A stable id per distinct string pid/tid of this file (§3.4). */
 static int64_t string_id(reader *r, const char *s)
 {
