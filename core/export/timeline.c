@@ -7,6 +7,7 @@
  * the name the reference's thread table ends with. */
 #include "export/timeline.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/relay.h"
 #include "sort/xsort.h"
@@ -491,6 +493,8 @@ typedef struct field_text {
 	size_t n;
 } field_text;
 
+typedef struct tl_served tl_served;
+
 typedef struct writer {
 	const tm_model *model;
 	/* the machine (by row) and file columns of every line, escaped once
@@ -509,6 +513,13 @@ typedef struct writer {
 	pthread_mutex_t mu;
 	pthread_cond_t next;
 	uint64_t turn;
+	/* lines made to be counted, not kept (tl_served): the records go to
+	 * `recs` in blocks, and sv notes where each block's lines fall */
+	tl_served *sv;
+	tm_spool recs;
+	uint64_t *row_len;   /* per machine row: its bytes in the block being noted */
+	uint32_t *touched;   /* the rows with bytes there */
+	size_t n_touched;
 } writer;
 
 /* One formatter (write_lines has two): the lines of its batch, made while
@@ -521,6 +532,9 @@ typedef struct fmt {
 	tm_buf ends;         /* per line: its machine row and length, uint64 each */
 	field_text *track_f; /* track names, escaped when first written */
 	size_t n_track_f;
+	/* counting (w->sv): where the batch's blocks end, a cut each */
+	tm_buf cuts;
+	uint64_t block_text; /* the lines of the block being made so far */
 } fmt;
 
 /* A sched row's args: {"cpu":N,"end_state":S,"prio":P}, S the state its
@@ -594,29 +608,119 @@ static const field_text *track_name(fmt *f, uint32_t id, const tm_mtrack *t)
 	return &f->track_f[id];
 }
 
+/* What a row's line names, looked up in the model: the same for the line
+ * made (write_row) and the line measured (measure_row). */
+typedef struct row_refs {
+	const char *name, *cat, *args;
+	size_t name_len, cat_len;
+	const tm_mtrack *t;
+	const tm_mthread *th;
+	const tm_mprocess *pr;
+	int64_t tid;
+} row_refs;
+
+static row_refs refs_of(const writer *w, const rec *h, const char *strs)
+{
+	row_refs r;
+	r.name = strs;
+	r.cat = strs + h->name_len;
+	r.args = r.cat + h->cat_len;
+	r.name_len = h->name_len;
+	r.cat_len = h->cat_len;
+	if (h->name_id)
+		r.name = tm_model_string(w->model, h->name_id, &r.name_len);
+	if (h->cat_id)
+		r.cat = tm_model_string(w->model, h->cat_id, &r.cat_len);
+	r.t = h->track != NO_TRACK && h->track < tm_model_n_tracks(w->model) ? tm_model_track(w->model, h->track)
+									    : NULL;
+	int64_t utid = h->utid >= 0 ? h->utid : r.t ? r.t->utid : -1;
+	r.th = utid >= 0 && (size_t)utid < tm_model_n_threads(w->model) ? tm_model_thread(w->model, (size_t)utid)
+									 : NULL;
+	int64_t upid = r.th && r.th->upid >= 0 ? r.th->upid : r.t ? r.t->upid : -1;
+	r.pr = upid >= 0 && (size_t)upid < tm_model_n_processes(w->model) ? tm_model_process(w->model, (size_t)upid)
+									   : NULL;
+	r.tid = r.th ? r.th->tid : h->tid;
+	return r;
+}
+
+/* The length of a text as put_str puts it. */
+static size_t str_len(const char *s)
+{
+	return s ? tm_field_len(s, strlen(s)) : 0;
+}
+
+/* The length of the line write_row makes of the row, without making it:
+ * the pass that counts the lines of a view made when read (tl_served)
+ * needs their lengths alone. What is dear to measure but rare (a sched
+ * row's or a sample's args) is made in f->text and measured there. A
+ * length that differs from the line's fails the read of its block
+ * ("damaged"), so the tests of every fixture's views check the two
+ * agree. */
+static size_t measure_row(fmt *f, const rec *h, const char *strs)
+{
+	writer *w = f->w;
+	row_refs r = refs_of(w, h, strs);
+	/* twelve columns: eleven tabs and the newline */
+	size_t n = 12 + tm_i64_len(h->ts) + strlen(kind_names[h->kind]) + tm_field_len(r.cat, r.cat_len);
+	if (h->dur != INT64_MIN)
+		n += tm_i64_len(h->dur);
+	if (h->machine_row < w->n_dirs)
+		n += w->dir_f[h->machine_row].n;
+	if (h->file_id < w->n_files)
+		n += w->file_f[h->file_id].n;
+	switch (h->kind) {
+	case K_COUNTER: n += r.t ? track_name(f, h->track, r.t)->n : 0; break;
+	case K_SCHED: n += str_len(r.th ? r.th->name : NULL); break;
+	case K_SAMPLE: {
+		const tm_mcallsite *c = tm_model_callsite(w->model, h->cpu);
+		const tm_mframe *fr = c ? tm_model_frame(w->model, c->frame) : NULL;
+		n += str_len(fr ? tm_mframe_text(fr) : NULL);
+		break;
+	}
+	default: n += tm_field_len(r.name, r.name_len);
+	}
+	if (h->depth >= 0)
+		n += tm_i64_len(h->depth);
+	if (r.pr)
+		n += tm_i64_len(r.pr->pid);
+	if (r.tid >= 0)
+		n += tm_i64_len(r.tid);
+	if (h->kind == K_SCHED || h->kind == K_FTRACE)
+		n += 4 + tm_i64_len(h->cpu);
+	else if (r.t && r.t->scope == TM_SCOPE_CPU && r.t->cpu >= 0)
+		n += 4 + tm_i64_len(r.t->cpu);
+	else if (r.t)
+		n += strlen(scope_names[r.t->scope]) + (r.t->name ? 1 + track_name(f, h->track, r.t)->n : 0);
+	if (h->kind == K_SCHED || h->kind == K_SAMPLE) {
+		tm_buf *o = &f->text;
+		size_t start = o->len;
+		if (h->kind == K_SCHED)
+			sched_args(o, h, r.args);
+		else
+			sample_args(o, w->model, h->cpu);
+		n += o->len - start;
+		o->len = start;
+	} else if (h->value) {
+		/* {"value":v}, v as tm_timeline_number writes it */
+		n += 10 + (isfinite(h->dv) ? tm_double_len(h->dv) : 4);
+	} else {
+		n += h->args_len;
+	}
+	return n;
+}
+
 /* The row's line, made once, at the end of the formatter's text (put in
  * the whole merge's file and its machine's by fmt_flush). */
 static void write_row(fmt *f, const rec *h, const char *strs)
 {
 	writer *w = f->w;
-	const char *name = strs, *cat = strs + h->name_len, *args = cat + h->cat_len;
-	size_t name_len = h->name_len, cat_len = h->cat_len;
-	if (h->name_id)
-		name = tm_model_string(w->model, h->name_id, &name_len);
-	if (h->cat_id)
-		cat = tm_model_string(w->model, h->cat_id, &cat_len);
-	const tm_mtrack *t = h->track != NO_TRACK && h->track < tm_model_n_tracks(w->model)
-				     ? tm_model_track(w->model, h->track)
-				     : NULL;
-	int64_t utid = h->utid >= 0 ? h->utid : t ? t->utid : -1;
-	const tm_mthread *th = utid >= 0 && (size_t)utid < tm_model_n_threads(w->model)
-				       ? tm_model_thread(w->model, (size_t)utid)
-				       : NULL;
-	int64_t upid = th && th->upid >= 0 ? th->upid : t ? t->upid : -1;
-	const tm_mprocess *pr = upid >= 0 && (size_t)upid < tm_model_n_processes(w->model)
-					? tm_model_process(w->model, (size_t)upid)
-					: NULL;
-	int64_t tid = th ? th->tid : h->tid;
+	row_refs r = refs_of(w, h, strs);
+	const char *name = r.name, *cat = r.cat, *args = r.args;
+	size_t name_len = r.name_len, cat_len = r.cat_len;
+	const tm_mtrack *t = r.t;
+	const tm_mthread *th = r.th;
+	const tm_mprocess *pr = r.pr;
+	int64_t tid = r.tid;
 	tm_buf *o = &f->text;
 	size_t start = o->len;
 	tm_buf_put_i64(o, h->ts);
@@ -710,19 +814,28 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 /* The lines a formatter holds before it writes them (its turn come). */
 #define FMT_TEXT_MAX (4u << 20)
 
-/* The line of one record as the sort hands it out (body, then strings). */
-static void write_record(fmt *f, const char *r, uint32_t len)
+/* The line of one record as the sort hands it out (body, then strings),
+ * made, or with `measure` only measured: its machine row and length go to
+ * f->ends all the same. Returns that length (0: the record is damaged). */
+static uint64_t write_record(fmt *f, const char *r, uint32_t len, int measure)
 {
 	rec h = {0}; /* every field is set when strs is not NULL; gcc's
 		      * -fsanitize=thread build cannot tell */
 	const char *strs = unpack_rec(r, len, &h);
+	if (strs && measure) {
+		uint64_t end[2] = {h.machine_row, measure_row(f, &h, strs)};
+		tm_buf_put(&f->ends, end, sizeof end);
+		return end[1];
+	}
 	if (strs) {
+		size_t start = f->text.len;
 		write_row(f, &h, strs);
-		return;
+		return f->text.len - start;
 	}
 	/* the pass fails with it: no more lines are made */
 	atomic_store_explicit(&f->w->damaged, 1, memory_order_relaxed);
 	atomic_store_explicit(&f->w->gone, 1, memory_order_relaxed);
+	return 0;
 }
 
 /* A write of the lines failed (a full disk, or a streamed file's reader
@@ -730,7 +843,7 @@ static void write_record(fmt *f, const char *r, uint32_t len)
  * rest is not formatted. Asked by the formatter that writes. */
 static void note_gone(writer *w)
 {
-	if (tm_spool_failed(&w->out.all))
+	if (tm_spool_failed(w->sv ? &w->recs : &w->out.all))
 		atomic_store_explicit(&w->gone, 1, memory_order_relaxed);
 }
 
@@ -757,20 +870,153 @@ static void wait_turn(writer *w, uint64_t n)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* ---- lines made when read ------------------------------------------------ */
+
+/* A mount keeps timeline.tsv to serve reads at any offset. Kept as text it
+ * took 3.1 times its input in TMPDIR (the proto bench's 416 MB for 133
+ * MB; the machines' views refer to it), where the sorted records the lines
+ * are made from take a third of that. So a view read later keeps the
+ * records instead, in blocks of about BLOCK_TEXT bytes of lines, and a
+ * read formats its block (with the model, kept for it). The pass measures
+ * every line (measure_row) for the views' exact sizes, which stat needs. */
+#define BLOCK_TEXT (512u * 1024u)
+/* Blocks made for reads and kept for the reads after them; a read also has
+ * the next SERVED_AHEAD blocks of its view made, on threads of their own:
+ * a reader going through the file finds them made (both cores: making a
+ * block takes longer than handing its bytes over). */
+#define SERVED_CACHE 8
+#ifndef SERVED_AHEAD
+#define SERVED_AHEAD 2
+#endif
+
+typedef struct tl_block {
+	uint64_t text_at;         /* where its lines start in the whole view,
+				     after the header (first: last_at_most) */
+	uint64_t rec_at, rec_len; /* its records in the records file */
+} tl_block;
+
+/* A block that holds lines of one machine, and where they start in that
+ * machine's view (after the header). */
+typedef struct tl_mblock {
+	uint64_t text_at; /* first: last_at_most */
+	uint32_t block;
+} tl_mblock;
+
+typedef struct tl_mach {
+	tl_mblock *b;
+	size_t n, cap;
+	uint64_t size; /* its lines' bytes */
+} tl_mach;
+
+typedef struct tl_cached {
+	size_t row;    /* TM_SPOOLED_ALL: the whole view's lines */
+	size_t block;  /* SIZE_MAX: none */
+	uint64_t used; /* the read that last used it */
+	int making;    /* its text is being made (by the thread that set it) */
+	tm_buf text;
+} tl_cached;
+
+/* What making a block takes: a formatter and the block's records. */
+typedef struct tl_maker {
+	fmt f;
+	tm_buf recs;
+} tl_maker;
+
+struct tl_served {
+	tm_model *model;    /* the tables the lines name, once handed over
+			       (tm_timeline_hold_model) */
+	writer w;           /* the model and the machine and file columns */
+	int fd;             /* the records */
+	tl_block *blocks;
+	size_t n_blocks, cap_blocks;
+	uint64_t text_size; /* the whole view's lines */
+	tl_mach *mach;      /* by machine row */
+	size_t n_mach;
+	/* reads come on several threads, and blocks are made on others: mu
+	 * guards the cache, the makers and `ahead`; `made` is signalled when
+	 * a block is done or a maker comes back */
+	pthread_mutex_t mu;
+	pthread_cond_t made;
+	tl_cached cache[SERVED_CACHE];
+	uint64_t reads;
+	tl_maker **idle;    /* makers not in use */
+	size_t n_idle, cap_idle;
+	unsigned ahead;     /* threads making blocks ahead, not done */
+};
+
+/* A batch's lines measured, not made: their lengths go to f->ends, and a
+ * cut (the batch offset after its last record, the lines before it) ends
+ * a block where its lines reach BLOCK_TEXT, and at the end of the batch. */
+static void count_lines(fmt *f, const tm_buf *batch)
+{
+	size_t at = 0;
+	while (at + 4 <= batch->len && !atomic_load_explicit(&f->w->gone, memory_order_relaxed)) {
+		uint32_t len;
+		memcpy(&len, batch->data + at, 4);
+		f->block_text += write_record(f, batch->data + at + 4, len, 1);
+		at += 4 + (size_t)len;
+		if (f->block_text >= BLOCK_TEXT || at + 4 > batch->len) {
+			uint64_t cut[2] = {at, f->ends.len / (2 * sizeof(uint64_t))};
+			tm_buf_put(&f->cuts, cut, sizeof cut);
+			f->block_text = 0;
+		}
+	}
+}
+
+/* The batch's blocks, in turn: their records to the records file, and
+ * where their lines fall in each view. */
+static void note_blocks(fmt *f, const tm_buf *batch)
+{
+	writer *w = f->w;
+	tl_served *sv = w->sv;
+	uint64_t from = 0, line = 0;
+	for (size_t c = 0; c + 2 * sizeof(uint64_t) <= f->cuts.len; c += 2 * sizeof(uint64_t)) {
+		uint64_t cut[2];
+		memcpy(cut, f->cuts.data + c, sizeof cut);
+		uint32_t bi = (uint32_t)sv->n_blocks;
+		TM_GROW(sv->blocks, sv->cap_blocks, sv->n_blocks + 1);
+		sv->blocks[sv->n_blocks++] = (tl_block){sv->text_size, w->recs.size, cut[0] - from};
+		tm_spool_put(&w->recs, batch->data + from, (size_t)(cut[0] - from));
+		for (; line < cut[1]; line++) {
+			uint64_t end[2];
+			memcpy(end, f->ends.data + line * sizeof end, sizeof end);
+			sv->text_size += end[1];
+			if (end[0] >= sv->n_mach)
+				continue;
+			if (!w->row_len[end[0]])
+				w->touched[w->n_touched++] = (uint32_t)end[0];
+			w->row_len[end[0]] += end[1];
+		}
+		for (size_t i = 0; i < w->n_touched; i++) {
+			uint32_t r = w->touched[i];
+			tl_mach *mc = &sv->mach[r];
+			TM_GROW(mc->b, mc->cap, mc->n + 1);
+			mc->b[mc->n++] = (tl_mblock){mc->size, bi};
+			mc->size += w->row_len[r];
+			w->row_len[r] = 0;
+		}
+		w->n_touched = 0;
+		from = cut[0];
+	}
+}
+
 /* tm_relay's fn: records as the sort stores them, [u32 length][record]...,
- * formatted, then written when the batches before it are. A batch after
- * a failed write is not formatted, but still takes its turn. */
+ * formatted, then written when the batches before it are (or, counted,
+ * noted: w->sv). A batch after a failed write is not formatted, but still
+ * takes its turn. */
 
 static void write_batch(void *ctx, const tm_buf *batch)
 {
 	fmt *f = ctx;
 	writer *w = f->w;
 	uint64_t n = f->batches++ * f->of + f->index;
-	if (!atomic_load_explicit(&w->gone, memory_order_relaxed))
+	if (w->sv)
+		count_lines(f, batch);
+	else if (!atomic_load_explicit(&w->gone, memory_order_relaxed))
 		for (size_t at = 0; at + 4 <= batch->len;) {
 			uint32_t len;
 			memcpy(&len, batch->data + at, 4);
-			write_record(f, batch->data + at + 4, len);
+			write_record(f, batch->data + at + 4, len, 0);
 			at += 4 + (size_t)len;
 			/* lines far longer than their records (a sample's
 			 * stack of thousands of frames) go out before the
@@ -784,11 +1030,14 @@ static void write_batch(void *ctx, const tm_buf *batch)
 		}
 	wait_turn(w, n);
 	if (!atomic_load_explicit(&w->gone, memory_order_relaxed)) {
-		fmt_flush(f);
+		if (w->sv)
+			note_blocks(f, batch);
+		else
+			fmt_flush(f);
 		note_gone(w);
-	} else {
-		f->text.len = f->ends.len = 0; /* as fmt_flush leaves them */
 	}
+	f->text.len = f->ends.len = f->cuts.len = 0;
+	f->block_text = 0;
 	pthread_mutex_lock(&w->mu);
 	w->turn++;
 	pthread_cond_broadcast(&w->next);
@@ -799,6 +1048,7 @@ static void fmt_free(fmt *f)
 {
 	tm_buf_free(&f->text);
 	tm_buf_free(&f->ends);
+	tm_buf_free(&f->cuts);
 	fields_free(f->track_f, f->n_track_f);
 }
 
@@ -827,7 +1077,9 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 		for (unsigned i = 0; i < n_rl; i++)
 			tm_relay_finish(rl[i]);
 		n_rl = 0;
+		f[0].of = 1; /* every batch is f[0]'s */
 	}
+	tm_buf one = {0}; /* counted on this thread alone: its batches */
 	const void *r;
 	uint32_t len;
 	int k;
@@ -840,8 +1092,17 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 			break;
 		if (w->watch && i % TM_TIMELINE_WRITTEN_STEP == TM_TIMELINE_WRITTEN_STEP - 1)
 			w->watch(w->watch_ctx, i + 1, total);
+		if (!n_rl && w->sv) {
+			tm_buf_put(&one, &len, 4);
+			tm_buf_put(&one, r, len);
+			if (one.len >= BATCH) {
+				write_batch(&f[0], &one);
+				one.len = 0;
+			}
+			continue;
+		}
 		if (!n_rl) {
-			write_record(&f[0], r, len);
+			write_record(&f[0], r, len, 0);
 			fmt_flush(&f[0]);
 			if (i % 4096 == 4095) /* asking takes a lock: not every line */
 				note_gone(w);
@@ -859,6 +1120,9 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	 * whose turn it is first */
 	for (unsigned j = 0; j < n_rl; j++)
 		tm_relay_finish(rl[(to + j) % n_rl]);
+	if (one.len)
+		write_batch(&f[0], &one);
+	tm_buf_free(&one);
 	for (unsigned j = 0; j < FORMATTERS; j++)
 		fmt_free(&f[j]);
 	pthread_cond_destroy(&w->next);
@@ -872,12 +1136,327 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	return k < 0 ? -1 : 0;
 }
 
+/* ---- reading the lines made when read ------------------------------------ */
+
+#define HEADER_LEN (sizeof TM_TIMELINE_HEADER - 1)
+
+static int damaged(tm_error *err)
+{
+	return tm_err(err, TM_EIO, "timeline.tsv: a temporary file is damaged"), -1;
+}
+
+/* Block bi's lines of machine `row` (TM_SPOOLED_ALL: all of them), made
+ * into `text` with maker k: `len` bytes, as the pass counted them. Runs
+ * without sv->mu: what it reads of sv is fixed once the pass is done. */
+static int make_block(tl_served *sv, tl_maker *k, size_t row, size_t bi, uint64_t len, tm_buf *text,
+		      tm_error *err)
+{
+	const tl_block *b = &sv->blocks[bi];
+	TM_GROW(k->recs.data, k->recs.cap, b->rec_len);
+	ssize_t got = tm_pread_full(sv->fd, k->recs.data, (size_t)b->rec_len, b->rec_at);
+	if (got < 0)
+		return tm_err(err, TM_EIO, "timeline.tsv: cannot read a temporary file: %s", strerror(errno)), -1;
+	if ((uint64_t)got != b->rec_len)
+		return damaged(err);
+	fmt *f = &k->f;
+	tm_buf own = f->text;
+	f->text = *text;
+	f->text.len = 0;
+	const char *p = k->recs.data, *end = p + b->rec_len;
+	int ok = 1;
+	while (ok && end - p >= 4) {
+		uint32_t n;
+		memcpy(&n, p, 4);
+		p += 4;
+		rec h = {0};
+		const char *strs = n <= (size_t)(end - p) ? unpack_rec(p, n, &h) : NULL;
+		ok = strs != NULL;
+		if (ok && (row == TM_SPOOLED_ALL || h.machine_row == row))
+			write_row(f, &h, strs);
+		p += n;
+	}
+	f->ends.len = 0;
+	*text = f->text;
+	f->text = own;
+	return ok && p == end && text->len == len ? 0 : damaged(err);
+}
+
+/* A maker for one block (caller holds sv->mu), given back with maker_put. */
+static tl_maker *maker_get(tl_served *sv)
+{
+	if (sv->n_idle)
+		return sv->idle[--sv->n_idle];
+	tl_maker *k = tm_xcalloc(1, sizeof(*k));
+	k->f.w = &sv->w;
+	return k;
+}
+
+static void maker_put(tl_served *sv, tl_maker *k)
+{
+	TM_GROW(sv->idle, sv->cap_idle, sv->n_idle + 1);
+	sv->idle[sv->n_idle++] = k;
+}
+
+static tl_cached *cache_find(tl_served *sv, size_t row, size_t bi)
+{
+	for (size_t i = 0; i < SERVED_CACHE; i++)
+		if (sv->cache[i].block == bi && sv->cache[i].row == row)
+			return &sv->cache[i];
+	return NULL;
+}
+
+/* The entry to make (row, bi) in, taken from the one least lately used
+ * that is not being made; NULL when every one is. Caller holds sv->mu. */
+static tl_cached *cache_claim(tl_served *sv, size_t row, size_t bi)
+{
+	tl_cached *c = NULL;
+	for (size_t i = 0; i < SERVED_CACHE; i++)
+		if (!sv->cache[i].making && (!c || sv->cache[i].used < c->used))
+			c = &sv->cache[i];
+	if (c) {
+		c->row = row;
+		c->block = bi;
+		c->making = 1;
+		c->used = ++sv->reads;
+	}
+	return c;
+}
+
+/* Make the claimed entry c (row, bi) and mark it done (or empty, when it
+ * failed: a reader makes it again, and says why). Caller holds sv->mu,
+ * which is let go meanwhile. */
+static int cache_make(tl_served *sv, tl_cached *c, uint64_t len, tm_error *err)
+{
+	tl_maker *k = maker_get(sv);
+	pthread_mutex_unlock(&sv->mu);
+	int rc = make_block(sv, k, c->row, c->block, len, &c->text, err);
+	pthread_mutex_lock(&sv->mu);
+	maker_put(sv, k);
+	c->making = 0;
+	if (rc)
+		c->block = SIZE_MAX;
+	pthread_cond_broadcast(&sv->made);
+	return rc;
+}
+
+typedef struct tl_ahead {
+	tl_served *sv;
+	tl_cached *c;
+	uint64_t len;
+} tl_ahead;
+
+static void *make_ahead(void *arg)
+{
+	tl_ahead a = *(tl_ahead *)arg;
+	free(arg);
+	pthread_setname_np(pthread_self(), "tm-lines");
+	tm_error err;
+	pthread_mutex_lock(&a.sv->mu);
+	cache_make(a.sv, a.c, a.len, &err); /* a failure is the reader's to say */
+	a.sv->ahead--;
+	pthread_cond_broadcast(&a.sv->made);
+	pthread_mutex_unlock(&a.sv->mu);
+	return NULL;
+}
+
+/* Have (row, bi) made on a thread of its own unless it is made or being
+ * made already. Caller holds sv->mu. */
+static void ahead(tl_served *sv, size_t row, size_t bi, uint64_t len)
+{
+	if (cache_find(sv, row, bi))
+		return;
+	tl_cached *c = cache_claim(sv, row, bi);
+	if (!c)
+		return;
+	tl_ahead *a = tm_xmalloc(sizeof(*a));
+	*a = (tl_ahead){sv, c, len};
+	pthread_attr_t at;
+	pthread_t th;
+	int started = pthread_attr_init(&at) == 0;
+	started = started && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+		  pthread_create(&th, &at, make_ahead, a) == 0;
+	pthread_attr_destroy(&at);
+	if (started) {
+		sv->ahead++;
+		return;
+	}
+	free(a); /* no thread: the reader makes it when it gets there */
+	c->making = 0;
+	c->block = SIZE_MAX;
+}
+
+/* The block the view's offset pos (after the header) falls in: its index
+ * in sv->blocks, where its lines start and end in the view, and the
+ * index to find the next one by (of sv->blocks or of the machine's). */
+typedef struct tl_span {
+	size_t block, i;
+	uint64_t start, stop;
+} tl_span;
+
+static tl_span span_at(const tl_served *sv, const tl_mach *mc, size_t i)
+{
+	tl_span sp = {.i = i};
+	if (mc) {
+		sp.block = mc->b[i].block;
+		sp.start = mc->b[i].text_at;
+		sp.stop = i + 1 < mc->n ? mc->b[i + 1].text_at : mc->size;
+	} else {
+		sp.block = i;
+		sp.start = sv->blocks[i].text_at;
+		sp.stop = i + 1 < sv->n_blocks ? sv->blocks[i + 1].text_at : sv->text_size;
+	}
+	return sp;
+}
+
+/* The entry that holds the lines of sp, made here unless a read before
+ * made them or another thread is at it; the blocks after it are had
+ * made ahead. NULL with err set when its records cannot be read. Caller
+ * holds sv->mu. */
+static tl_cached *block_text(tl_served *sv, size_t row, const tl_mach *mc, tl_span sp, tm_error *err)
+{
+	size_t n = mc ? mc->n : sv->n_blocks;
+	for (size_t j = 1; j <= SERVED_AHEAD && sp.i + j < n; j++) {
+		tl_span next = span_at(sv, mc, sp.i + j);
+		ahead(sv, row, next.block, next.stop - next.start);
+	}
+	for (;;) {
+		tl_cached *c = cache_find(sv, row, sp.block);
+		if (c && !c->making) {
+			c->used = ++sv->reads;
+			return c;
+		}
+		if (!c && (c = cache_claim(sv, row, sp.block)) != NULL)
+			return cache_make(sv, c, sp.stop - sp.start, err) ? NULL : c;
+		pthread_cond_wait(&sv->made, &sv->mu); /* being made, or all are */
+	}
+}
+
+/* The last of n entries of `elem` bytes whose first field, a uint64,
+ * is at most pos (there is one: the first is 0). */
+static size_t last_at_most(const void *arr, size_t n, size_t elem, uint64_t pos)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at;
+		memcpy(&at, (const char *)arr + mid * elem, sizeof at);
+		if (at <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* tm_spooled_src's read: the header, then the lines of the blocks the
+ * range meets. */
+static ssize_t served_read(void *ctx, size_t row, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	tl_served *sv = ctx;
+	if (row != TM_SPOOLED_ALL && row >= sv->n_mach)
+		return 0;
+	const tl_mach *mc = row == TM_SPOOLED_ALL ? NULL : &sv->mach[row];
+	uint64_t size = HEADER_LEN + (mc ? mc->size : sv->text_size);
+	size_t got = 0;
+	pthread_mutex_lock(&sv->mu);
+	while (got < n && off < size) {
+		size_t k;
+		if (off < HEADER_LEN) {
+			k = (size_t)(HEADER_LEN - off) < n - got ? (size_t)(HEADER_LEN - off) : n - got;
+			memcpy((char *)buf + got, TM_TIMELINE_HEADER + off, k);
+		} else {
+			uint64_t pos = off - HEADER_LEN;
+			size_t i = mc ? last_at_most(mc->b, mc->n, sizeof *mc->b, pos)
+				      : last_at_most(sv->blocks, sv->n_blocks, sizeof *sv->blocks, pos);
+			tl_span sp = span_at(sv, mc, i);
+			const tl_cached *c = block_text(sv, row, mc, sp, err);
+			if (!c) {
+				pthread_mutex_unlock(&sv->mu);
+				return -1;
+			}
+			k = (size_t)(sp.stop - pos) < n - got ? (size_t)(sp.stop - pos) : n - got;
+			memcpy((char *)buf + got, c->text.data + (pos - sp.start), k);
+		}
+		got += k;
+		off += k;
+	}
+	pthread_mutex_unlock(&sv->mu);
+	return (ssize_t)got;
+}
+
+static void served_free(void *ctx)
+{
+	tl_served *sv = ctx;
+	if (!sv)
+		return;
+	/* the threads making blocks ahead finish first */
+	pthread_mutex_lock(&sv->mu);
+	while (sv->ahead)
+		pthread_cond_wait(&sv->made, &sv->mu);
+	pthread_mutex_unlock(&sv->mu);
+	if (sv->fd >= 0)
+		close(sv->fd);
+	free(sv->blocks);
+	for (size_t i = 0; i < sv->n_mach; i++)
+		free(sv->mach[i].b);
+	free(sv->mach);
+	for (size_t i = 0; i < SERVED_CACHE; i++)
+		tm_buf_free(&sv->cache[i].text);
+	for (size_t i = 0; i < sv->n_idle; i++) {
+		fmt_free(&sv->idle[i]->f);
+		tm_buf_free(&sv->idle[i]->recs);
+		free(sv->idle[i]);
+	}
+	free(sv->idle);
+	fields_free(sv->w.dir_f, sv->w.n_dirs);
+	fields_free(sv->w.file_f, sv->w.n_files);
+	pthread_cond_destroy(&sv->made);
+	pthread_mutex_destroy(&sv->mu);
+	tm_model_free(sv->model);
+	free(sv);
+}
+
+int tm_timeline_hold_model(tm_spooled *s, tm_model *model)
+{
+	if (!s || s->src.read != served_read)
+		return 0;
+	tl_served *sv = s->src.ctx;
+	tm_model_trim(model); /* its tables are all the lines need */
+	sv->model = model;
+	return 1;
+}
+
+/* The views of w's counted lines, read from sv (which they now own). */
+static tm_spooled *served_views(tl_served *sv, writer *w)
+{
+	sv->fd = w->recs.fd;
+	w->recs.fd = -1;
+	/* the columns the reads write, w's no longer */
+	sv->w.model = w->model;
+	sv->w.dir_f = w->dir_f;
+	sv->w.n_dirs = w->n_dirs;
+	sv->w.file_f = w->file_f;
+	sv->w.n_files = w->n_files;
+	w->dir_f = w->file_f = NULL;
+	w->n_dirs = w->n_files = 0;
+	tm_spooled *s = tm_xcalloc(1, sizeof(*s));
+	s->fd = s->head_fd = s->mach_fd = -1;
+	s->size = HEADER_LEN + sv->text_size;
+	s->n_mach = sv->n_mach;
+	s->mach = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*s->mach));
+	for (size_t i = 0; i < sv->n_mach; i++)
+		s->mach[i].size = HEADER_LEN + sv->mach[i].size;
+	s->src = (tm_spooled_src){served_read, served_free, sv};
+	return s;
+}
+
 tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err)
 {
 	size_t nm = b->scan->machines.n;
 	writer w = {0};
+	tl_served *sv = NULL;
 	/* closed at `out` whatever happened: a descriptor 0 there was stdin */
-	w.out.all.fd = w.out.mach.file.fd = w.out.head.fd = -1;
+	w.out.all.fd = w.out.mach.file.fd = w.out.head.fd = w.recs.fd = -1;
 	w.model = model;
 	w.merge = b->merge;
 	w.watch = b->watch;
@@ -903,17 +1482,40 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 		goto out;
 	/* Streamed, the lines need no temporary file of their own (as large
 	 * as the timeline: 2.7 GB for a 1 GB proto capture), and a reader
-	 * gets the first ones while the rest are formatted. */
-	if (b->out_fd >= 0)
+	 * gets the first ones while the rest are formatted. Else they are
+	 * made again when read, from their records (tl_served). */
+	if (b->out_fd >= 0) {
 		tm_views_open_fd(&w.out, b->out_fd);
-	else if (tm_views_open(&w.out, b->per_machine ? nm : 0, err))
-		goto out;
-	tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
+		tm_views_put_all(&w.out, TM_TIMELINE_HEADER, strlen(TM_TIMELINE_HEADER));
+	} else {
+		if (tm_spool_open(&w.recs, err))
+			goto out;
+		sv = tm_xcalloc(1, sizeof(*sv));
+		sv->fd = -1;
+		for (size_t i = 0; i < SERVED_CACHE; i++)
+			sv->cache[i].block = SIZE_MAX;
+		pthread_mutex_init(&sv->mu, NULL);
+		pthread_cond_init(&sv->made, NULL);
+		sv->n_mach = b->per_machine ? nm : 0;
+		sv->mach = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*sv->mach));
+		w.sv = sv;
+		w.row_len = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*w.row_len));
+		w.touched = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*w.touched));
+	}
 	if (write_lines(&w, b->sort, err))
 		goto out;
-	res = tm_views_take(&w.out, "timeline.tsv", err);
+	if (!sv) {
+		res = tm_views_take(&w.out, "timeline.tsv", err);
+	} else if (tm_spool_finish(&w.recs, "timeline.tsv", err) == 0) {
+		res = served_views(sv, &w);
+		sv = NULL;
+	}
 out:
 	tm_views_close(&w.out);
+	tm_spool_close(&w.recs);
+	served_free(sv);
+	free(w.row_len);
+	free(w.touched);
 	fields_free(w.dir_f, w.n_dirs);
 	fields_free(w.file_f, w.n_files);
 	tm_timeline_abort(b);

@@ -63,10 +63,18 @@ void tm_timeline_sample(tm_timeline_build *b, const tm_msample *s);
 void tm_timeline_watch(tm_timeline_build *b, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 
 /* Write the files with the finished model's tables (track, thread and
- * process names). Returns the spooled files (fd: the whole merge; one per
+ * process names). Returns the spooled files (the whole merge; one per
  * machine row), or NULL with err set when a temporary file cannot be
- * written. Frees `b` either way. */
+ * written. Frees `b` either way. Unless streamed, the files are records
+ * whose lines are made when read (tm_spooled_src): see
+ * tm_timeline_hold_model. */
 tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_error *err);
+
+/* A result not streamed keeps the lines' records, and makes a view's
+ * lines again when it is read, with the model's tables: the model must
+ * outlive it. Hand it over here: 1 when `s` took it (it frees it), else 0
+ * (the caller frees it, and s needs it no more). */
+int tm_timeline_hold_model(tm_spooled *s, tm_model *model);
 
 /* Free an unfinished build (NULL is fine). */
 void tm_timeline_abort(tm_timeline_build *b);

@@ -378,10 +378,10 @@ static void ctx_free(const tm_model *m, m_ctx *c)
 		p->ctx_free(c);
 }
 
-void tm_model_free(tm_model *m)
+/* The parse's state (tm_model_trim): what tm_model_free frees besides
+ * the tables, left empty. */
+static void free_parse_state(tm_model *m)
 {
-	if (!m)
-		return;
 	for (size_t i = 0; i < m->n_tracks; i++) {
 		m_track *t = &m->tracks[i];
 		for (size_t k = 0; k < t->depth; k++) {
@@ -390,12 +390,16 @@ void tm_model_free(tm_model *m)
 		}
 		free(t->stack);
 		free(t->pending_flows);
+		t->stack = NULL;
+		t->depth = t->cap = 0;
+		t->pending_flows = NULL;
+		t->n_pending_flows = t->cap_pending_flows = 0;
 	}
-	free(m->tracks);
-	m_stack_free(m);
 	for (size_t i = 0; i < m->n_ctxs; i++)
 		ctx_free(m, &m->ctxs[i]);
 	free(m->ctxs);
+	m->ctxs = NULL;
+	m->n_ctxs = m->cap_ctxs = 0;
 	for (int k = 0; k < TM_MREC_KINDS; k++)
 		if (m->parsers[k] && m->parsers[k]->state_free)
 			m->parsers[k]->state_free(m);
@@ -420,15 +424,41 @@ void tm_model_free(tm_model *m)
 		free(mc->parent_wait);
 	}
 	free(m->mach);
+	m->mach = NULL;
+	m->n_mach = 0;
 	free(m->mach_of_row);
-	free(m->threads);
+	m->mach_of_row = NULL;
+	m->cap_mach_of_row = 0;
 	free(m->made);
-	free(m->procs);
+	m->made = NULL;
+	m->n_made = m->cap_made = 0;
 	free(m->proc_links);
+	m->proc_links = NULL;
+	m->n_proc_links = m->cap_proc_links = 0;
 	tm_statlist_free(&m->file_stats);
 	m_map_free(&m->json_string_ids);
-	strings_free(&m->str);
+	free(m->str.slots); /* the strings stay, their index goes */
+	m->str.slots = NULL;
+	m->str.n_slots = 0;
 	tm_buf_free(&m->scratch);
+}
+
+void tm_model_trim(tm_model *m)
+{
+	free_parse_state(m);
+	tm_memory_release();
+}
+
+void tm_model_free(tm_model *m)
+{
+	if (!m)
+		return;
+	free_parse_state(m);
+	free(m->tracks);
+	m_stack_free(m);
+	free(m->threads);
+	free(m->procs);
+	strings_free(&m->str);
 	free(m);
 }
 

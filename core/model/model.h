@@ -496,6 +496,14 @@ const tm_mheap_class *tm_model_heap_class(const tm_model *m, size_t i);
  * first-count order: a name's first entry is its first count. */
 const tm_statlist *tm_model_file_stats(const tm_model *m);
 
+/* Free what the finished model's tables (the strings, tracks, threads,
+ * processes and stack profiles read through the functions above) do not
+ * need: the state the parse kept to go on (contexts, open slices, maps of
+ * ids, parsers' state, stats). A mount keeps the tables for timeline.tsv's
+ * lines, made when read (core/export/timeline.c): a fifth of what the
+ * model held for the proto bench. Only those tables may be read after it. */
+void tm_model_trim(tm_model *m);
+
 void tm_model_free(tm_model *m);
 
 #endif

@@ -262,7 +262,9 @@ static tm_gen *gen_build(tm_merge *m, const tm_scan *scan, unsigned wants, size_
 		if (!res->tables)
 			goto fail;
 	}
-	tm_model_free(model);
+	/* a timeline read later makes its lines with the model's tables */
+	if (!tm_timeline_hold_model(res->timeline, model))
+		tm_model_free(model);
 	return res;
 fail:
 	tm_export_abort(g.x);

@@ -83,6 +83,9 @@ typedef struct vt_gen {
 			     * whole_fd, the whole merge's file) */
 	int whole_fd;
 	size_t n_ext;
+	const tm_spooled *src; /* a view made when read (timeline.tsv): its
+				  bytes come from tm_spooled_read of row src_row */
+	size_t src_row;
 	char *data;
 	size_t len;
 	tm_error *err;      /* why reads fail (TM_EIO), or NULL: made only on a
@@ -1079,11 +1082,11 @@ static void sizes_from_gen(tm_vtree *t, const tm_scan *s, const tm_gen *g, unsig
 		if (!(built & f[i].family) || !sp)
 			continue;
 		int rc = 0;
-		if (sp->fd >= 0 || sp->streamed)
+		if (tm_spooled_has(sp, TM_SPOOLED_ALL) || sp->streamed)
 			rc = size_note(z, size_key(f[i].kind, ROW_ALL), tm_spooled_size(sp, TM_SPOOLED_ALL));
 		added |= rc > 0;
 		changed |= rc < 0;
-		for (size_t r = 0; sp->mach_fd >= 0 && r < sp->n_mach; r++) {
+		for (size_t r = 0; tm_spooled_has(sp, r); r++) {
 			rc = size_note(z, size_key(f[i].kind, (uint32_t)r), tm_spooled_size(sp, r));
 			added |= rc > 0;
 			changed |= rc < 0;
@@ -1284,9 +1287,13 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 			       : n->gen == GEN_SLICES	? gen->tables->slices
 			       : n->gen == GEN_PROFILE	? gen->tables->profile
 							: gen->tables->heap;
-	if (n->row == ROW_ALL ? sp->fd < 0 && !sp->streamed : n->row >= sp->n_mach || sp->mach_fd < 0)
+	size_t row = n->row == ROW_ALL ? TM_SPOOLED_ALL : n->row;
+	if (!tm_spooled_has(sp, row) && !(row == TM_SPOOLED_ALL && sp->streamed))
 		return tm_err(err, TM_EIO, "%s: no such machine", n->name);
-	if (n->row == ROW_ALL && sp->streamed) {
+	if (sp->src.read) {
+		g->src = sp;
+		g->src_row = row;
+	} else if (n->row == ROW_ALL && sp->streamed) {
 		g->streamed = 1;
 	} else if (n->row == ROW_ALL && sp->n_all_ext) { /* a header given last */
 		g->spool_fd = sp->head_fd;
@@ -1301,7 +1308,7 @@ static int spool_view(tm_vtree *t, vt_node *n, tm_error *err)
 		g->ext = sp->mach[n->row].ext;
 		g->n_ext = sp->mach[n->row].n_ext;
 	}
-	g->len = (size_t)tm_spooled_size(sp, n->row == ROW_ALL ? TM_SPOOLED_ALL : n->row);
+	g->len = (size_t)tm_spooled_size(sp, row);
 	return 0;
 }
 
@@ -1487,8 +1494,9 @@ static void ensure_generated(tm_vtree *t, vt_node *n)
 			g->err = tm_xmalloc(sizeof(*g->err));
 			*g->err = err;
 		}
-		if (g->spool_fd >= 0 || g->streamed) {
-			tm_buf_free(&b); /* the bytes are in g->spool_fd, or were streamed */
+		if (g->spool_fd >= 0 || g->src || g->streamed) {
+			/* the bytes are in g->spool_fd, made by g->src, or were streamed */
+			tm_buf_free(&b);
 			tm_memory_release(); /* what the pass freed, back to the kernel */
 		} else {
 			g->data = tm_buf_detach(&b, &g->len);
@@ -1684,6 +1692,12 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			return 0;
 		if (n > g->len - off)
 			n = (size_t)(g->len - off);
+		if (g->src) {
+			ssize_t r = tm_spooled_read(g->src, g->src_row, buf, n, off, err);
+			if (r < 0 && err)
+				err->code = TM_EIO;
+			return r;
+		}
 		if (g->spool_fd >= 0) {
 			ssize_t r = g->ext ? tm_ext_pread(g->spool_fd, g->whole_fd, g->ext, g->n_ext, buf, n, off)
 					   : tm_pread_full(g->spool_fd, buf, n, off);

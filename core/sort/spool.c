@@ -403,6 +403,14 @@ void tm_buf_put_field(tm_buf *b, const char *f, size_t n)
 		put_escaped(to_buf, b, f, n);
 }
 
+size_t tm_field_len(const char *f, size_t n)
+{
+	size_t len = n;
+	for (size_t i = 0; (i = next_escaped(f, i, n)) < n; i++)
+		len++; /* a byte becomes two */
+	return len;
+}
+
 void tm_spool_close(tm_spool *s)
 {
 	free(s->buf);
@@ -729,6 +737,13 @@ tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach)
 
 ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off)
 {
+	if (s->src.read) {
+		tm_error err;
+		ssize_t r = s->src.read(s->src.ctx, row, buf, n, off, &err);
+		if (r < 0)
+			errno = EIO;
+		return r;
+	}
 	if (row == TM_SPOOLED_ALL) {
 		uint64_t size = s->size;
 		if (s->fd < 0 || off >= size)
@@ -741,6 +756,23 @@ ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, u
 		return 0;
 	const tm_part *pt = &s->mach[row];
 	return tm_ext_pread(s->mach_fd, s->fd, pt->ext, pt->n_ext, buf, n, off);
+}
+
+ssize_t tm_spooled_read(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off, tm_error *err)
+{
+	if (s->src.read)
+		return s->src.read(s->src.ctx, row, buf, n, off, err);
+	ssize_t r = tm_spooled_pread(s, row, buf, n, off);
+	if (r < 0)
+		tm_err(err, TM_EIO, "cannot read a temporary file: %s", strerror(errno));
+	return r;
+}
+
+int tm_spooled_has(const tm_spooled *s, size_t row)
+{
+	if (row == TM_SPOOLED_ALL)
+		return s->fd >= 0 || s->src.read != NULL;
+	return row < s->n_mach && (s->mach_fd >= 0 || s->src.read != NULL);
 }
 
 uint64_t tm_spooled_size(const tm_spooled *s, size_t row)
@@ -765,6 +797,8 @@ void tm_spooled_free(tm_spooled *s)
 		free(s->mach[i].ext);
 	}
 	free(s->mach);
+	if (s->src.free)
+		s->src.free(s->src.ctx);
 	free(s);
 }
 

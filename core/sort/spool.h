@@ -49,6 +49,8 @@ int tm_spool_finish(tm_spool *s, const char *what, tm_error *err);
 void tm_spool_put_field(tm_spool *s, const char *f, size_t n);
 /* The same into a buffer. */
 void tm_buf_put_field(tm_buf *b, const char *f, size_t n);
+/* The length of what those put. */
+size_t tm_field_len(const char *f, size_t n);
 void tm_spool_close(tm_spool *s);
 
 /* Many write-once streams in ONE temporary file: the machines' views of a
@@ -176,8 +178,18 @@ size_t tm_ext_find(const tm_ext *ext, size_t n_ext, uint64_t off);
  * list that is damaged). */
 ssize_t tm_ext_pread(int fd, int whole_fd, const tm_ext *ext, size_t n_ext, void *buf, size_t n, uint64_t off);
 
+/* Views whose bytes are made when they are read, not kept in a file
+ * (timeline.tsv's, core/export/timeline.c): `read` as tm_spooled_pread,
+ * a failure said in err; `free` frees ctx with the views. */
+typedef struct tm_spooled_src {
+	ssize_t (*read)(void *ctx, size_t row, void *buf, size_t n, uint64_t off, tm_error *err);
+	void (*free)(void *ctx);
+	void *ctx;
+} tm_spooled_src;
+
 /* A finished view handed over: the whole merge's file and each machine
- * row's stream (extents of one file, and `whole` ones of fd). */
+ * row's stream (extents of one file, and `whole` ones of fd), or a source
+ * that makes them (src). */
 typedef struct tm_spooled {
 	int fd;              /* the whole merge, -1 when there is none */
 	int streamed;        /* the whole merge's bytes went to the caller's
@@ -193,6 +205,8 @@ typedef struct tm_spooled {
 	int mach_fd;         /* the machines' streams */
 	tm_part *mach;       /* by machine row: size and extents */
 	size_t n_mach;
+	tm_spooled_src src;  /* read set: every view is made by it (fd, head_fd
+				and mach_fd are -1, mach holds sizes alone) */
 } tm_spooled;
 
 /* Take the descriptors of `whole` (NULL: none) and of `mach`, finished;
@@ -202,6 +216,11 @@ tm_spooled *tm_spooled_take(tm_spool *whole, tm_parts *mach);
  * merge's when row is TM_SPOOLED_ALL: as pread(2). */
 #define TM_SPOOLED_ALL SIZE_MAX
 ssize_t tm_spooled_pread(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off);
+/* The same, a failure said in err (TM_EIO). */
+ssize_t tm_spooled_read(const tm_spooled *s, size_t row, void *buf, size_t n, uint64_t off, tm_error *err);
+/* Whether it holds that view (the whole merge's is not there when it was
+ * streamed: none to read, but its size is known). */
+int tm_spooled_has(const tm_spooled *s, size_t row);
 /* The size of that view (0 for a row past the last). */
 uint64_t tm_spooled_size(const tm_spooled *s, size_t row);
 /* Close and free (NULL is fine). */

@@ -402,6 +402,41 @@ static inline void store8(char *p, uint64_t w)
 	memcpy(p, &w, 8);
 }
 
+static const uint64_t pow10[20] = {1ull,
+				   10ull,
+				   100ull,
+				   1000ull,
+				   10000ull,
+				   100000ull,
+				   1000000ull,
+				   10000000ull,
+				   100000000ull,
+				   1000000000ull,
+				   10000000000ull,
+				   100000000000ull,
+				   1000000000000ull,
+				   10000000000000ull,
+				   100000000000000ull,
+				   1000000000000000ull,
+				   10000000000000000ull,
+				   100000000000000000ull,
+				   1000000000000000000ull,
+				   10000000000000000000ull};
+
+/* The decimal digits of u (1 for 0): log10 from the bit length, then one
+ * comparison. */
+static inline size_t u64_digits(uint64_t u)
+{
+	unsigned t = (unsigned)(64 - __builtin_clzll(u | 1)) * 1233 >> 12;
+	size_t n = t + 1 - (u < pow10[t]);
+	return n ? n : 1;
+}
+
+size_t tm_i64_len(int64_t v)
+{
+	return (v < 0) + u64_digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
 void tm_buf_put_i64(tm_buf *b, int64_t v)
 {
 	/* A timeline row has a few numbers, its ts of a dozen digits or more:
@@ -412,32 +447,8 @@ void tm_buf_put_i64(tm_buf *b, int64_t v)
 	 * first word without its leading zeros (shifted out), then the others
 	 * in their places after it. Stores may reach 8 bytes past the number,
 	 * inside the room asked for. */
-	static const uint64_t pow10[20] = {1ull,
-					   10ull,
-					   100ull,
-					   1000ull,
-					   10000ull,
-					   100000ull,
-					   1000000ull,
-					   10000000ull,
-					   100000000ull,
-					   1000000000ull,
-					   10000000000ull,
-					   100000000000ull,
-					   1000000000000ull,
-					   10000000000000ull,
-					   100000000000000ull,
-					   1000000000000000ull,
-					   10000000000000000ull,
-					   100000000000000000ull,
-					   1000000000000000000ull,
-					   10000000000000000000ull};
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	/* its digits: log10 from the bit length, then one comparison */
-	unsigned t = (unsigned)(64 - __builtin_clzll(u | 1)) * 1233 >> 12;
-	size_t n = t + 1 - (u < pow10[t]);
-	if (!n)
-		n = 1;
+	size_t n = u64_digits(u);
 	size_t sign = v < 0;
 	if (b->len + sign + 24 + 1 > b->cap)
 		tm_grow((void **)&b->data, &b->cap, b->len + sign + 24 + 1, 1);
@@ -464,9 +475,14 @@ void tm_buf_put_i64(tm_buf *b, int64_t v)
  * "-0" for negative zero; that text reads back as v): 1, or 0 and nothing
  * written for any other v. Counter values mostly are such, and snprintf
  * and strtod cost a hundred times as much. */
+static int is_whole(double v)
+{
+	return v > -1e15 && v < 1e15 && (double)(int64_t)v == v;
+}
+
 static int put_whole(tm_buf *b, double v)
 {
-	if (!(v > -1e15 && v < 1e15) || (double)(int64_t)v != v)
+	if (!is_whole(v))
 		return 0;
 	if (v == 0 && signbit(v))
 		tm_buf_put(b, "-0", 2);
@@ -475,15 +491,30 @@ static int put_whole(tm_buf *b, double v)
 	return 1;
 }
 
+/* v as tm_buf_put_double writes it when it is not whole: t. */
+static void shortest(char t[40], double v)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, 40, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+}
+
 void tm_buf_put_double(tm_buf *b, double v)
 {
 	if (put_whole(b, v))
 		return;
 	char t[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(t, sizeof t, "%.*g", prec, v);
-		if (strtod(t, NULL) == v)
-			break;
-	}
+	shortest(t, v);
 	tm_buf_puts(b, t);
+}
+
+size_t tm_double_len(double v)
+{
+	if (is_whole(v))
+		return v == 0 && signbit(v) ? 2 : tm_i64_len((int64_t)v);
+	char t[40];
+	shortest(t, v);
+	return strlen(t);
 }

@@ -209,10 +209,14 @@ void tm_buf_free(tm_buf *b);
 void tm_buf_json_string(tm_buf *b, const char *s, size_t n);
 /* v in decimal. */
 void tm_buf_put_i64(tm_buf *b, int64_t v);
+/* The length of that text (a measure of a line not made: timeline.tsv's). */
+size_t tm_i64_len(int64_t v);
 /* v as the first of printf's %.15g, %.16g and %.17g that reads back as
  * v ("nan" or "inf" where v is one): the numbers of the timeline's and
  * the args' JSON. */
 void tm_buf_put_double(tm_buf *b, double v);
+/* The length of that text. */
+size_t tm_double_len(double v);
 /* Give up ownership of the bytes (caller frees); the buffer is reset. */
 char *tm_buf_detach(tm_buf *b, size_t *len);
 

@@ -9,9 +9,10 @@
 # TMPDIR (watched in one more run, untimed), as a multiple of the input:
 # TMPDIR is a tmpfs of its own here, whose use counts the files a pass has
 # already unlinked. "kept" is what of it a mount still holds once the cat
-# is done: the file read (a mount serves reads at any offset from it) and
-# the machines' copies of it; the rest of the peak is the pass's own
-# scratch (its order store, its sorts).
+# is done, to serve reads at any offset: the file read and the machines'
+# copies of it (of timeline.tsv, the records its lines are made of when
+# read); the rest of the peak is the pass's own scratch (its order store,
+# its sorts).
 #
 # Inputs, as bench_reference.sh builds them (N copies of a capture of
 # testdata/real/capture2 in a TAR, one machine each):

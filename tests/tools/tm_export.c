@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 								    : g->pftrace;
 		if (row >= 0 && (size_t)row >= sp->n_mach)
 			fprintf(stderr, "no machine row %ld\n", row);
-		else if (row < 0 && sp->fd < 0)
+		else if (row < 0 && !tm_spooled_has(sp, TM_SPOOLED_ALL))
 			fprintf(stderr, "%s: per machine only (give a ROW)\n", what);
 		else
 			rc = copy_view(sp, row >= 0 ? (size_t)row : TM_SPOOLED_ALL, argv[1]);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,7 @@ static void test_streamed(void)
 	/* a machine's copy, or the tables, are never streamed */
 	fd = open(out, O_RDWR | O_TRUNC);
 	g = tm_gen_build(m, s, TM_GEN_TIMELINE, 0, fd, NULL, &err);
-	CHECK(g != NULL && !g->timeline->streamed && g->timeline->fd >= 0);
+	CHECK(g != NULL && !g->timeline->streamed && tm_spooled_has(g->timeline, TM_SPOOLED_ALL));
 	CHECK_INT(lseek(fd, 0, SEEK_END), 0);
 	tm_gen_free(g);
 	close(fd);
@@ -254,6 +255,232 @@ static void test_per_machine(void)
 	CHECK_INT(saw_a, 1);
 	CHECK_INT(saw_b, 1);
 	free(all);
+	gen_done(g, m, s);
+}
+
+/* ---- views made when read ---------------------------------------------------- */
+
+/* Two machines' JSON traces, in time together, of `n` events each: slices
+ * with names and args that need escaping, instants, and counters with
+ * whole and fractional values and one not finite. */
+static const char *served_archive(int n)
+{
+	size_t cap = (size_t)n * 400 + 4096;
+	char *text = malloc(cap);
+	for (int f = 0; f < 2; f++) {
+		size_t k = (size_t)snprintf(text, cap, "[");
+		for (int i = 0; i < n; i++) {
+			const char *sep = i ? "," : "";
+			int ts = i * 10 + f * 3, tid = 1 + i % 5;
+			switch (i % 4) {
+			case 0:
+				k += (size_t)snprintf(text + k, cap - k,
+						      "%s{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%d,\"dur\":4,"
+						      "\"cat\":\"c\\\\%d\",\"name\":\"slice\\t%d\",\"args\":{\"i\":%d}}",
+						      sep, 10 + f, tid, ts, i % 3, i, i);
+				break;
+			case 1:
+				k += (size_t)snprintf(text + k, cap - k,
+						      "%s{\"ph\":\"i\",\"pid\":%d,\"tid\":%d,\"ts\":%d,\"s\":\"t\","
+						      "\"name\":\"mark %d\"}",
+						      sep, 10 + f, tid, ts, i % 17);
+				break;
+			case 2:
+				k += (size_t)snprintf(text + k, cap - k,
+						      "%s{\"ph\":\"C\",\"pid\":%d,\"ts\":%d,\"name\":\"load\","
+						      "\"args\":{\"v\":%d.%d}}",
+						      sep, 10 + f, ts, i, i % 10);
+				break;
+			default:
+				k += (size_t)snprintf(text + k, cap - k,
+						      "%s{\"ph\":\"C\",\"pid\":%d,\"ts\":%d,\"name\":\"big\","
+						      "\"args\":{\"v\":%s}}",
+						      sep, 10 + f, ts,
+						      i % 400 == 3 ? "1e308" : i % 2 ? "-0.0" : "123456789012345678");
+			}
+		}
+		snprintf(text + k, cap - k, "]");
+		write_tmp(f ? "served_b.json" : "served_a.json", text);
+	}
+	free(text);
+	write_tmp("perfetto_manifest.json",
+		  "{\"perfetto_manifest\":{\"version\":1,\"files\":["
+		  "{\"path\":\"served_a.json\",\"machine\":{\"name\":\"host\"}},"
+		  "{\"path\":\"served_b.json\",\"machine\":{\"name\":\"phone\"}}]}}");
+	static char path[1024];
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "cd '%s' && tar cf served.tar perfetto_manifest.json served_a.json served_b.json",
+		 tmpdir);
+	if (system(cmd) != 0)
+		return NULL;
+	snprintf(path, sizeof path, "%s/served.tar", tmpdir);
+	return path;
+}
+
+/* The lines of `all` (header first) whose machine column is `mach`. */
+static char *lines_of(const char *all, const char *mach)
+{
+	char *out = calloc(1, strlen(all) + 1), *o = out;
+	size_t ml = strlen(mach);
+	const char *p = all, *nl = strchr(p, '\n');
+	memcpy(o, p, (size_t)(nl + 1 - p)); /* the header */
+	o += nl + 1 - p;
+	for (p = nl + 1; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		const char *col = strchr(strchr(p, '\t') + 1, '\t') + 1; /* after ts and dur */
+		if (strncmp(col, mach, ml) == 0 && col[ml] == '\t') {
+			memcpy(o, p, (size_t)(nl + 1 - p));
+			o += nl + 1 - p;
+		}
+	}
+	return out;
+}
+
+/* Read view `row` of sp in pieces of `step` bytes from `from` on, and
+ * compare them with want. */
+static int pieces_match(const tm_spooled *sp, size_t row, const char *want, uint64_t from, size_t step)
+{
+	size_t n = strlen(want);
+	char *buf = malloc(step);
+	int ok = 1;
+	for (uint64_t off = from; ok && off < n; off += step) {
+		size_t k = n - off < step ? (size_t)(n - off) : step;
+		ok = tm_spooled_pread(sp, row, buf, step, off) == (ssize_t)k && memcmp(buf, want + off, k) == 0;
+	}
+	free(buf);
+	return ok;
+}
+
+typedef struct reader_arg {
+	const tm_spooled *sp;
+	const char *want[3]; /* the whole view, then row 0's and row 1's */
+	unsigned seed;
+	int bad;
+} reader_arg;
+
+static void *random_reads(void *p)
+{
+	reader_arg *a = p;
+	char *buf = malloc(300000);
+	for (int i = 0; i < 300; i++) {
+		int v = (int)(rand_r(&a->seed) % 3);
+		size_t row = v == 0 ? TM_SPOOLED_ALL : (size_t)v - 1, n = strlen(a->want[v]);
+		uint64_t off = (uint64_t)rand_r(&a->seed) % (n + 10);
+		size_t len = 1 + (size_t)rand_r(&a->seed) % 300000;
+		ssize_t got = tm_spooled_pread(a->sp, row, buf, len, off);
+		size_t k = off >= n ? 0 : n - off < len ? (size_t)(n - off) : len;
+		if (got != (ssize_t)k || memcmp(buf, a->want[v] + (off < n ? off : n), k) != 0)
+			a->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* A view read later is made when read, from its records: the same bytes
+ * as the lines streamed, for the whole merge and each machine, read in
+ * one piece, in pieces of any size from any offset, and by several
+ * threads at once at random places (the blocks made ahead on threads of
+ * their own); several blocks of lines, of many sorted runs. */
+static void test_served(void)
+{
+	const char *path = served_archive(40000);
+	CHECK(path != NULL);
+	tm_merge *m;
+	tm_scan *s;
+	tm_gen *g = gen_of(path, 256 * 1024, &m, &s);
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	const tm_spooled *sp = g->timeline;
+	CHECK(sp->src.read != NULL);
+	CHECK_INT(sp->fd, -1);
+	CHECK_INT(sp->n_mach, 2);
+	char out[600];
+	snprintf(out, sizeof out, "%s/served.out", tmpdir);
+	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	tm_error err = {0};
+	tm_gen *st = tm_gen_build(m, s, TM_GEN_TIMELINE | TM_GEN_TOP, 256 * 1024, fd, NULL, &err);
+	CHECK(st != NULL && st->timeline->streamed);
+	off_t size = lseek(fd, 0, SEEK_END);
+	CHECK(size > 4 * 512 * 1024); /* several blocks */
+	char *want = calloc(1, (size_t)size + 1);
+	CHECK_INT(pread(fd, want, (size_t)size, 0), size);
+	close(fd);
+	tm_gen_free(st);
+	CHECK_INT(tm_spooled_size(sp, TM_SPOOLED_ALL), size);
+	char *all = slurp(sp, TM_SPOOLED_ALL);
+	CHECK_STR(all, want);
+	free(all);
+	CHECK(pieces_match(sp, TM_SPOOLED_ALL, want, 0, 7 * 1024 + 3));
+	CHECK(pieces_match(sp, TM_SPOOLED_ALL, want, 5, 131072));
+	CHECK(pieces_match(sp, TM_SPOOLED_ALL, want, 0, 1 << 20));
+	char buf[8];
+	CHECK_INT(tm_spooled_pread(sp, TM_SPOOLED_ALL, buf, sizeof buf, (uint64_t)size), 0);
+	CHECK_INT(tm_spooled_pread(sp, 2, buf, sizeof buf, 0), 0); /* no such row */
+	reader_arg ra[4];
+	for (size_t r = 0; r < 2; r++) {
+		char *view = slurp(sp, r);
+		/* the machine column of its first line names it */
+		const char *l = strchr(view, '\n') + 1, *c = strchr(strchr(l, '\t') + 1, '\t') + 1;
+		char mach[64];
+		snprintf(mach, sizeof mach, "%.*s", (int)(strchr(c, '\t') - c), c);
+		char *mine = lines_of(want, mach);
+		CHECK_STR(view, mine);
+		CHECK_INT(tm_spooled_size(sp, r), strlen(mine));
+		CHECK(strlen(mine) > 2 * 512 * 1024);
+		CHECK(pieces_match(sp, r, mine, 3, 4093));
+		for (int i = 0; i < 4; i++)
+			ra[i].want[1 + r] = r ? mine : view;
+		if (r)
+			free(view);
+		else
+			free(mine);
+	}
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		ra[i].sp = sp;
+		ra[i].want[0] = want;
+		ra[i].seed = 7u + (unsigned)i;
+		ra[i].bad = 0;
+		CHECK(pthread_create(&th[i], NULL, random_reads, &ra[i]) == 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(ra[i].bad, 0);
+	}
+	free((char *)ra[0].want[1]);
+	free((char *)ra[0].want[2]);
+	free(want);
+	gen_done(g, m, s);
+}
+
+/* A records file that fails a read of a view made when read: EIO and
+ * the reason, never bytes that are not the lines. */
+static void test_served_damaged(void)
+{
+	const char *path = served_archive(2000);
+	CHECK(path != NULL);
+	tm_merge *m;
+	tm_scan *s;
+	tm_gen *g = gen_of(path, 0, &m, &s);
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	/* the pass's temporary files, the records among them, cut short */
+	int cut = 0;
+	char link[64], target[1024];
+	for (int fd = 3; fd < 1024; fd++) {
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n > 0 && (target[n] = 0, strstr(target, "(deleted)")) && ftruncate(fd, 100) == 0)
+			cut++;
+	}
+	CHECK(cut > 0);
+	char buf[4096];
+	tm_error err = {0};
+	CHECK_INT(tm_spooled_read(g->timeline, TM_SPOOLED_ALL, buf, sizeof buf, 0, &err), -1);
+	CHECK_STR(err.msg, "timeline.tsv: a temporary file is damaged");
+	CHECK_INT(tm_spooled_pread(g->timeline, 0, buf, sizeof buf, 0), -1);
 	gen_done(g, m, s);
 }
 
@@ -1144,6 +1371,8 @@ int main(void)
 	TT_RUN(test_damaged_record);
 	TT_RUN(test_profile_sorted_across_runs);
 	TT_RUN(test_per_machine);
+	TT_RUN(test_served);
+	TT_RUN(test_served_damaged);
 	TT_RUN(test_kernel_args);
 	TT_RUN(test_integer_texts);
 	TT_RUN(test_number_texts);
