@@ -105,13 +105,47 @@ static int side_of(uint64_t key)
 	return key >= UINT64_MAX - 1 ? (int)(key - (UINT64_MAX - 1)) : -1;
 }
 
+/* Key UINT64_MAX - 1 + s's slot (NULL while the map has no slots). */
+static m_slot *side_slot(const m_map *m, int s)
+{
+	return m->slots ? &m->slots[m->cap + (size_t)s] : NULL;
+}
+
 uint64_t *m_map_get(m_map *m, uint64_t key)
 {
 	int s = side_of(key);
-	if (s >= 0)
-		return m->has_side[s] ? &m->side[s] : NULL;
+	if (s >= 0) {
+		m_slot *sl = side_slot(m, s);
+		return sl && sl->key ? &sl->val : NULL;
+	}
 	m_slot *sl = slot_find(m, key);
 	return sl ? &sl->val : NULL;
+}
+
+/* Room for one more key: the slots made anew, twice as many, unless
+ * tombstones filled them (pids and tids come and go through a long
+ * trace): then as many, without them. Small at first, four for two keys:
+ * a machine has several maps, and there may be 20,000 machines; a file's
+ * context has six, mostly of a key or two, and there may be 100,000
+ * files. */
+static void map_grow(m_map *m)
+{
+	if ((uint64_t)(m->n + 1) * 2 <= m->cap)
+		return;
+	m_slot *old = m->slots;
+	uint32_t old_cap = m->cap, live = 0;
+	for (uint32_t i = 0; i < old_cap; i++)
+		live += old[i].key >= SLOT_KEY;
+	m->cap = !old_cap ? 4 : (uint64_t)(live + 1) * 4 <= old_cap ? old_cap : old_cap * 2;
+	m->slots = tm_xcalloc((size_t)m->cap + 2, sizeof(*m->slots));
+	m->n = 0;
+	if (old) {
+		memcpy(&m->slots[m->cap], &old[old_cap], 2 * sizeof(*old)); /* the side slots */
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].key >= SLOT_KEY)
+				*m_map_put(m, old[i].key - SLOT_KEY, NULL) = old[i].val;
+	}
+	free(old);
 }
 
 uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
@@ -126,27 +160,14 @@ uint64_t *m_map_put(m_map *m, uint64_t key, int *inserted)
 		*inserted = 1;
 	int s = side_of(key);
 	if (s >= 0) {
-		m->has_side[s] = 1;
-		m->side[s] = 0;
-		return &m->side[s];
+		if (!m->slots)
+			map_grow(m);
+		m_slot *sl = side_slot(m, s);
+		sl->key = 1;
+		sl->val = 0;
+		return &sl->val;
 	}
-	if ((m->n + 1) * 2 > m->cap) {
-		m_slot *old = m->slots;
-		size_t old_cap = m->cap, live = 0;
-		for (size_t i = 0; i < old_cap; i++)
-			live += old[i].key >= SLOT_KEY;
-		/* Twice as large, unless tombstones filled it (pids and tids
-		 * come and go through a long trace): then as large, without
-		 * them. Small at first: a machine has several, and there may be
-		 * 20,000 machines. */
-		m->cap = !old_cap ? 8 : (live + 1) * 4 <= old_cap ? old_cap : old_cap * 2;
-		m->slots = tm_xcalloc(m->cap, sizeof(*m->slots));
-		m->n = 0;
-		for (size_t i = 0; i < old_cap; i++)
-			if (old[i].key >= SLOT_KEY)
-				*m_map_put(m, old[i].key - SLOT_KEY, NULL) = old[i].val;
-		free(old);
-	}
+	map_grow(m);
 	size_t i = slot_of(m, key);
 	while (m->slots[i].key >= SLOT_KEY)
 		i = (i + 1) & (m->cap - 1);
@@ -174,7 +195,9 @@ void m_map_del(m_map *m, uint64_t key)
 {
 	int s = side_of(key);
 	if (s >= 0) {
-		m->has_side[s] = 0;
+		m_slot *sl = side_slot(m, s);
+		if (sl)
+			sl->key = 0;
 		return;
 	}
 	m_slot *sl = slot_find(m, key);

@@ -36,16 +36,16 @@ static inline const char *m_str(const m_strings *p, uint32_t id)
  * an empty slot and 1 for a deleted one (16 bytes a slot, not 24 with a
  * state byte: the maps are a sixth of what a machine of a Chrome capture
  * keeps). The two keys that have no such form, UINT64_MAX - 1 and
- * UINT64_MAX, are kept beside the slots. A zeroed m_map is empty. */
+ * UINT64_MAX, are kept in two more slots after the cap ones (key 1 when
+ * present), not in the map: a file's context holds six maps, and an
+ * archive may hold 100,000 files. A zeroed m_map is empty. */
 typedef struct m_slot {
 	uint64_t key, val;
 } m_slot;
 
 typedef struct m_map {
-	m_slot *slots;
-	size_t cap, n;      /* n: slots used or deleted */
-	uint64_t side[2];   /* the values of keys UINT64_MAX - 1 and UINT64_MAX */
-	uint8_t has_side[2];
+	m_slot *slots;      /* cap slots, then the two side slots; NULL when cap is 0 */
+	uint32_t cap, n;    /* n: slots used or deleted */
 } m_map;
 
 uint64_t *m_map_get(m_map *m, uint64_t key);             /* NULL when absent */

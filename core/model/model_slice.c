@@ -719,11 +719,12 @@ static size_t start_slice(tm_model *m, m_ctx *c, uint32_t track, int64_t ts, int
 		m_stat(m, "slice_max_depth_exceeded", 1);
 		return 0;
 	}
-	/* Doubled from two, not TM_GROW's eight: most tracks nest a level or
+	/* Doubled from one, not TM_GROW's eight: most tracks nest a level or
 	 * two, and a Chrome capture's machine has a hundred tracks (eight open
-	 * slices each were a fifth of its state). */
+	 * slices each were a fifth of its state; an archive of 100,000
+	 * one-slice files has a track each, and two were 18 MB of it). */
 	if (t->depth + 1 > t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 2;
+		size_t cap = t->cap ? 2 * t->cap : 1;
 		t->stack = tm_xrealloc(t->stack, cap * sizeof(*t->stack));
 		t->cap = cap;
 	}
