@@ -506,6 +506,7 @@ typedef struct writer {
 	tm_views out;
 	atomic_int gone;     /* a write of the lines failed: the rest are not made */
 	atomic_int damaged;  /* a record read back was not one pack_rec wrote */
+	atomic_int too_long; /* a block of records past 4 GiB (make_blk) */
 	void (*watch)(void *ctx, uint64_t done, uint64_t total); /* the build's */
 	void *watch_ctx;
 	/* the formatters' batches go to `out` in the order they were handed
@@ -513,13 +514,10 @@ typedef struct writer {
 	pthread_mutex_t mu;
 	pthread_cond_t next;
 	uint64_t turn;
-	/* lines made to be counted, not kept (tl_served): the records go to
-	 * `recs` in blocks, and sv notes where each block's lines fall */
+	/* lines measured, not kept (tl_served): the records go to `recs` in
+	 * blocks, and sv notes where each block's lines fall */
 	tl_served *sv;
 	tm_spool recs;
-	uint64_t *row_len;   /* per machine row: its bytes in the block being noted */
-	uint32_t *touched;   /* the rows with bytes there */
-	size_t n_touched;
 } writer;
 
 /* One formatter (write_lines has two): the lines of its batch, made while
@@ -532,8 +530,13 @@ typedef struct fmt {
 	tm_buf ends;         /* per line: its machine row and length, uint64 each */
 	field_text *track_f; /* track names, escaped when first written */
 	size_t n_track_f;
-	/* counting (w->sv): where the batch's blocks end, a cut each */
-	tm_buf cuts;
+	/* measuring (w->sv): the batch's blocks, made before their turn */
+	tm_buf blk;          /* their bytes, one after another (tl_block) */
+	tm_buf cuts;         /* per block: a blk_cut */
+	tm_buf groups;       /* per block, its groups: blk_group each */
+	tm_buf pos;          /* per line of the batch: its record's offset */
+	uint32_t *grp_of;    /* per machine row, and one for the rest: its
+				group + 1 in the block being made, else 0 */
 	uint64_t block_text; /* the lines of the block being made so far */
 } fmt;
 
@@ -885,22 +888,51 @@ static void wait_turn(writer *w, uint64_t n)
  * a reader going through the file finds them made (both cores: making a
  * block takes longer than handing its bytes over). */
 #define SERVED_CACHE 8
-#ifndef SERVED_AHEAD
 #define SERVED_AHEAD 2
-#endif
+/* A buffer of a block that held far more than blocks do (a line may be of
+ * any length) is let go once used, not kept while the mount lasts. */
+#define SERVED_KEEP (4u * BLOCK_TEXT)
+/* The least of lines a block made ahead holds (block_text). */
+#define AHEAD_MIN (BLOCK_TEXT / 4)
 
+/* A block in the records file: its records grouped by machine, so that a
+ * machine's view reads its own records alone (machines run at the same
+ * time, so each block holds lines of most of them: the proto bench's 190
+ * machines each read every block's records of the whole file). Varints:
+ * the number of groups and of records, each group's bytes; then, per
+ * record in the whole view's order, its group; then the groups, each its
+ * records in that order ([u32 length][record], as the sort hands them
+ * out). A group is a machine row's records, or those of rows past the
+ * machines' (none with a view of their own). */
 typedef struct tl_block {
 	uint64_t text_at;         /* where its lines start in the whole view,
 				     after the header (first: last_at_most) */
-	uint64_t rec_at, rec_len; /* its records in the records file */
+	uint64_t rec_at, rec_len; /* its bytes in the records file */
 } tl_block;
 
-/* A block that holds lines of one machine, and where they start in that
- * machine's view (after the header). */
+/* A block that holds lines of one machine: where they start in that
+ * machine's view (after the header), and its group's records. */
 typedef struct tl_mblock {
 	uint64_t text_at; /* first: last_at_most */
 	uint32_t block;
+	uint32_t off, len; /* the group's bytes in the block (24 bytes in all:
+			      the proto bench's 190 machines have 150,000) */
 } tl_mblock;
+
+/* A block being made (fmt.cuts): the batch's lines before its end, its
+ * bytes in fmt.blk, its groups in fmt.groups. */
+typedef struct blk_cut {
+	uint64_t line_end, bytes;
+	uint32_t n_groups;
+} blk_cut;
+
+typedef struct blk_group {
+	uint64_t row;  /* the machine row, or n_mach: the rest */
+	uint64_t off;  /* its records' offset in the block */
+	uint64_t len;  /* and their bytes */
+	uint64_t text; /* their lines' bytes */
+	uint64_t at;   /* where the next of its records goes, while made */
+} blk_group;
 
 typedef struct tl_mach {
 	tl_mblock *b;
@@ -916,10 +948,12 @@ typedef struct tl_cached {
 	tm_buf text;
 } tl_cached;
 
-/* What making a block takes: a formatter and the block's records. */
+/* What making a block takes: a formatter, the block's bytes, and its
+ * groups' places (make_whole). */
 typedef struct tl_maker {
 	fmt f;
 	tm_buf recs;
+	tm_buf cursors;
 } tl_maker;
 
 struct tl_served {
@@ -944,59 +978,123 @@ struct tl_served {
 	unsigned ahead;     /* threads making blocks ahead, not done */
 };
 
-/* A batch's lines measured, not made: their lengths go to f->ends, and a
- * cut (the batch offset after its last record, the lines before it) ends
- * a block where its lines reach BLOCK_TEXT, and at the end of the batch. */
+static void put_uv(tm_buf *b, uint64_t v)
+{
+	TM_GROW(b->data, b->cap, b->len + 10);
+	b->len = (size_t)((char *)tm_uv_put((uint8_t *)b->data + b->len, v) - b->data);
+}
+
+/* The block of the batch's lines [l0, l1) (their records at f->pos, their
+ * rows and lengths in f->ends), made at the end of f->blk (tl_block). */
+static void make_blk(fmt *f, const tm_buf *batch, size_t l0, size_t l1)
+{
+	size_t nm = f->w->sv->n_mach, g0 = f->groups.len / sizeof(blk_group), start = f->blk.len;
+	uint32_t ng = 0;
+	for (size_t i = l0; i < l1; i++) {
+		uint64_t end[2], at;
+		memcpy(end, f->ends.data + i * sizeof end, sizeof end);
+		memcpy(&at, f->pos.data + i * sizeof at, sizeof at);
+		size_t key = end[0] < nm ? (size_t)end[0] : nm;
+		if (!f->grp_of[key]) {
+			blk_group g = {key, 0, 0, 0, 0};
+			tm_buf_put(&f->groups, &g, sizeof g);
+			f->grp_of[key] = ++ng;
+		}
+		blk_group *g = (blk_group *)f->groups.data + g0 + f->grp_of[key] - 1;
+		uint32_t len;
+		memcpy(&len, batch->data + at, 4);
+		g->len += 4 + (uint64_t)len;
+		g->text += end[1];
+	}
+	blk_group *gs = (blk_group *)f->groups.data + g0;
+	put_uv(&f->blk, ng);
+	put_uv(&f->blk, l1 - l0);
+	for (uint32_t k = 0; k < ng; k++)
+		put_uv(&f->blk, gs[k].len);
+	for (size_t i = l0; i < l1; i++) {
+		uint64_t row;
+		memcpy(&row, f->ends.data + i * 2 * sizeof row, sizeof row);
+		put_uv(&f->blk, f->grp_of[row < nm ? (size_t)row : nm] - 1);
+	}
+	uint64_t off = f->blk.len - start;
+	for (uint32_t k = 0; k < ng; k++) {
+		gs[k].off = gs[k].at = off;
+		off += gs[k].len;
+	}
+	if (off > UINT32_MAX) { /* a group's place is 32 bits (tl_mblock) */
+		atomic_store_explicit(&f->w->too_long, 1, memory_order_relaxed);
+		atomic_store_explicit(&f->w->gone, 1, memory_order_relaxed);
+		return;
+	}
+	TM_RESERVE(f->blk.data, f->blk.cap, start + off);
+	for (size_t i = l0; i < l1; i++) {
+		uint64_t row, at;
+		memcpy(&row, f->ends.data + i * 2 * sizeof row, sizeof row);
+		memcpy(&at, f->pos.data + i * sizeof at, sizeof at);
+		blk_group *g = &gs[f->grp_of[row < nm ? (size_t)row : nm] - 1];
+		uint32_t len;
+		memcpy(&len, batch->data + at, 4);
+		memcpy(f->blk.data + start + g->at, batch->data + at, 4 + (size_t)len);
+		g->at += 4 + (uint64_t)len;
+	}
+	f->blk.len = start + off;
+	for (uint32_t k = 0; k < ng; k++)
+		f->grp_of[gs[k].row] = 0;
+	blk_cut c = {l1, off, ng};
+	tm_buf_put(&f->cuts, &c, sizeof c);
+}
+
+/* A batch's lines measured, not made: their lengths go to f->ends, and its
+ * blocks, cut where their lines reach BLOCK_TEXT and at the end of the
+ * batch, are made (make_blk) while other batches are: at its turn they
+ * are only written (note_blocks). */
 static void count_lines(fmt *f, const tm_buf *batch)
 {
-	size_t at = 0;
+	size_t at = 0, line = 0, first = 0;
 	while (at + 4 <= batch->len && !atomic_load_explicit(&f->w->gone, memory_order_relaxed)) {
 		uint32_t len;
 		memcpy(&len, batch->data + at, 4);
+		uint64_t pos = at;
+		tm_buf_put(&f->pos, &pos, sizeof pos);
 		f->block_text += write_record(f, batch->data + at + 4, len, 1);
+		if (atomic_load_explicit(&f->w->gone, memory_order_relaxed))
+			return; /* damaged: the pass fails, nothing is noted */
 		at += 4 + (size_t)len;
+		line++;
 		if (f->block_text >= BLOCK_TEXT || at + 4 > batch->len) {
-			uint64_t cut[2] = {at, f->ends.len / (2 * sizeof(uint64_t))};
-			tm_buf_put(&f->cuts, cut, sizeof cut);
+			make_blk(f, batch, first, line);
+			first = line;
 			f->block_text = 0;
 		}
 	}
 }
 
-/* The batch's blocks, in turn: their records to the records file, and
- * where their lines fall in each view. */
-static void note_blocks(fmt *f, const tm_buf *batch)
+/* The batch's blocks, in turn: to the records file, and where their lines
+ * fall in each view. */
+static void note_blocks(fmt *f)
 {
 	writer *w = f->w;
 	tl_served *sv = w->sv;
-	uint64_t from = 0, line = 0;
-	for (size_t c = 0; c + 2 * sizeof(uint64_t) <= f->cuts.len; c += 2 * sizeof(uint64_t)) {
-		uint64_t cut[2];
-		memcpy(cut, f->cuts.data + c, sizeof cut);
+	const blk_group *g = (const blk_group *)f->groups.data;
+	size_t from = 0;
+	for (size_t c = 0; c + sizeof(blk_cut) <= f->cuts.len; c += sizeof(blk_cut)) {
+		blk_cut cut;
+		memcpy(&cut, f->cuts.data + c, sizeof cut);
 		uint32_t bi = (uint32_t)sv->n_blocks;
+		uint64_t rec_at = w->recs.size;
 		TM_GROW(sv->blocks, sv->cap_blocks, sv->n_blocks + 1);
-		sv->blocks[sv->n_blocks++] = (tl_block){sv->text_size, w->recs.size, cut[0] - from};
-		tm_spool_put(&w->recs, batch->data + from, (size_t)(cut[0] - from));
-		for (; line < cut[1]; line++) {
-			uint64_t end[2];
-			memcpy(end, f->ends.data + line * sizeof end, sizeof end);
-			sv->text_size += end[1];
-			if (end[0] >= sv->n_mach)
+		sv->blocks[sv->n_blocks++] = (tl_block){sv->text_size, rec_at, cut.bytes};
+		tm_spool_put(&w->recs, f->blk.data + from, (size_t)cut.bytes);
+		for (uint32_t k = 0; k < cut.n_groups; k++, g++) {
+			sv->text_size += g->text;
+			if (g->row >= sv->n_mach)
 				continue;
-			if (!w->row_len[end[0]])
-				w->touched[w->n_touched++] = (uint32_t)end[0];
-			w->row_len[end[0]] += end[1];
-		}
-		for (size_t i = 0; i < w->n_touched; i++) {
-			uint32_t r = w->touched[i];
-			tl_mach *mc = &sv->mach[r];
+			tl_mach *mc = &sv->mach[g->row];
 			TM_GROW(mc->b, mc->cap, mc->n + 1);
-			mc->b[mc->n++] = (tl_mblock){mc->size, bi};
-			mc->size += w->row_len[r];
-			w->row_len[r] = 0;
+			mc->b[mc->n++] = (tl_mblock){mc->size, bi, (uint32_t)g->off, (uint32_t)g->len};
+			mc->size += g->text;
 		}
-		w->n_touched = 0;
-		from = cut[0];
+		from += (size_t)cut.bytes;
 	}
 }
 
@@ -1031,12 +1129,12 @@ static void write_batch(void *ctx, const tm_buf *batch)
 	wait_turn(w, n);
 	if (!atomic_load_explicit(&w->gone, memory_order_relaxed)) {
 		if (w->sv)
-			note_blocks(f, batch);
+			note_blocks(f);
 		else
 			fmt_flush(f);
 		note_gone(w);
 	}
-	f->text.len = f->ends.len = f->cuts.len = 0;
+	f->text.len = f->ends.len = f->cuts.len = f->blk.len = f->groups.len = f->pos.len = 0;
 	f->block_text = 0;
 	pthread_mutex_lock(&w->mu);
 	w->turn++;
@@ -1049,6 +1147,10 @@ static void fmt_free(fmt *f)
 	tm_buf_free(&f->text);
 	tm_buf_free(&f->ends);
 	tm_buf_free(&f->cuts);
+	tm_buf_free(&f->blk);
+	tm_buf_free(&f->groups);
+	tm_buf_free(&f->pos);
+	free(f->grp_of);
 	fields_free(f->track_f, f->n_track_f);
 }
 
@@ -1064,6 +1166,8 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 		f[i].w = w;
 		f[i].index = i;
 		f[i].of = FORMATTERS;
+		if (w->sv)
+			f[i].grp_of = tm_xcalloc(w->sv->n_mach + 1, sizeof(*f[i].grp_of));
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->next, NULL);
@@ -1130,6 +1234,9 @@ static int write_lines(writer *w, tm_xsort *sort, tm_error *err)
 	if (k >= 0 && atomic_load_explicit(&w->damaged, memory_order_relaxed)) {
 		tm_err(err, TM_EIO, "a temporary file is damaged");
 		k = -1;
+	} else if (k >= 0 && atomic_load_explicit(&w->too_long, memory_order_relaxed)) {
+		tm_err(err, TM_EIO, "timeline.tsv: a row of more than 4 GiB");
+		k = -1;
 	}
 	if (w->watch && k == 0)
 		w->watch(w->watch_ctx, i, total);
@@ -1145,40 +1252,126 @@ static int damaged(tm_error *err)
 	return tm_err(err, TM_EIO, "timeline.tsv: a temporary file is damaged"), -1;
 }
 
-/* Block bi's lines of machine `row` (TM_SPOOLED_ALL: all of them), made
- * into `text` with maker k: `len` bytes, as the pass counted them. Runs
- * without sv->mu: what it reads of sv is fixed once the pass is done. */
-static int make_block(tl_served *sv, tl_maker *k, size_t row, size_t bi, uint64_t len, tm_buf *text,
-		      tm_error *err)
+/* The block a view's offset falls in (span_at): its index in sv->blocks,
+ * where its lines start and end in the view, the bytes to read for them
+ * (the whole block, or the machine's group of it), and the index to find
+ * the next one by (of sv->blocks or of the machine's). */
+typedef struct tl_span {
+	size_t block, i;
+	uint64_t start, stop;
+	uint64_t rec_at, rec_len;
+} tl_span;
+
+static tl_span span_at(const tl_served *sv, const tl_mach *mc, size_t i)
 {
-	const tl_block *b = &sv->blocks[bi];
-	TM_GROW(k->recs.data, k->recs.cap, b->rec_len);
-	ssize_t got = tm_pread_full(sv->fd, k->recs.data, (size_t)b->rec_len, b->rec_at);
+	tl_span sp = {.i = i};
+	if (mc) {
+		sp.block = mc->b[i].block;
+		sp.start = mc->b[i].text_at;
+		sp.stop = i + 1 < mc->n ? mc->b[i + 1].text_at : mc->size;
+		sp.rec_at = sv->blocks[sp.block].rec_at + mc->b[i].off;
+		sp.rec_len = mc->b[i].len;
+	} else {
+		sp.block = i;
+		sp.start = sv->blocks[i].text_at;
+		sp.stop = i + 1 < sv->n_blocks ? sv->blocks[i + 1].text_at : sv->text_size;
+		sp.rec_at = sv->blocks[i].rec_at;
+		sp.rec_len = sv->blocks[i].rec_len;
+	}
+	return sp;
+}
+
+/* A varint of [*p, end), or 0 with *p NULL once one is missing. */
+static uint64_t get_uv_at(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	*p = *p ? tm_uv_get(*p, end, &v) : NULL;
+	return v;
+}
+
+/* The line of the record at p ([u32 length][record]) in f->text, when
+ * it lies within [p, end), is one pack_rec wrote and is machine `row`'s
+ * (TM_SPOOLED_ALL: any): the bytes it takes, else 0. */
+static size_t make_line(fmt *f, size_t row, const char *p, const char *end)
+{
+	uint32_t n;
+	if (end - p < 4)
+		return 0;
+	memcpy(&n, p, 4);
+	rec h = {0};
+	const char *strs = n <= (size_t)(end - p - 4) ? unpack_rec(p + 4, n, &h) : NULL;
+	if (!strs || (row != TM_SPOOLED_ALL && h.machine_row != row))
+		return 0;
+	write_row(f, &h, strs);
+	return 4 + (size_t)n;
+}
+
+/* The whole view's lines of a block (tl_block): its groups' records,
+ * interleaved again in the order its list gives. Returns 0 when the block
+ * is not one make_blk made. */
+static int make_whole(fmt *f, tm_buf *cursors, const char *base, const char *end)
+{
+	const uint8_t *q = (const uint8_t *)base, *qend = (const uint8_t *)end;
+	uint64_t size = (uint64_t)(end - base), ng = get_uv_at(&q, qend), nrec = get_uv_at(&q, qend);
+	if (!q || ng > size || nrec > size)
+		return 0;
+	/* per group: where its next record is, and where its records end */
+	cursors->len = 0;
+	uint64_t sum = 0;
+	for (uint64_t g = 0; g < ng; g++) {
+		uint64_t len = get_uv_at(&q, qend), pair[2] = {sum, sum + len};
+		if (!q || len > size)
+			return 0;
+		sum += len;
+		tm_buf_put(cursors, pair, sizeof pair);
+	}
+	const uint8_t *list = q;
+	for (uint64_t i = 0; i < nrec && q; i++)
+		get_uv_at(&q, qend);
+	if (!q || (uint64_t)(qend - q) != sum)
+		return 0;
+	uint64_t *cur = (uint64_t *)cursors->data;
+	const char *data = (const char *)q;
+	for (uint64_t i = 0; i < nrec; i++) {
+		uint64_t g = get_uv_at(&list, qend);
+		size_t took = g < ng ? make_line(f, TM_SPOOLED_ALL, data + cur[2 * g], data + cur[2 * g + 1]) : 0;
+		if (!took)
+			return 0;
+		cur[2 * g] += took;
+	}
+	for (uint64_t g = 0; g < ng; g++)
+		if (cur[2 * g] != cur[2 * g + 1])
+			return 0;
+	return 1;
+}
+
+/* The lines of span sp of machine `row`'s view (TM_SPOOLED_ALL: the
+ * whole merge's), made into `text` with maker k: as many bytes as the
+ * pass counted. Runs without sv->mu: what it reads of sv is fixed once
+ * the pass is done. */
+static int make_block(tl_served *sv, tl_maker *k, size_t row, const tl_span *sp, tm_buf *text, tm_error *err)
+{
+	TM_GROW(k->recs.data, k->recs.cap, sp->rec_len);
+	ssize_t got = tm_pread_full(sv->fd, k->recs.data, (size_t)sp->rec_len, sp->rec_at);
 	if (got < 0)
 		return tm_err(err, TM_EIO, "timeline.tsv: cannot read a temporary file: %s", strerror(errno)), -1;
-	if ((uint64_t)got != b->rec_len)
-		return damaged(err);
 	fmt *f = &k->f;
 	tm_buf own = f->text;
 	f->text = *text;
 	f->text.len = 0;
-	const char *p = k->recs.data, *end = p + b->rec_len;
-	int ok = 1;
-	while (ok && end - p >= 4) {
-		uint32_t n;
-		memcpy(&n, p, 4);
-		p += 4;
-		rec h = {0};
-		const char *strs = n <= (size_t)(end - p) ? unpack_rec(p, n, &h) : NULL;
-		ok = strs != NULL;
-		if (ok && (row == TM_SPOOLED_ALL || h.machine_row == row))
-			write_row(f, &h, strs);
-		p += n;
+	const char *p = k->recs.data, *end = p + got;
+	int ok = (uint64_t)got == sp->rec_len;
+	if (ok && row == TM_SPOOLED_ALL) {
+		ok = make_whole(f, &k->cursors, p, end);
+	} else {
+		/* a machine's group: its records one after another */
+		for (size_t took = 1; ok && p < end; p += took)
+			ok = (took = make_line(f, row, p, end)) != 0;
 	}
 	f->ends.len = 0;
 	*text = f->text;
 	f->text = own;
-	return ok && p == end && text->len == len ? 0 : damaged(err);
+	return ok && text->len == sp->stop - sp->start ? 0 : damaged(err);
 }
 
 /* A maker for one block (caller holds sv->mu), given back with maker_put. */
@@ -1191,8 +1384,15 @@ static tl_maker *maker_get(tl_served *sv)
 	return k;
 }
 
+/* A maker back, its buffers let go when one block of long lines (a
+ * sample's stack of thousands of frames) grew them past what blocks
+ * take: the mount keeps its makers until it ends. */
 static void maker_put(tl_served *sv, tl_maker *k)
 {
+	if (k->recs.cap > SERVED_KEEP)
+		tm_buf_free(&k->recs);
+	if (k->f.text.cap > SERVED_KEEP)
+		tm_buf_free(&k->f.text);
 	TM_GROW(sv->idle, sv->cap_idle, sv->n_idle + 1);
 	sv->idle[sv->n_idle++] = k;
 }
@@ -1206,13 +1406,21 @@ static tl_cached *cache_find(tl_served *sv, size_t row, size_t bi)
 }
 
 /* The entry to make (row, bi) in, taken from the one least lately used
- * that is not being made; NULL when every one is. Caller holds sv->mu. */
-static tl_cached *cache_claim(tl_served *sv, size_t row, size_t bi)
+ * that is not being made, and for a block made ahead (spare set) not used
+ * by the last few reads either (another reader may be in it: three
+ * readers going through views at once would otherwise take each other's
+ * blocks before they are done with them); NULL when there is none. Caller
+ * holds sv->mu. */
+static tl_cached *cache_claim(tl_served *sv, size_t row, size_t bi, int spare)
 {
 	tl_cached *c = NULL;
-	for (size_t i = 0; i < SERVED_CACHE; i++)
-		if (!sv->cache[i].making && (!c || sv->cache[i].used < c->used))
-			c = &sv->cache[i];
+	for (size_t i = 0; i < SERVED_CACHE; i++) {
+		tl_cached *e = &sv->cache[i];
+		if (e->making || (spare && e->block != SIZE_MAX && e->used + SERVED_CACHE / 2 > sv->reads))
+			continue;
+		if (!c || e->used < c->used)
+			c = e;
+	}
 	if (c) {
 		c->row = row;
 		c->block = bi;
@@ -1222,14 +1430,14 @@ static tl_cached *cache_claim(tl_served *sv, size_t row, size_t bi)
 	return c;
 }
 
-/* Make the claimed entry c (row, bi) and mark it done (or empty, when it
- * failed: a reader makes it again, and says why). Caller holds sv->mu,
- * which is let go meanwhile. */
-static int cache_make(tl_served *sv, tl_cached *c, uint64_t len, tm_error *err)
+/* Make the claimed entry c (the span sp of its row) and mark it done (or
+ * empty, when it failed: a reader makes it again, and says why). Caller
+ * holds sv->mu, which is let go meanwhile. */
+static int cache_make(tl_served *sv, tl_cached *c, const tl_span *sp, tm_error *err)
 {
 	tl_maker *k = maker_get(sv);
 	pthread_mutex_unlock(&sv->mu);
-	int rc = make_block(sv, k, c->row, c->block, len, &c->text, err);
+	int rc = make_block(sv, k, c->row, sp, &c->text, err);
 	pthread_mutex_lock(&sv->mu);
 	maker_put(sv, k);
 	c->making = 0;
@@ -1242,7 +1450,7 @@ static int cache_make(tl_served *sv, tl_cached *c, uint64_t len, tm_error *err)
 typedef struct tl_ahead {
 	tl_served *sv;
 	tl_cached *c;
-	uint64_t len;
+	tl_span sp;
 } tl_ahead;
 
 static void *make_ahead(void *arg)
@@ -1252,30 +1460,32 @@ static void *make_ahead(void *arg)
 	pthread_setname_np(pthread_self(), "tm-lines");
 	tm_error err;
 	pthread_mutex_lock(&a.sv->mu);
-	cache_make(a.sv, a.c, a.len, &err); /* a failure is the reader's to say */
+	cache_make(a.sv, a.c, &a.sp, &err); /* a failure is the reader's to say */
 	a.sv->ahead--;
 	pthread_cond_broadcast(&a.sv->made);
 	pthread_mutex_unlock(&a.sv->mu);
 	return NULL;
 }
 
-/* Have (row, bi) made on a thread of its own unless it is made or being
- * made already. Caller holds sv->mu. */
-static void ahead(tl_served *sv, size_t row, size_t bi, uint64_t len)
+/* Have span sp of `row` made on a thread of its own unless it is made or
+ * being made already. Caller holds sv->mu. */
+static void ahead(tl_served *sv, size_t row, const tl_span *sp)
 {
-	if (cache_find(sv, row, bi))
+	if (cache_find(sv, row, sp->block))
 		return;
-	tl_cached *c = cache_claim(sv, row, bi);
+	tl_cached *c = cache_claim(sv, row, sp->block, 1);
 	if (!c)
 		return;
 	tl_ahead *a = tm_xmalloc(sizeof(*a));
-	*a = (tl_ahead){sv, c, len};
+	*a = (tl_ahead){sv, c, *sp};
 	pthread_attr_t at;
 	pthread_t th;
-	int started = pthread_attr_init(&at) == 0;
-	started = started && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
-		  pthread_create(&th, &at, make_ahead, a) == 0;
-	pthread_attr_destroy(&at);
+	int started = 0;
+	if (pthread_attr_init(&at) == 0) {
+		started = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+			  pthread_create(&th, &at, make_ahead, a) == 0;
+		pthread_attr_destroy(&at);
+	}
 	if (started) {
 		sv->ahead++;
 		return;
@@ -1285,48 +1495,29 @@ static void ahead(tl_served *sv, size_t row, size_t bi, uint64_t len)
 	c->block = SIZE_MAX;
 }
 
-/* The block the view's offset pos (after the header) falls in: its index
- * in sv->blocks, where its lines start and end in the view, and the
- * index to find the next one by (of sv->blocks or of the machine's). */
-typedef struct tl_span {
-	size_t block, i;
-	uint64_t start, stop;
-} tl_span;
-
-static tl_span span_at(const tl_served *sv, const tl_mach *mc, size_t i)
-{
-	tl_span sp = {.i = i};
-	if (mc) {
-		sp.block = mc->b[i].block;
-		sp.start = mc->b[i].text_at;
-		sp.stop = i + 1 < mc->n ? mc->b[i + 1].text_at : mc->size;
-	} else {
-		sp.block = i;
-		sp.start = sv->blocks[i].text_at;
-		sp.stop = i + 1 < sv->n_blocks ? sv->blocks[i + 1].text_at : sv->text_size;
-	}
-	return sp;
-}
-
 /* The entry that holds the lines of sp, made here unless a read before
  * made them or another thread is at it; the blocks after it are had
  * made ahead. NULL with err set when its records cannot be read. Caller
  * holds sv->mu. */
-static tl_cached *block_text(tl_served *sv, size_t row, const tl_mach *mc, tl_span sp, tm_error *err)
+static tl_cached *block_text(tl_served *sv, size_t row, const tl_mach *mc, const tl_span *sp, tm_error *err)
 {
 	size_t n = mc ? mc->n : sv->n_blocks;
-	for (size_t j = 1; j <= SERVED_AHEAD && sp.i + j < n; j++) {
-		tl_span next = span_at(sv, mc, sp.i + j);
-		ahead(sv, row, next.block, next.stop - next.start);
+	for (size_t j = 1; j <= SERVED_AHEAD && sp->i + j < n; j++) {
+		tl_span next = span_at(sv, mc, sp->i + j);
+		/* a thread for a machine's few lines of a block costs more
+		 * than their making (the proto bench's machines have a
+		 * block's 190th each): those are made where they are read */
+		if (next.stop - next.start >= AHEAD_MIN)
+			ahead(sv, row, &next);
 	}
 	for (;;) {
-		tl_cached *c = cache_find(sv, row, sp.block);
+		tl_cached *c = cache_find(sv, row, sp->block);
 		if (c && !c->making) {
 			c->used = ++sv->reads;
 			return c;
 		}
-		if (!c && (c = cache_claim(sv, row, sp.block)) != NULL)
-			return cache_make(sv, c, sp.stop - sp.start, err) ? NULL : c;
+		if (!c && (c = cache_claim(sv, row, sp->block, 0)) != NULL)
+			return cache_make(sv, c, sp, err) ? NULL : c;
 		pthread_cond_wait(&sv->made, &sv->mu); /* being made, or all are */
 	}
 }
@@ -1349,7 +1540,8 @@ static size_t last_at_most(const void *arr, size_t n, size_t elem, uint64_t pos)
 }
 
 /* tm_spooled_src's read: the header, then the lines of the blocks the
- * range meets. */
+ * range meets. A failure after some bytes gives those (as pread(2)); the
+ * next read says why. */
 static ssize_t served_read(void *ctx, size_t row, void *buf, size_t n, uint64_t off, tm_error *err)
 {
 	tl_served *sv = ctx;
@@ -1358,6 +1550,7 @@ static ssize_t served_read(void *ctx, size_t row, void *buf, size_t n, uint64_t 
 	const tl_mach *mc = row == TM_SPOOLED_ALL ? NULL : &sv->mach[row];
 	uint64_t size = HEADER_LEN + (mc ? mc->size : sv->text_size);
 	size_t got = 0;
+	int failed = 0;
 	pthread_mutex_lock(&sv->mu);
 	while (got < n && off < size) {
 		size_t k;
@@ -1369,19 +1562,25 @@ static ssize_t served_read(void *ctx, size_t row, void *buf, size_t n, uint64_t 
 			size_t i = mc ? last_at_most(mc->b, mc->n, sizeof *mc->b, pos)
 				      : last_at_most(sv->blocks, sv->n_blocks, sizeof *sv->blocks, pos);
 			tl_span sp = span_at(sv, mc, i);
-			const tl_cached *c = block_text(sv, row, mc, sp, err);
+			tl_cached *c = block_text(sv, row, mc, &sp, err);
 			if (!c) {
-				pthread_mutex_unlock(&sv->mu);
-				return -1;
+				failed = 1;
+				break;
 			}
 			k = (size_t)(sp.stop - pos) < n - got ? (size_t)(sp.stop - pos) : n - got;
 			memcpy((char *)buf + got, c->text.data + (pos - sp.start), k);
+			/* a block of long lines, read to its end: let its
+			 * buffer go rather than keep it for the mount */
+			if (pos + k == sp.stop && c->text.cap > SERVED_KEEP) {
+				tm_buf_free(&c->text);
+				c->block = SIZE_MAX;
+			}
 		}
 		got += k;
 		off += k;
 	}
 	pthread_mutex_unlock(&sv->mu);
-	return (ssize_t)got;
+	return failed && !got ? -1 : (ssize_t)got;
 }
 
 static void served_free(void *ctx)
@@ -1405,6 +1604,7 @@ static void served_free(void *ctx)
 	for (size_t i = 0; i < sv->n_idle; i++) {
 		fmt_free(&sv->idle[i]->f);
 		tm_buf_free(&sv->idle[i]->recs);
+		tm_buf_free(&sv->idle[i]->cursors);
 		free(sv->idle[i]);
 	}
 	free(sv->idle);
@@ -1499,8 +1699,6 @@ tm_spooled *tm_timeline_finish(tm_timeline_build *b, const tm_model *model, tm_e
 		sv->n_mach = b->per_machine ? nm : 0;
 		sv->mach = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*sv->mach));
 		w.sv = sv;
-		w.row_len = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*w.row_len));
-		w.touched = tm_xcalloc(sv->n_mach ? sv->n_mach : 1, sizeof(*w.touched));
 	}
 	if (write_lines(&w, b->sort, err))
 		goto out;
@@ -1514,8 +1712,6 @@ out:
 	tm_views_close(&w.out);
 	tm_spool_close(&w.recs);
 	served_free(sv);
-	free(w.row_len);
-	free(w.touched);
 	fields_free(w.dir_f, w.n_dirs);
 	fields_free(w.file_f, w.n_files);
 	tm_timeline_abort(b);

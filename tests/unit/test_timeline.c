@@ -476,11 +476,14 @@ static void test_served_damaged(void)
 			cut++;
 	}
 	CHECK(cut > 0);
+	/* the header is no record: a read gives it, and the next one fails */
 	char buf[4096];
+	size_t h = strlen("ts\tdur\tmachine\tfile\tkind\tcategory\tname\tdepth\tpid\ttid\ttrack\targs\n");
 	tm_error err = {0};
-	CHECK_INT(tm_spooled_read(g->timeline, TM_SPOOLED_ALL, buf, sizeof buf, 0, &err), -1);
+	CHECK_INT(tm_spooled_read(g->timeline, TM_SPOOLED_ALL, buf, sizeof buf, 0, &err), h);
+	CHECK_INT(tm_spooled_read(g->timeline, TM_SPOOLED_ALL, buf, sizeof buf, h, &err), -1);
 	CHECK_STR(err.msg, "timeline.tsv: a temporary file is damaged");
-	CHECK_INT(tm_spooled_pread(g->timeline, 0, buf, sizeof buf, 0), -1);
+	CHECK_INT(tm_spooled_pread(g->timeline, 0, buf, sizeof buf, h), -1);
 	gen_done(g, m, s);
 }
 
