@@ -984,6 +984,16 @@ static void put_uv(tm_buf *b, uint64_t v)
 	b->len = (size_t)((char *)tm_uv_put((uint8_t *)b->data + b->len, v) - b->data);
 }
 
+/* The group of a block line i's record is in (tl_block): its machine
+ * row's, or with a row past the nm machines' the rest's (index nm of
+ * grp_of). */
+static size_t group_key(const fmt *f, size_t i, size_t nm)
+{
+	uint64_t row;
+	memcpy(&row, f->ends.data + i * 2 * sizeof row, sizeof row);
+	return row < nm ? (size_t)row : nm;
+}
+
 /* The block of the batch's lines [l0, l1) (their records at f->pos, their
  * rows and lengths in f->ends), made at the end of f->blk (tl_block). */
 static void make_blk(fmt *f, const tm_buf *batch, size_t l0, size_t l1)
@@ -994,7 +1004,7 @@ static void make_blk(fmt *f, const tm_buf *batch, size_t l0, size_t l1)
 		uint64_t end[2], at;
 		memcpy(end, f->ends.data + i * sizeof end, sizeof end);
 		memcpy(&at, f->pos.data + i * sizeof at, sizeof at);
-		size_t key = end[0] < nm ? (size_t)end[0] : nm;
+		size_t key = group_key(f, i, nm);
 		if (!f->grp_of[key]) {
 			blk_group g = {key, 0, 0, 0, 0};
 			tm_buf_put(&f->groups, &g, sizeof g);
@@ -1011,11 +1021,8 @@ static void make_blk(fmt *f, const tm_buf *batch, size_t l0, size_t l1)
 	put_uv(&f->blk, l1 - l0);
 	for (uint32_t k = 0; k < ng; k++)
 		put_uv(&f->blk, gs[k].len);
-	for (size_t i = l0; i < l1; i++) {
-		uint64_t row;
-		memcpy(&row, f->ends.data + i * 2 * sizeof row, sizeof row);
-		put_uv(&f->blk, f->grp_of[row < nm ? (size_t)row : nm] - 1);
-	}
+	for (size_t i = l0; i < l1; i++)
+		put_uv(&f->blk, f->grp_of[group_key(f, i, nm)] - 1);
 	uint64_t off = f->blk.len - start;
 	for (uint32_t k = 0; k < ng; k++) {
 		gs[k].off = gs[k].at = off;
@@ -1028,10 +1035,9 @@ static void make_blk(fmt *f, const tm_buf *batch, size_t l0, size_t l1)
 	}
 	TM_RESERVE(f->blk.data, f->blk.cap, start + off);
 	for (size_t i = l0; i < l1; i++) {
-		uint64_t row, at;
-		memcpy(&row, f->ends.data + i * 2 * sizeof row, sizeof row);
+		uint64_t at;
 		memcpy(&at, f->pos.data + i * sizeof at, sizeof at);
-		blk_group *g = &gs[f->grp_of[row < nm ? (size_t)row : nm] - 1];
+		blk_group *g = &gs[f->grp_of[group_key(f, i, nm)] - 1];
 		uint32_t len;
 		memcpy(&len, batch->data + at, 4);
 		memcpy(f->blk.data + start + g->at, batch->data + at, 4 + (size_t)len);
@@ -1281,14 +1287,6 @@ static tl_span span_at(const tl_served *sv, const tl_mach *mc, size_t i)
 	return sp;
 }
 
-/* A varint of [*p, end), or 0 with *p NULL once one is missing. */
-static uint64_t get_uv_at(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-	*p = *p ? tm_uv_get(*p, end, &v) : NULL;
-	return v;
-}
-
 /* The line of the record at p ([u32 length][record]) in f->text, when
  * it lies within [p, end), is one pack_rec wrote and is machine `row`'s
  * (TM_SPOOLED_ALL: any): the bytes it takes, else 0. */
@@ -1311,29 +1309,33 @@ static size_t make_line(fmt *f, size_t row, const char *p, const char *end)
  * is not one make_blk made. */
 static int make_whole(fmt *f, tm_buf *cursors, const char *base, const char *end)
 {
-	const uint8_t *q = (const uint8_t *)base, *qend = (const uint8_t *)end;
-	uint64_t size = (uint64_t)(end - base), ng = get_uv_at(&q, qend), nrec = get_uv_at(&q, qend);
+	const uint8_t *qend = (const uint8_t *)end;
+	uint64_t size = (uint64_t)(end - base), ng, nrec;
+	const uint8_t *q = get_uv(get_uv((const uint8_t *)base, qend, &ng), qend, &nrec);
 	if (!q || ng > size || nrec > size)
 		return 0;
 	/* per group: where its next record is, and where its records end */
 	cursors->len = 0;
 	uint64_t sum = 0;
 	for (uint64_t g = 0; g < ng; g++) {
-		uint64_t len = get_uv_at(&q, qend), pair[2] = {sum, sum + len};
+		uint64_t len;
+		q = get_uv(q, qend, &len);
 		if (!q || len > size)
 			return 0;
+		uint64_t pair[2] = {sum, sum + len};
 		sum += len;
 		tm_buf_put(cursors, pair, sizeof pair);
 	}
 	const uint8_t *list = q;
-	for (uint64_t i = 0; i < nrec && q; i++)
-		get_uv_at(&q, qend);
+	for (uint64_t i = 0, g; i < nrec && q; i++)
+		q = get_uv(q, qend, &g);
 	if (!q || (uint64_t)(qend - q) != sum)
 		return 0;
 	uint64_t *cur = (uint64_t *)cursors->data;
 	const char *data = (const char *)q;
 	for (uint64_t i = 0; i < nrec; i++) {
-		uint64_t g = get_uv_at(&list, qend);
+		uint64_t g;
+		list = get_uv(list, qend, &g);
 		size_t took = g < ng ? make_line(f, TM_SPOOLED_ALL, data + cur[2 * g], data + cur[2 * g + 1]) : 0;
 		if (!took)
 			return 0;

@@ -1692,12 +1692,8 @@ ssize_t vtree_file_read(vt_file *f, void *buf, size_t n, uint64_t off, tm_error 
 			return 0;
 		if (n > g->len - off)
 			n = (size_t)(g->len - off);
-		if (g->src) {
-			ssize_t r = tm_spooled_read(g->src, g->src_row, buf, n, off, err);
-			if (r < 0 && err)
-				err->code = TM_EIO;
-			return r;
-		}
+		if (g->src) /* its failures are TM_EIO already */
+			return tm_spooled_read(g->src, g->src_row, buf, n, off, err);
 		if (g->spool_fd >= 0) {
 			ssize_t r = g->ext ? tm_ext_pread(g->spool_fd, g->whole_fd, g->ext, g->n_ext, buf, n, off)
 					   : tm_pread_full(g->spool_fd, buf, n, off);

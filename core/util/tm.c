@@ -471,15 +471,16 @@ void tm_buf_put_i64(tm_buf *b, int64_t v)
 	b->len += sign + n;
 }
 
-/* A whole number below 1e15 in magnitude as %.15g writes it (its digits,
- * "-0" for negative zero; that text reads back as v): 1, or 0 and nothing
- * written for any other v. Counter values mostly are such, and snprintf
- * and strtod cost a hundred times as much. */
+/* Whether put_whole writes v. */
 static int is_whole(double v)
 {
 	return v > -1e15 && v < 1e15 && (double)(int64_t)v == v;
 }
 
+/* A whole number below 1e15 in magnitude as %.15g writes it (its digits,
+ * "-0" for negative zero; that text reads back as v): 1, or 0 and nothing
+ * written for any other v. Counter values mostly are such, and snprintf
+ * and strtod cost a hundred times as much. */
 static int put_whole(tm_buf *b, double v)
 {
 	if (!is_whole(v))
