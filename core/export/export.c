@@ -504,6 +504,11 @@ static int copy_deferred(exp *x, tm_error *err)
 	uint8_t *buf = tm_xmalloc(cap);
 	uint64_t off = 0;
 	int rc = 0;
+	/* what is read goes back at once, so the copy does not need the
+	 * file's space twice: `tracemount cat merged.pftrace` of 190 proto
+	 * files without a manifest peaked at 2.08 times the input */
+	tm_giveback gb;
+	tm_giveback_start(&gb, x->body.fd, x->body.size);
 	for (;;) {
 		const uint8_t *p = buf + at, *end = buf + have;
 		uint64_t row, len;
@@ -539,11 +544,13 @@ static int copy_deferred(exp *x, tm_error *err)
 				    k < 0 ? strerror(errno) : "it ended early");
 			break;
 		}
+		tm_giveback_read(&gb, off, (uint64_t)k);
 		have += (size_t)k;
 		off += (uint64_t)k;
 	}
 	if (!rc && at != have)
 		rc = tm_err(err, TM_EIO, "merged.pftrace: a temporary file ends inside a packet");
+	tm_giveback_free(&gb);
 	free(buf);
 	tm_spool_close(&x->body);
 	return rc;
