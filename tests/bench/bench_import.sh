@@ -19,6 +19,8 @@
 #   proto     BENCH_IMPORT_PROTO    (190) x chrome_startup.pftrace (0.7 MB)
 #   json      BENCH_IMPORT_JSON     (43)  x chrome_devtools.json   (1.7 MB)
 #   systrace  BENCH_IMPORT_SYSTRACE (500) x kernel_ftrace.txt      (0.2 MB)
+#   proto_bare BENCH_IMPORT_PROTO_BARE (190): the proto copies without a
+#             manifest, all on one machine ("bare"; no aims)
 # and, for issue 35's formats, which the reference reads only alone (no
 # aims: the two are measured side by side):
 #   ninja     BENCH_IMPORT_NINJA    (1000) builds of testdata/real/ninja's
@@ -146,10 +148,10 @@ fi
 [ "$tmpfs" = 1 ] || echo "no tmpfs for TMPDIR here (not root?): its peak is not measured"
 [ "$fuse" = 1 ] || echo "no FUSE here: the mount columns are not measured"
 
-printf '\n%-36s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s %6s\n' input "$base_name" "scan (clocks/edges.csv)" \
+printf '\n%-44s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s %6s\n' input "$base_name" "scan (clocks/edges.csv)" \
 	"merged.pftrace: cat" "merged.pftrace: mount" "timeline.tsv: cat" "timeline.tsv: mount" "peak RSS" "peak TMP" "kept"
-row() { # kind source n aims(scan pftrace timeline; 0: none)
-	local kind=$1 src=$2 n=$3 as=$4 ap=$5 at=$6
+row() { # kind source n aims(scan pftrace timeline; 0: none) [bare]
+	local kind=$1 src=$2 n=$3 as=$4 ap=$5 at=$6 bare=${7:-}
 	[ "$n" -gt 0 ] || return 0
 	local a=$work/$kind.tar size
 	if [ "$kind" = ninja ]; then
@@ -160,7 +162,7 @@ row() { # kind source n aims(scan pftrace timeline; 0: none)
 			END { for (k = 0; k < n; k++) for (i = 2; i <= NR; i++) { split(l[i], f, "\t")
 				print f[1] + k * 12000, f[2] + k * 12000, f[3], "b" k "/" f[4], f[5] } }' "$src" >"$a"
 	else
-		build "$kind" "$src" "$n"
+		build "$kind" "$src" "$n" "$bare"
 	fi
 	size=$(stat -c %s "$a")
 	cat "$a" >/dev/null # page cache
@@ -172,7 +174,7 @@ row() { # kind source n aims(scan pftrace timeline; 0: none)
 	tm_cat tc "$a" timeline.tsv
 	mount_cat tmn "$a" timeline.tsv
 	awk -v name="$n x $(basename "${src%.gz}") ($((size / 1000000)) MB)" -v size="$size" -v b="$b" -v s="$s" \
-		-v pc="$pc" -v pm="$pm" -v tc="$tc" -v tmn="$tmn" -v as="$as" -v ap="$ap" -v at="$at" -v ref="$tp" '
+		-v pc="$pc" -v pm="$pm" -v tc="$tc" -v tmn="$tmn" -v as="$as" -v ap="$ap" -v at="$at" -v ref="$tp" -v bare="$bare" '
 	function cell(x,   X) { split(x, X, " "); return sprintf("%7.3fs (%5.1fx)", X[1], X[1] > 0 ? B[1] / X[1] : 0) }
 	function aim(x) { return x > 0 ? sprintf("%16s >= %3dx", "", x) : sprintf("%24s", "-") }
 	BEGIN {
@@ -185,10 +187,11 @@ row() { # kind source n aims(scan pftrace timeline; 0: none)
 			if (all[i + 3] > kept) kept = all[i + 3]
 		}
 		sub(/ninja_log \(/, "builds of ninja_log (", name)
-		printf "%-36s %8.3fs | %-24s | %-24s %-24s | %-24s %-24s | %6.0f MB %5.2fx %5.2fx\n", name, B[1], cell(s),
+		if (bare == "bare") sub(/ \(/, ", bare (", name)
+		printf "%-44s %8.3fs | %-24s | %-24s %-24s | %-24s %-24s | %6.0f MB %5.2fx %5.2fx\n", name, B[1], cell(s),
 			cell(pc), cell(pm), cell(tc), cell(tmn), rss / 1024, sp * 1024 / size, kept * 1024 / size
 		if (ref != "")
-			printf "%-36s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s\n", "  aim", "", aim(as),
+			printf "%-44s %9s | %-24s | %-24s %-24s | %-24s %-24s | %9s %9s\n", "  aim", "", aim(as),
 				aim(ap), aim(ap), aim(at), aim(at), "<= 64 MB", "<= 1.5x"
 	}'
 	rm -f "$a"
@@ -196,6 +199,10 @@ row() { # kind source n aims(scan pftrace timeline; 0: none)
 row proto "$real/chrome_startup.pftrace.gz" "${BENCH_IMPORT_PROTO:-190}" 50 25 10
 row json "$real/chrome_devtools.json.gz" "${BENCH_IMPORT_JSON:-43}" 20 5 5
 row systrace "$real/kernel_ftrace.txt.gz" "${BENCH_IMPORT_SYSTRACE:-500}" 40 20 15
+# the proto files again without a manifest, as a folder of loose files
+# comes: one machine, whose kept packets wait in a temporary file for the
+# machine ids that only the whole scan gives (no aims of their own)
+row proto_bare "$real/chrome_startup.pftrace.gz" "${BENCH_IMPORT_PROTO_BARE:-190}" 0 0 0 bare
 # issue 35: a format's scan and generation next to the reference's import
 row ninja testdata/real/ninja/ninja_log "${BENCH_IMPORT_NINJA:-1000}" 0 0 0
 row strace testdata/real/strace/python_strace.txt.gz "${BENCH_IMPORT_STRACE:-1000}" 0 0 0

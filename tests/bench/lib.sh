@@ -1,11 +1,12 @@
 # tests/bench/lib.sh - what the benchmarks that time the reference share
 # (sourced; needs $work, a scratch directory, and $tm, our binary).
 
-# build KIND SOURCE N: $work/KIND.tar of N copies of SOURCE, one machine each
+# build KIND SOURCE N [bare]: $work/KIND.tar of N copies of SOURCE, one
+# machine each; with "bare", no manifest (all on one machine)
 build() {
 	# one word per `local`: its words are expanded before any is set, so
 	# `local kind=$1 d=$work/$kind` would read the caller's $kind
-	local kind=$1 src=$2 n=$3
+	local kind=$1 src=$2 n=$3 bare=${4:-}
 	local d=$work/$kind ext=${2##*.}
 	mkdir -p "$d"
 	if [ "${src%.gz}" != "$src" ]; then
@@ -25,8 +26,9 @@ build() {
 		printf ']}}\n'
 	} >"$d/perfetto_manifest.json"
 	for ((i = 0; i < n; i++)); do files="$files t$i.$ext"; done
+	[ "$bare" = bare ] || files="perfetto_manifest.json$files"
 	# shellcheck disable=SC2086
-	(cd "$d" && tar --hard-dereference -cf "$work/$kind.tar" perfetto_manifest.json $files)
+	(cd "$d" && tar --hard-dereference -cf "$work/$kind.tar" $files)
 	rm -rf "$d"
 }
 
