@@ -146,6 +146,22 @@ static unsigned rnd(void)
  * sequences reach one queue). */
 static unsigned g_streams;
 
+/* Records of event k: "ev<k>", and when g_big some longer ones, now and
+ * then longer than a pile reader's buffer, filled with bytes of k. */
+static int g_big;
+#define PAYLOAD_MAX 9000
+
+static int payload_of(uint64_t k, char *buf)
+{
+	int n = snprintf(buf, 24, "ev%llu", (unsigned long long)k);
+	if (!g_big)
+		return n;
+	size_t len = k % 37 == 0 ? 3000 + (size_t)(k * 131 % 6000) : k % 5 == 0 ? 200 + (size_t)(k % 900) : (size_t)n;
+	for (size_t i = (size_t)n; i < len; i++)
+		buf[i] = (char)(k * 7 + i);
+	return (int)len;
+}
+
 static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix, size_t run_bytes)
 {
 	tm_order *o = tm_order_new(run_bytes);
@@ -174,8 +190,8 @@ static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix
 		if (e.json && e.phase == 'X')
 			g_slow = 1;
 		ref_append(&qs[qi], e);
-		char payload[24];
-		int pl = snprintf(payload, sizeof payload, "ev%zu", k);
+		static char payload[PAYLOAD_MAX];
+		int pl = payload_of(k, payload);
 		if (tm_order_push(o, qi, e.ts, e.phase, e.dur, payload, (uint32_t)pl, &err) != 0)
 			ok = 0;
 	}
@@ -187,8 +203,8 @@ static int run_case(size_t n_events, size_t n_queues, int ts_range, int json_mix
 	size_t i = 0;
 	int rc;
 	while (ok && (rc = tm_order_next(o, &r, &err)) == 1) {
-		char payload[24];
-		int pl = snprintf(payload, sizeof payload, "ev%llu", (unsigned long long)want[i].alloc);
+		static char payload[PAYLOAD_MAX];
+		int pl = i < nw ? payload_of(want[i].alloc, payload) : 0;
 		if (i >= nw || r.seq != want[i].alloc || r.ts != want[i].ts || r.queue != want[i].queue ||
 		    r.len != (uint32_t)pl || memcmp(r.data, payload, (size_t)pl) != 0)
 			ok = 0;
@@ -231,6 +247,21 @@ static void test_interleaved_streams(void)
 			TT_FAIL_("case %d (%u streams) differs from the reference's order", c, g_streams);
 	}
 	g_streams = 0;
+}
+
+static void test_spilled_long_records(void)
+{
+	/* records now and then longer than a pile reader's buffer (which
+	 * grows for one and shrinks back after it), read back whole and in
+	 * the reference's order, with piles in order and in disorder */
+	g_big = 1;
+	for (int c = 0; c < 24; c++) {
+		g_streams = c % 3 ? 3 : 0;
+		if (!run_case(2000 + rnd() % 2000, 1 + rnd() % 40, 1 + (int)(rnd() % 100), c % 2, 16384))
+			TT_FAIL_("case %d differs from the reference's order", c);
+	}
+	g_streams = 0;
+	g_big = 0;
 }
 
 static void test_spilled_given_back(void)
@@ -578,6 +609,7 @@ int main(void)
 	TT_RUN(test_random_in_memory);
 	TT_RUN(test_random_spilled);
 	TT_RUN(test_interleaved_streams);
+	TT_RUN(test_spilled_long_records);
 	TT_RUN(test_spilled_given_back);
 	TT_RUN(test_damaged_temporary_file);
 	TT_RUN(test_full_temporary_file);
