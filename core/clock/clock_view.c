@@ -715,6 +715,12 @@ static int64_t reading_ns(const tm_clock_reading *r)
 
 void tm_clocks_render_csv(const tm_clocks *c, const tm_clock_labels *l, tm_buf *out)
 {
+	tm_clocks_render_csv_spill(c, l, out, NULL);
+}
+
+void tm_clocks_render_csv_spill(const tm_clocks *c, const tm_clock_labels *l, tm_buf *out,
+				const tm_clock_spill *spill)
+{
 	const tm_clock_graph *g = tm_clocks_view(c);
 	tm_buf name = {0};
 	char mb[32];
@@ -746,6 +752,8 @@ void tm_clocks_render_csv(const tm_clocks *c, const tm_clock_labels *l, tm_buf *
 				put_csv_field(out, machine_name(l, si.prov.machine_row, mb));
 				tm_buf_puts(out, "\n");
 			}
+		if (spill && out->len > spill->at)
+			spill->fn(spill->ctx, out);
 	}
 	tm_buf_free(&name);
 }

@@ -579,10 +579,16 @@ void tm_render_clocks_dot(const tm_merge *m, const tm_scan *s, tm_buf *out)
 
 void tm_render_clocks_csv(const tm_merge *m, const tm_scan *s, tm_buf *out)
 {
+	tm_render_clocks_csv_spill(m, s, out, NULL);
+}
+
+void tm_render_clocks_csv_spill(const tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill)
+{
 	labels l;
 	labels_init(&l, m, s);
 	tm_clock_labels cl = {&l, label_of, file_of};
-	tm_clocks_render_csv(s->clocks, &cl, out);
+	tm_clock_spill cs = {spill ? spill->fn : NULL, spill ? spill->ctx : NULL, TM_RENDER_SPILL};
+	tm_clocks_render_csv_spill(s->clocks, &cl, out, spill ? &cs : NULL);
 	labels_free(&l);
 }
 

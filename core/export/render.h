@@ -50,5 +50,8 @@ int tm_render_machine(tm_merge *m, const tm_scan *s, uint32_t row, tm_buf *out, 
  * else by their machines/ folder name. */
 void tm_render_clocks_dot(const tm_merge *m, const tm_scan *s, tm_buf *out);
 void tm_render_clocks_csv(const tm_merge *m, const tm_scan *s, tm_buf *out);
+/* tm_render_clocks_csv giving its bytes to `spill` as it goes, as
+ * tm_render_metadata_spill does (NULL: all of them stay in `out`). */
+void tm_render_clocks_csv_spill(const tm_merge *m, const tm_scan *s, tm_buf *out, const tm_render_spill *spill);
 
 #endif

@@ -1411,16 +1411,24 @@ static const tm_statlist *parsed_get(tm_vtree *t, const char *what, tm_error *er
 	return scan_get(t)->failed ? NULL : have;
 }
 
-/* metadata.json: in `b`, or in g->spool_fd when it grew large. */
+/* A view that may grow large (metadata.json, clocks/edges.csv): in `b`,
+ * or in g->spool_fd when it did. */
 static int render_spilled(tm_vtree *t, vt_node *n, tm_buf *b, tm_error *err)
 {
 	vt_gen *g = n->g;
 	spill_ctx sc = {.spool = {.fd = -1}};
 	tm_render_spill spill = {spill_to_file, &sc};
-	tm_error perr = {0};
-	const tm_statlist *parsed = parsed_get(t, n->name, &perr);
-	int rc = tm_render_metadata_spill(t->merge, scan_get(t), parsed, perr.code ? perr.msg : NULL, b, &spill,
-					  err);
+	int rc = 0;
+	if (n->gen == GEN_CSV) {
+		tm_scan *s = scan_get(t);
+		tm_render_clocks_csv_spill(t->merge, s, b, &spill);
+		fail_if_scan_failed(s, err); /* the rows so far, and EIO */
+	} else {
+		tm_error perr = {0};
+		const tm_statlist *parsed = parsed_get(t, n->name, &perr);
+		rc = tm_render_metadata_spill(t->merge, scan_get(t), parsed, perr.code ? perr.msg : NULL, b, &spill,
+					      err);
+	}
 	if (rc == 0 && sc.failed) {
 		*err = sc.err;
 		rc = -1;
@@ -1464,10 +1472,7 @@ static int render_view(tm_vtree *t, vt_node *n, tm_buf *b, tm_error *err)
 		fail_if_scan_failed(s, err);
 		return 0;
 	case GEN_CSV:
-		s = scan_get(t);
-		tm_render_clocks_csv(t->merge, s, b);
-		fail_if_scan_failed(s, err);
-		return 0;
+		return render_spilled(t, n, b, err);
 	default: /* the spooled files */
 		return spool_view(t, n, err);
 	}

@@ -8,9 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export/render.h"
+#include "formats/registry.h"
 #include "input/merge.h"
-#include "tt.h"
+#include "pb_write.h"
+#include "scan/scan.h"
 #include "session/vtree.h"
+#include "trace_fields.h"
+#include "tt.h"
 
 static void test_free_closes_open_files(void)
 {
@@ -130,10 +135,90 @@ static void test_folder_sniffed_in_two(void)
 	CHECK_INT(system(cmd), 0);
 }
 
+/* A proto trace of n ClockSnapshots of four clocks each (six rows of
+ * clocks/edges.csv a snapshot), one millisecond apart. */
+static void snapshots_file(const char *path, int n)
+{
+	static const uint32_t ids[] = {6 /* BOOTTIME */, 3 /* MONOTONIC */, 1 /* REALTIME */, 4 /* MONOTONIC_RAW */};
+	tm_buf t = {0};
+	for (int i = 0; i < n; i++) {
+		tm_buf p = {0}, snap = {0};
+		for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+			tm_buf c = {0};
+			f_var(&c, F_ClockSnapshot_Clock_clock_id, ids[k]);
+			f_var(&c, F_ClockSnapshot_Clock_timestamp, 1000000000ull * (k + 1) + 1000000ull * (uint64_t)i);
+			f_msg(&snap, F_ClockSnapshot_clocks, &c);
+		}
+		f_msg(&p, F_TracePacket_clock_snapshot, &snap);
+		f_var(&p, F_TracePacket_trusted_packet_sequence_id, 1);
+		f_msg(&t, F_Trace_packet, &p);
+	}
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_INT(fwrite(t.data, 1, t.len, f), t.len);
+		fclose(f);
+	}
+	tm_buf_free(&t);
+}
+
+/* clocks/edges.csv larger than TM_RENDER_SPILL goes to a temporary file
+ * as it is rendered (a mount of 2,850 proto files held its 121 MB): read
+ * back in pieces, its bytes are those rendered at once in memory. */
+static void test_edges_csv_spilled(void)
+{
+	char path[] = "/tmp/tm_vtree_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	snapshots_file(path, 6000);
+	tm_error err = {0};
+	tm_buf want = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	CHECK(m != NULL);
+	if (m) {
+		tm_scan *s = tm_scan_run(m, NULL);
+		tm_render_clocks_csv(m, s, &want);
+		tm_scan_free(s);
+		tm_merge_free(m);
+	}
+	CHECK(want.len > 2 * TM_RENDER_SPILL);
+	tm_vtree *t = vtree_open(path, &err);
+	CHECK(t != NULL);
+	vt_ino ino;
+	if (t && vtree_lookup(t, "clocks/edges.csv", &ino, &err) == 0) {
+		vt_stat st;
+		CHECK_INT(vtree_stat(t, ino, &st, &err), 0);
+		CHECK_INT(st.size, want.len);
+		vt_file *f = vtree_file_open(t, ino, &err);
+		CHECK(f != NULL);
+		/* its bytes in a temporary file, the whole file from 0 on */
+		int sfd = -1;
+		uint64_t at = 1, len = 0;
+		CHECK_INT(f ? vtree_file_span(f, 0, &sfd, &at, &len) : -2, 1);
+		CHECK(sfd >= 0 && at == 0 && len == want.len);
+		tm_buf got = {0};
+		static char buf[100003]; /* pieces across the spill's 1 MiB */
+		ssize_t k;
+		while (f && (k = vtree_file_read(f, buf, sizeof buf, got.len, &err)) > 0)
+			tm_buf_put(&got, buf, (size_t)k);
+		CHECK_INT(got.len, want.len);
+		CHECK(got.len == want.len && memcmp(got.data, want.data, want.len) == 0);
+		tm_buf_free(&got);
+		vtree_file_close(f);
+	} else {
+		CHECK(0);
+	}
+	vtree_free(t);
+	tm_buf_free(&want);
+	unlink(path);
+}
+
 int main(void)
 {
 	TT_RUN(test_free_closes_open_files);
 	TT_RUN(test_streamed_timeline);
 	TT_RUN(test_folder_sniffed_in_two);
+	TT_RUN(test_edges_csv_spilled);
 	TT_DONE();
 }
