@@ -116,8 +116,15 @@ static void on_sample(void *ctx, const tm_msample *s)
  * graphs, open slices: 25 MB for the proto bench's 190): with 12 MB for
  * the order and 16 for the timeline's sort that pass peaked at 76 MB;
  * with 8 and 8 at 64 MB, in the same time (the order's records are
- * compact, and what it holds beyond them is read back sequentially). */
-#define GEN_ORDER_ALONE (32u * 1024u * 1024u)
+ * compact, and what it holds beyond them is read back sequentially).
+ * Alone, the order had 32 MB: metadata.json's pass over the proto bench
+ * then peaked at 74 MB. With 16 it peaks at 60 MB in the same 1.0 s
+ * (JSON's merged.pftrace 46 -> 32 MB, systrace's 53 -> 39 MB, the same
+ * times; 5 to 9 MB more of TMPDIR). Where files are many a larger budget
+ * still pays, in larger reads of the piles: metadata.json of 500 proto
+ * files on one machine takes 2.85 s with 32, 3.14 s with 16, 3.15 s
+ * with 8. */
+#define GEN_ORDER_ALONE (16u * 1024u * 1024u)
 #define GEN_ORDER_SHARED (8u * 1024u * 1024u)
 #define GEN_SORTS (8u * 1024u * 1024u)
 
