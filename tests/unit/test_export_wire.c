@@ -10,7 +10,11 @@
 #include "formats/registry.h"
 #include "util/json.h"
 #include "input/merge.h"
+#include "pass/gen.h"
+#include "scan/scan.h"
+#include "sort/spool.h"
 #include "trace.pb-c.h"
+#include "trace_fields.h"
 #include "tt.h"
 
 typedef Perfetto__Protos__TrackEvent TrackEvent;
@@ -258,9 +262,94 @@ static void export_abort_closes_nothing(void)
 	CHECK(still_open);
 }
 
+/* A proto trace of one track and n instant events on it, 1 us apart
+ * (written with export_internal.h's writers). */
+static void put_msg_free(tm_buf *b, uint32_t id, tm_buf *m)
+{
+	put_bytes(b, id, m->data, m->len);
+	m->len = 0;
+}
+
+static void instants_file(const char *path, int n)
+{
+	tm_buf t = {0}, p = {0}, d = {0};
+	put_uint(&d, F_TrackDescriptor_uuid, 1);
+	put_bytes(&d, F_TrackDescriptor_name, "t", 1);
+	put_msg_free(&p, F_TracePacket_track_descriptor, &d);
+	put_uint(&p, F_TracePacket_trusted_packet_sequence_id, 1);
+	put_msg_free(&t, F_Trace_packet, &p);
+	tm_buf e = {0};
+	for (int i = 0; i < n; i++) {
+		put_uint(&e, F_TrackEvent_type, 3); /* TYPE_INSTANT */
+		put_uint(&e, F_TrackEvent_track_uuid, 1);
+		put_bytes(&e, F_TrackEvent_name, "instant", 7);
+		put_uint(&p, F_TracePacket_timestamp, 1000000 + 1000 * (uint64_t)i);
+		put_uint(&p, F_TracePacket_trusted_packet_sequence_id, 1);
+		put_msg_free(&p, F_TracePacket_track_event, &e);
+		put_msg_free(&t, F_Trace_packet, &p);
+	}
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_INT(fwrite(t.data, 1, t.len, f), t.len);
+		fclose(f);
+	}
+	tm_buf_free(&t);
+	tm_buf_free(&p);
+	tm_buf_free(&d);
+	tm_buf_free(&e);
+}
+
+static void took_scan(void *ctx, tm_scan *s)
+{
+	*(tm_scan **)ctx = s;
+}
+
+/* Without a manifest the kept packets wait in a temporary file for the
+ * scan's machine ids, and go back into the output past the header, their
+ * space given back as they are copied (slab by slab, TM_GIVEBACK_SLAB):
+ * merged.pftrace is the one a pass after the scan makes at once. */
+static void deferred_packets_given_back(void)
+{
+	char path[] = "/tmp/tm_export_deferred_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	instants_file(path, 200000);
+	tm_error err = {0};
+	tm_merge *m = tm_merge_open(path, &err);
+	CHECK(m != NULL);
+	tm_scan *s = NULL;
+	tm_gen_scanned sc = {&s, took_scan, NULL};
+	tm_gen *deferred = m ? tm_gen_build_scanning(m, TM_GEN_PFTRACE, 0, -1, &sc, NULL, &err) : NULL;
+	CHECK(deferred != NULL && s != NULL && !s->failed);
+	tm_gen *at_once = deferred ? tm_gen_build(m, s, TM_GEN_PFTRACE, 0, -1, NULL, &err) : NULL;
+	CHECK(at_once != NULL);
+	if (deferred && at_once) {
+		uint64_t size = tm_spooled_size(at_once->pftrace, TM_SPOOLED_ALL);
+		CHECK(size > 64 * TM_GIVEBACK_SLAB); /* a batch of slabs, and more */
+		CHECK_INT(tm_spooled_size(deferred->pftrace, TM_SPOOLED_ALL), size);
+		static char x[1 << 16], y[1 << 16];
+		int same = 1;
+		for (uint64_t off = 0; same && off < size;) {
+			ssize_t r = tm_spooled_pread(at_once->pftrace, TM_SPOOLED_ALL, x, sizeof x, off);
+			same = r > 0 && tm_spooled_pread(deferred->pftrace, TM_SPOOLED_ALL, y, sizeof y, off) == r &&
+			       memcmp(x, y, (size_t)r) == 0;
+			off += r > 0 ? (uint64_t)r : 0;
+		}
+		CHECK(same);
+	}
+	tm_gen_free(at_once);
+	tm_gen_free(deferred);
+	tm_scan_free(s);
+	tm_merge_free(m);
+	unlink(path);
+}
+
 int main(void)
 {
 	TT_RUN(export_wire_matches_protobuf_c);
 	TT_RUN(export_abort_closes_nothing);
+	TT_RUN(deferred_packets_given_back);
 	TT_DONE();
 }
