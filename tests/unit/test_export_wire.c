@@ -263,14 +263,15 @@ static void export_abort_closes_nothing(void)
 }
 
 /* A proto trace of one track and n instant events on it, 1 us apart
- * (written with export_internal.h's writers). */
+ * (written with export_internal.h's writers), in a file from the
+ * template `path`. */
 static void put_msg_free(tm_buf *b, uint32_t id, tm_buf *m)
 {
 	put_bytes(b, id, m->data, m->len);
 	m->len = 0;
 }
 
-static void instants_file(const char *path, int n)
+static void instants_file(char *path, int n)
 {
 	tm_buf t = {0}, p = {0}, d = {0};
 	put_uint(&d, F_TrackDescriptor_uuid, 1);
@@ -288,12 +289,7 @@ static void instants_file(const char *path, int n)
 		put_msg_free(&p, F_TracePacket_track_event, &e);
 		put_msg_free(&t, F_Trace_packet, &p);
 	}
-	FILE *f = fopen(path, "wb");
-	CHECK(f != NULL);
-	if (f) {
-		CHECK_INT(fwrite(t.data, 1, t.len, f), t.len);
-		fclose(f);
-	}
+	CHECK_INT(tt_temp_bytes(path, t.data, t.len), 0);
 	tm_buf_free(&t);
 	tm_buf_free(&p);
 	tm_buf_free(&d);
@@ -312,9 +308,6 @@ static void took_scan(void *ctx, tm_scan *s)
 static void deferred_packets_given_back(void)
 {
 	char path[] = "/tmp/tm_export_deferred_XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
 	instants_file(path, 200000);
 	tm_error err = {0};
 	tm_merge *m = tm_merge_open(path, &err);

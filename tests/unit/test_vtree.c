@@ -136,8 +136,9 @@ static void test_folder_sniffed_in_two(void)
 }
 
 /* A proto trace of n ClockSnapshots of four clocks each (six rows of
- * clocks/edges.csv a snapshot), one millisecond apart. */
-static void snapshots_file(const char *path, int n)
+ * clocks/edges.csv a snapshot), one millisecond apart, in a file from the
+ * template `path`. */
+static void snapshots_file(char *path, int n)
 {
 	static const uint32_t ids[] = {6 /* BOOTTIME */, 3 /* MONOTONIC */, 1 /* REALTIME */, 4 /* MONOTONIC_RAW */};
 	tm_buf t = {0};
@@ -153,12 +154,7 @@ static void snapshots_file(const char *path, int n)
 		f_var(&p, F_TracePacket_trusted_packet_sequence_id, 1);
 		f_msg(&t, F_Trace_packet, &p);
 	}
-	FILE *f = fopen(path, "wb");
-	CHECK(f != NULL);
-	if (f) {
-		CHECK_INT(fwrite(t.data, 1, t.len, f), t.len);
-		fclose(f);
-	}
+	CHECK_INT(tt_temp_bytes(path, t.data, t.len), 0);
 	tm_buf_free(&t);
 }
 
@@ -168,9 +164,6 @@ static void snapshots_file(const char *path, int n)
 static void test_edges_csv_spilled(void)
 {
 	char path[] = "/tmp/tm_vtree_XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
 	snapshots_file(path, 6000);
 	tm_error err = {0};
 	tm_buf want = {0};

@@ -91,18 +91,22 @@ static void tt_run(const char *name, void (*fn)(void))
 	fflush(stdout);
 }
 
-/* A file holding the C string `text`, made from the mkstemp(3) template
- * `path` (filled in): 0, or -1 when it cannot be written. The caller
- * unlinks it. */
-static inline int tt_temp_file(char *path, const char *text)
+/* A file holding the n bytes at p (tt_temp_bytes) or the C string `text`,
+ * made from the mkstemp(3) template `path` (filled in): 0, or -1 when it
+ * cannot be written. The caller unlinks it. */
+static inline int tt_temp_bytes(char *path, const void *p, size_t n)
 {
 	int fd = mkstemp(path);
 	if (fd < 0)
 		return -1;
-	size_t n = strlen(text);
-	ssize_t w = write(fd, text, n);
+	ssize_t w = write(fd, p, n);
 	close(fd);
 	return w == (ssize_t)n ? 0 : -1;
+}
+
+static inline int tt_temp_file(char *path, const char *text)
+{
+	return tt_temp_bytes(path, text, strlen(text));
 }
 
 /* A Chrome JSON trace of one complete event. */
