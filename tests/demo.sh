@@ -15,7 +15,9 @@ cleanup() {
 	if grep -qs " $mnt fuse" /proc/mounts; then fusermount3 -u "$mnt" || umount -l "$mnt"; fi
 	rmdir "$mnt" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	echo "\$ tracemount $out/demo.zip $mnt"
 	"$tm" "$out/demo.zip" "$mnt"

@@ -69,7 +69,9 @@ t_cleanup() {
 	for p in "${T_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	if [ -n "${T_KEEP:-}" ]; then echo "T_KEEP: left $T_TMP" >&2; else rm -rf "$T_TMP"; fi
 }
-trap t_cleanup EXIT INT TERM
+trap t_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 have_fuse() {
 	[ -e /dev/fuse ] && command -v fusermount3 >/dev/null 2>&1

@@ -228,7 +228,9 @@ if [ $mode != fuse ]; then
 elif ! mount -t tmpfs -o size=128k tmpfs "$small" 2>/dev/null; then
 	skip "TMPDIR full: EIO through the mount" "cannot mount a tmpfs here (not root?)"
 else
-	trap 'umount -l "$small" 2>/dev/null; t_cleanup' EXIT INT TERM
+	trap 'umount -l "$small" 2>/dev/null; t_cleanup' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	m=$T_TMP/mnt.full
 	if TMPDIR=$small tm_mount src/deep/er/big.systrace "$m" -o noindex; then
 		out=$(cat "$m/timeline.tsv" 2>&1 >/dev/null)

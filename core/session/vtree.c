@@ -75,7 +75,8 @@ typedef struct vt_gen {
 	atomic_int ready;   /* data/len (or err) are final */
 	int spool_fd;       /* the bytes (len of them) when not in `data`: the spooled
 	                       files read the generation pass's output (owned by the
-	                       tree), a large metadata.json a file of its own (owns_fd) */
+	                       tree), a large metadata.json or clocks/edges.csv a file
+	                       of its own (owns_fd) */
 	int owns_fd;
 	int streamed;       /* the bytes went to timeline_fd when made: none to read */
 	const tm_ext *ext;  /* a machine's view, or a whole one whose header came
@@ -1422,7 +1423,10 @@ static int render_spilled(tm_vtree *t, vt_node *n, tm_buf *b, tm_error *err)
 	if (n->gen == GEN_CSV) {
 		tm_scan *s = scan_get(t);
 		tm_render_clocks_csv_spill(t->merge, s, b, &spill);
-		fail_if_scan_failed(s, err); /* the rows so far, and EIO */
+		/* a failed scan's rows are never read (stat and reads give its
+		 * error): neither kept in memory nor in a file */
+		fail_if_scan_failed(s, err);
+		rc = err->code != TM_OK ? -1 : 0;
 	} else {
 		tm_error perr = {0};
 		const tm_statlist *parsed = parsed_get(t, n->name, &perr);

@@ -16,7 +16,9 @@ cleanup() {
 	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 mkdir -p "$work/src" "$mnt"
 
 # Systrace-like text with varying numbers (compresses like real traces).

@@ -18,7 +18,9 @@ tm=$(realpath "${TRACEMOUNT:-./tracemount}")
 n=${BENCH_FLOOD_N:-50000}
 limit=${BENCH_FLOOD_TIMEOUT:-60}
 work=$(mktemp -d /tmp/tmbench-flood.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ ! -x /usr/bin/time ] || ! command -v python3 >/dev/null; then
 	echo "bench_flood: needs GNU time and python3"
 	exit 0

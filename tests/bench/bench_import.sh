@@ -57,7 +57,9 @@ cleanup() {
 	grep -qs " $spool tmpfs" /proc/mounts && umount "$spool"
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if [ ! -x /usr/bin/time ]; then
 	echo "bench_import: needs GNU time (/usr/bin/time, Debian package time)"
 	exit 0

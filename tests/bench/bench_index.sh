@@ -30,7 +30,9 @@ gen=$(realpath "$BUILD/tools/gen_trace")
 ghash=$(sha1sum tests/tools/gen_trace.c | cut -c1-8)
 mkdir -p "$cache"
 work=$(mktemp -d /tmp/tmbench-index.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export XDG_CACHE_HOME=$work/xdg
 
 archive() { # kind MB

@@ -21,7 +21,9 @@ cache=${BENCH_CACHE:-/tmp/tmbench-cache}
 n=${BENCH_MEMBERS:-100000}
 hash=$(sha1sum "$0" | cut -c1-8)
 work=$(mktemp -d /tmp/tmbench-members.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export XDG_CACHE_HOME=$work/xdg
 mkdir -p "$cache"
 

@@ -12,8 +12,9 @@
 #            its builders (tm-model; tm-sort sorts the timeline's runs)
 #   write    the file made from what the replay built (tm-format formats
 #            timeline.tsv's lines)
-# A pass without the model (a proto merged.pftrace is rewritten packet by
-# packet while read: tm-rewrite) is one phase, "scan". Wall times run
+# A pass without the model's thread (a proto merged.pftrace is rewritten
+# packet by packet while read, by tm-rewrite; and any pass on one CPU,
+# where the model runs on the pass's own thread) is one phase, "scan". Wall times run
 # from a run's first sample to its last (start-up not counted). The thread that is
 # busy all through a phase is the one that bounds it. Issue 34 asks, where
 # an aim is not reached, where the time goes: this is that profile, made
@@ -35,7 +36,9 @@ cleanup() {
 	grep -qs " $spool tmpfs" /proc/mounts && umount "$spool"
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 . tests/bench/lib.sh
 # the pass's temporary files on a tmpfs of their own, as bench_import.sh's
 mkdir -p "$spool"
@@ -64,7 +67,7 @@ phases() {
 		names[1] = "scan"; names[2] = "replay"; names[3] = "write"
 		if (m0) { b[1] = t0; b[2] = m0; b[3] = m1; b[4] = t1 } else { b[1] = t0; b[2] = t1; b[3] = t1; b[4] = t1 }
 		for (i = 1; i <= n; i++) {
-			p = T[i] < b[2] ? 1 : T[i] <= b[3] ? 2 : 3
+			p = !m0 || T[i] < b[2] ? 1 : T[i] <= b[3] ? 2 : 3
 			s[p, C[i]]++; tot[C[i]]++
 		}
 		printf "  %-7s %8s %7s  %s\n", "phase", "wall", "cores", "threads (share of a core)"

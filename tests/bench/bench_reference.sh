@@ -26,7 +26,9 @@ tm=$(realpath "${TRACEMOUNT:-./tracemount}")
 real=testdata/real/capture2
 tp=${TRACE_PROCESSOR_SHELL:-}
 work=$(mktemp -d /tmp/tmbench-ref.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 if [ ! -x /usr/bin/time ]; then
 	echo "bench_reference: needs GNU time (/usr/bin/time, Debian package time)"

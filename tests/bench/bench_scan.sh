@@ -41,7 +41,9 @@ scan_tool=$(realpath "${BENCH_TOOL:-$BUILD/tools/tm_scan}")
 ghash=$(sha1sum tests/tools/gen_trace.c | cut -c1-8)
 mkdir -p "$cache"
 work=$(mktemp -d /tmp/tmbench-scan.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # The archive for one input, generated on first use.
 archive() { # kind MB
