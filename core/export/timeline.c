@@ -718,12 +718,6 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 {
 	writer *w = f->w;
 	row_refs r = refs_of(w, h, strs);
-	const char *name = r.name, *cat = r.cat, *args = r.args;
-	size_t name_len = r.name_len, cat_len = r.cat_len;
-	const tm_mtrack *t = r.t;
-	const tm_mthread *th = r.th;
-	const tm_mprocess *pr = r.pr;
-	int64_t tid = r.tid;
 	tm_buf *o = &f->text;
 	size_t start = o->len;
 	tm_buf_put_i64(o, h->ts);
@@ -739,48 +733,48 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 	tm_buf_putc(o, '\t');
 	put_str(o, kind_names[h->kind]);
 	tm_buf_putc(o, '\t');
-	tm_buf_put_field(o, cat, cat_len);
+	tm_buf_put_field(o, r.cat, r.cat_len);
 	tm_buf_putc(o, '\t');
 	switch (h->kind) {
 	case K_COUNTER:
-		if (t) {
-			const field_text *tn = track_name(f, h->track, t);
+		if (r.t) {
+			const field_text *tn = track_name(f, h->track, r.t);
 			tm_buf_put(o, tn->s, tn->n);
 		}
 		break;
-	case K_SCHED: put_str(o, th ? th->name : NULL); break;
+	case K_SCHED: put_str(o, r.th ? r.th->name : NULL); break;
 	case K_SAMPLE: {
 		const tm_mcallsite *c = tm_model_callsite(w->model, h->cpu);
 		const tm_mframe *fr = c ? tm_model_frame(w->model, c->frame) : NULL;
 		put_str(o, fr ? tm_mframe_text(fr) : NULL);
 		break;
 	}
-	default: tm_buf_put_field(o, name, name_len);
+	default: tm_buf_put_field(o, r.name, r.name_len);
 	}
 	tm_buf_putc(o, '\t');
 	if (h->depth >= 0)
 		tm_buf_put_i64(o, h->depth);
 	tm_buf_putc(o, '\t');
-	if (pr)
-		tm_buf_put_i64(o, pr->pid);
+	if (r.pr)
+		tm_buf_put_i64(o, r.pr->pid);
 	tm_buf_putc(o, '\t');
-	if (tid >= 0)
-		tm_buf_put_i64(o, tid);
+	if (r.tid >= 0)
+		tm_buf_put_i64(o, r.tid);
 	tm_buf_putc(o, '\t');
 	if (h->kind == K_SCHED || h->kind == K_FTRACE) {
 		tm_buf_put(o, "cpu:", 4);
 		tm_buf_put_i64(o, h->cpu);
-	} else if (t && t->scope == TM_SCOPE_CPU && t->cpu >= 0) {
+	} else if (r.t && r.t->scope == TM_SCOPE_CPU && r.t->cpu >= 0) {
 		/* a CPU's counter hangs off that CPU, as its sched lines do:
 		 * its name is in the name column, and per-CPU counters of one
 		 * name (cpufreq, a perf session's) stay apart */
 		tm_buf_put(o, "cpu:", 4);
-		tm_buf_put_i64(o, t->cpu);
-	} else if (t) {
-		put_str(o, scope_names[t->scope]);
-		if (t->name) {
+		tm_buf_put_i64(o, r.t->cpu);
+	} else if (r.t) {
+		put_str(o, scope_names[r.t->scope]);
+		if (r.t->name) {
 			tm_buf_putc(o, ':');
-			const field_text *tn = track_name(f, h->track, t);
+			const field_text *tn = track_name(f, h->track, r.t);
 			tm_buf_put(o, tn->s, tn->n);
 		}
 	}
@@ -788,7 +782,7 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 	/* compact JSON holds no raw tab, newline or NUL: written as is, so
 	 * `cut -f12 | jq` reads it */
 	if (h->kind == K_SCHED) {
-		sched_args(o, h, args);
+		sched_args(o, h, r.args);
 	} else if (h->kind == K_SAMPLE) {
 		sample_args(o, w->model, h->cpu);
 	} else if (h->value) {
@@ -796,7 +790,7 @@ static void write_row(fmt *f, const rec *h, const char *strs)
 		tm_timeline_number(o, h->dv);
 		tm_buf_putc(o, '}');
 	} else {
-		tm_buf_put(o, args, h->args_len);
+		tm_buf_put(o, r.args, h->args_len);
 	}
 	tm_buf_putc(o, '\n');
 	uint64_t end[2] = {h->machine_row, o->len - start};
